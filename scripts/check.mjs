@@ -1,0 +1,37 @@
+#!/usr/bin/env node
+// `npm run check`: the contract is fresh and lint-clean, and the code type-checks and lints.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+const root = resolve(import.meta.dirname, "..");
+const env = { ...process.env, PATH: `${join(root, "node_modules", ".bin")}:${process.env.PATH}` };
+
+function step(title, command, args) {
+  process.stdout.write(`check: ${title}\n`);
+  const result = spawnSync(command, args, { cwd: root, env, stdio: "inherit" });
+  if (result.status !== 0) {
+    process.stderr.write(`check failed: ${title}\n`);
+    process.exit(result.status ?? 1);
+  }
+}
+
+const fresh = mkdtempSync(join(tmpdir(), "persona-check-"));
+try {
+  step("regenerate the contract", process.execPath, [join(root, "scripts", "gen.mjs"), fresh]);
+  for (const file of ["openapi.yaml", "openapi.d.ts"]) {
+    const committed = readFileSync(join(root, "generated", file), "utf8");
+    if (committed !== readFileSync(join(fresh, file), "utf8")) {
+      process.stderr.write(`check failed: generated/${file} is stale; run \`npm run gen\` and commit it\n`);
+      process.exit(1);
+    }
+  }
+  process.stdout.write("check: generated/ is up to date\n");
+} finally {
+  rmSync(fresh, { recursive: true, force: true });
+}
+step("lint the OpenAPI document (Redocly)", "redocly", ["lint", "generated/openapi.yaml", "--format", "stylish"]);
+step("type-check (tsc)", "tsc", ["--noEmit", "-p", "tsconfig.json"]);
+step("lint the code (ESLint)", "eslint", ["--max-warnings", "0", "."]);
+process.stdout.write("check: all passed\n");

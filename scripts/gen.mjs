@@ -1,0 +1,95 @@
+#!/usr/bin/env node
+// Builds generated/ from spec/: TypeSpec -> OpenAPI 3.0.3 -> TypeScript types.
+// Usage: node scripts/gen.mjs [outDir]   (default: generated/). `npm run check` builds into a temp dir
+// and compares, so a stale generated/ fails the check.
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { isDeepStrictEqual } from "node:util";
+import YAML from "yaml";
+
+const root = resolve(import.meta.dirname, "..");
+const outDir = resolve(process.argv[2] ?? join(root, "generated"));
+const bin = (name) => join(root, "node_modules", ".bin", name);
+// The tools' shebangs say `env node`: put the project's pinned Node 24 first, as `npm run` does.
+const env = { ...process.env, PATH: `${join(root, "node_modules", ".bin")}:${process.env.PATH}` };
+
+const work = mkdtempSync(join(tmpdir(), "persona-gen-"));
+try {
+  execFileSync(
+    bin("tsp"),
+    ["compile", join(root, "spec"), "--warn-as-error", "--option", `@typespec/openapi3.emitter-output-dir=${work}`],
+    { cwd: root, env, stdio: ["ignore", "ignore", "inherit"] },
+  );
+  const doc = YAML.parse(readFileSync(join(work, "openapi.yaml"), "utf8"));
+  normalize(doc);
+  mkdirSync(outDir, { recursive: true });
+  const yamlPath = join(outDir, "openapi.yaml");
+  writeFileSync(yamlPath, YAML.stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false }));
+  execFileSync(bin("openapi-typescript"), [yamlPath, "--output", join(outDir, "openapi.d.ts"), "--root-types"], {
+    cwd: root,
+    env,
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
+
+/**
+ * Structural clean-ups the emitter cannot express. None changes what the document means:
+ * - the emitter writes `openapi: 3.0.0`; the project targets 3.0.3 (same schema, later errata);
+ * - every response repeats the three rate-limit headers and every error response is identical per
+ *   status, so both are hoisted into `components` and referenced, which keeps the document readable;
+ * - `HttpsUrl | null` comes out as `allOf: [$ref HttpsUrl]` + `nullable: true`, which OpenAPI 3.0
+ *   validators read as "never null" (the referenced scalar is not nullable), so such a named scalar is
+ *   inlined next to `nullable: true`.
+ */
+function normalize(doc) {
+  doc.openapi = "3.0.3";
+  inlineNullableScalars(doc, doc.components?.schemas ?? {});
+  const components = (doc.components ??= {});
+  const headers = {};
+  const responses = {};
+  const errorNames = {
+    400: "BadRequest", 401: "Unauthorized", 402: "PaymentRequired", 403: "Forbidden", 404: "NotFound",
+    409: "Conflict", 413: "PayloadTooLarge", 415: "UnsupportedMediaType", 429: "TooManyRequests",
+    500: "InternalError", 501: "NotImplemented", 502: "UpstreamError", 503: "ServiceUnavailable",
+  };
+  for (const pathItem of Object.values(doc.paths ?? {})) {
+    for (const op of Object.values(pathItem)) {
+      if (!op || typeof op !== "object" || !op.responses) continue;
+      for (const [status, response] of Object.entries(op.responses)) {
+        for (const [name, header] of Object.entries(response.headers ?? {})) {
+          if (!name.startsWith("X-RateLimit-") && name !== "Retry-After") continue;
+          headers[name] ??= header;
+          if (isDeepStrictEqual(headers[name], header)) response.headers[name] = { $ref: `#/components/headers/${name}` };
+        }
+        const name = errorNames[status];
+        if (!name || response.content?.["application/json"]?.schema?.$ref !== "#/components/schemas/Error") continue;
+        responses[name] ??= response;
+        if (isDeepStrictEqual(responses[name], response)) op.responses[status] = { $ref: `#/components/responses/${name}` };
+      }
+    }
+  }
+  components.headers = sortKeys(headers);
+  components.responses = sortKeys(responses);
+  const { schemas, responses: r, headers: h, securitySchemes, ...rest } = components;
+  doc.components = { schemas, responses: r, headers: h, securitySchemes, ...rest };
+}
+
+function inlineNullableScalars(node, schemas) {
+  if (Array.isArray(node)) return node.forEach((item) => inlineNullableScalars(item, schemas));
+  if (!node || typeof node !== "object") return;
+  const ref = node.nullable === true && node.allOf?.length === 1 ? node.allOf[0].$ref : undefined;
+  const target = ref?.startsWith("#/components/schemas/") ? schemas[ref.slice("#/components/schemas/".length)] : undefined;
+  if (target && target.type !== "object" && !target.allOf && !target.anyOf && !target.oneOf) {
+    delete node.allOf;
+    for (const [key, value] of Object.entries(target)) if (!(key in node)) node[key] = value;
+  }
+  for (const value of Object.values(node)) inlineNullableScalars(value, schemas);
+}
+
+function sortKeys(object) {
+  return Object.fromEntries(Object.entries(object).sort(([a], [b]) => a.localeCompare(b)));
+}

@@ -1,0 +1,48 @@
+import { randomUUID } from "node:crypto";
+import express, { type Express } from "express";
+import { pinoHttp } from "pino-http";
+import { handlers as defaultHandlers } from "./handlers.ts";
+import { errorHandler, unknownRoute } from "./http/errors.ts";
+import { idempotency } from "./http/idempotency.ts";
+import { rateLimit } from "./http/rate-limit.ts";
+import { dispatch, type HandlerMap } from "./http/router.ts";
+import { contractValidator } from "./http/validator.ts";
+import type { Services } from "./services.ts";
+
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+/**
+ * The HTTP app: request id and logs, the shared rate limit, body parsing, the contract validator,
+ * idempotency, then one router that dispatches by operationId. Every error leaves in the envelope.
+ */
+export function createApp(services: Services, handlers: HandlerMap = defaultHandlers): Express {
+  const { config } = services;
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("trust proxy", config.trustProxy);
+  app.set("etag", false);
+
+  app.use(
+    pinoHttp({
+      logger: services.log,
+      genReqId: (req, res) => {
+        const given = req.headers["x-request-id"];
+        const id = typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
+        res.setHeader("X-Request-Id", id);
+        return id;
+      },
+      customLogLevel: (_req, res, error) =>
+        error || res.statusCode === 500 ? "error" : res.statusCode >= 500 ? "warn" : res.statusCode >= 400 ? "info" : "debug",
+      quietReqLogger: true,
+    }),
+  );
+  app.use(rateLimit(services));
+  app.use(express.json({ limit: config.bodyLimitBytes }));
+  app.use(express.urlencoded({ extended: false, limit: config.bodyLimitBytes }));
+  app.use(contractValidator(config));
+  app.use(idempotency(services));
+  app.use(dispatch(handlers, services));
+  app.use(unknownRoute);
+  app.use(errorHandler);
+  return app;
+}

@@ -1,0 +1,93 @@
+import { resolve } from "node:path";
+import { z } from "zod";
+
+/**
+ * Every setting of the service, read once from the environment and validated here. Nothing else
+ * reads `process.env`. The README's settings table mirrors `settings` below.
+ */
+const bool = z
+  .enum(["true", "false", "1", "0", "yes", "no"])
+  .transform((value) => value === "true" || value === "1" || value === "yes");
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+export const settings = {
+  PORT: { schema: int(0, 65535).default(3000), doc: "HTTP port (0 picks a free one)." },
+  HOST: { schema: z.string().min(1).default("127.0.0.1"), doc: "Address to listen on; `0.0.0.0` to accept remote clients." },
+  PUBLIC_BASE_URL: { schema: z.url().optional(), doc: "URL clients reach the service at, used in links; default `http://HOST:PORT`." },
+  DATABASE_URL: { schema: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL").optional(), doc: "PostgreSQL 15+ with pgvector. Unset: the embedded PGlite database." },
+  PERSONA_DATA_DIR: { schema: z.string().min(1).default(".persona"), doc: "Data directory of the embedded default (database in `db/`)." },
+  EMBEDDED_DB_PORT: { schema: int(0, 65535).default(0), doc: "Loopback port the embedded database is served on (0 picks a free one)." },
+  DATABASE_POOL_MAX: { schema: int(1, 200).default(10), doc: "Connections per process to the database." },
+  LOG_LEVEL: { schema: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"), doc: "pino log level." },
+  LOG_PRETTY: { schema: bool.default(false), doc: "Human-readable logs instead of JSON lines (development)." },
+  WORKER_ENABLED: { schema: bool.default(true), doc: "Run the job worker inside the API process (`persona serve --no-worker` sets false)." },
+  WORKER_CONCURRENCY: { schema: int(1, 100).default(4), doc: "Jobs run at once per worker process." },
+  WORKER_POLL_INTERVAL_MS: { schema: int(50, 60_000).optional(), doc: "How often the worker polls for jobs; default 2000, or 200 on the embedded database (which has no LISTEN/NOTIFY)." },
+  RATE_LIMIT_PER_MINUTE: { schema: int(1, 1_000_000).default(600), doc: "Requests per minute per client (user, key or IP) across all processes." },
+  BODY_LIMIT_BYTES: { schema: int(1024, 100 * 1024 * 1024).default(1024 * 1024), doc: "Largest JSON or form body accepted (uploads have their own limits)." },
+  TRUST_PROXY: { schema: bool.default(false), doc: "Take the client IP from `X-Forwarded-For` (behind a reverse proxy)." },
+  SHUTDOWN_TIMEOUT_MS: { schema: int(0, 600_000).default(10_000), doc: "How long SIGTERM waits for in-flight requests and jobs before closing." },
+  VALIDATE_RESPONSES: { schema: bool.default(false), doc: "Check every JSON response against the contract (on in tests)." },
+} as const;
+
+type Settings = typeof settings;
+export type Env = { [K in keyof Settings]: z.output<Settings[K]["schema"]> };
+
+export interface Config {
+  port: number;
+  host: string;
+  publicBaseUrl: string | undefined;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  embeddedDbPort: number;
+  databasePoolMax: number;
+  logLevel: Env["LOG_LEVEL"];
+  logPretty: boolean;
+  worker: { enabled: boolean; concurrency: number; pollIntervalMs: number };
+  rateLimitPerMinute: number;
+  bodyLimitBytes: number;
+  trustProxy: boolean;
+  shutdownTimeoutMs: number;
+  validateResponses: boolean;
+}
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** Reads and validates every setting; a bad value throws a `ConfigError` naming the setting. */
+export function loadConfig(env: Record<string, string | undefined> = process.env, overrides: Partial<Config> = {}): Config {
+  const problems: string[] = [];
+  const read = {} as Record<string, unknown>;
+  for (const [name, { schema }] of Object.entries(settings)) {
+    const raw = env[name] === "" ? undefined : env[name];
+    const parsed = (schema as z.ZodType).safeParse(raw);
+    if (parsed.success) read[name] = parsed.data;
+    else problems.push(`${name}=${JSON.stringify(raw)}: ${parsed.error.issues.map((issue) => issue.message).join("; ")}`);
+  }
+  if (problems.length) throw new ConfigError(`Invalid setting${problems.length > 1 ? "s" : ""}: ${problems.join(", ")}`);
+  const e = read as Env;
+  const embedded = !e.DATABASE_URL;
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    publicBaseUrl: e.PUBLIC_BASE_URL,
+    databaseUrl: e.DATABASE_URL,
+    dataDir: resolve(e.PERSONA_DATA_DIR),
+    embeddedDbPort: e.EMBEDDED_DB_PORT,
+    databasePoolMax: e.DATABASE_POOL_MAX,
+    logLevel: e.LOG_LEVEL,
+    logPretty: e.LOG_PRETTY,
+    worker: {
+      enabled: e.WORKER_ENABLED,
+      concurrency: e.WORKER_CONCURRENCY,
+      pollIntervalMs: e.WORKER_POLL_INTERVAL_MS ?? (embedded ? 200 : 2000),
+    },
+    rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    trustProxy: e.TRUST_PROXY,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    validateResponses: e.VALIDATE_RESPONSES,
+    ...overrides,
+  };
+}

@@ -1,0 +1,93 @@
+import knexFactory, { type Knex } from "knex";
+import pg from "pg";
+import type { Config } from "../config.ts";
+import type { Logger } from "../logger.ts";
+import { startEmbeddedPostgres } from "./embedded.ts";
+import { migrationSource } from "./migrations/index.ts";
+
+// timestamptz and bigint come back as Date and string by default; ids and counts we keep as such,
+// but int8 counts (count(*)) are small enough to be numbers.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+
+export interface Database {
+  kind: "embedded" | "postgres";
+  /** Connection URL (for graphile-worker and the rate limiter's pool). */
+  url: string;
+  knex: Knex;
+  /** A small pg pool for code that speaks pg directly. */
+  pool: pg.Pool;
+  migrate: () => Promise<void>;
+  ping: () => Promise<void>;
+  close: () => Promise<void>;
+}
+
+export class StartupError extends Error {
+  override name = "StartupError";
+}
+
+/** Opens the configured database: `DATABASE_URL`, or the embedded PGlite default. */
+export async function openDatabase(config: Config, log: Logger): Promise<Database> {
+  let url = config.databaseUrl;
+  let stopEmbedded: (() => Promise<void>) | undefined;
+  if (!url) {
+    const dir = `${config.dataDir}/db`;
+    const started = Date.now();
+    const embedded = await startEmbeddedPostgres(dir, config.embeddedDbPort);
+    url = embedded.url;
+    stopEmbedded = embedded.stop;
+    log.info({ dataDir: dir, ms: Date.now() - started }, "embedded database (PGlite with pgvector) started");
+  }
+  const knex = knexFactory({
+    client: "pg",
+    connection: url,
+    pool: { min: 0, max: config.databasePoolMax },
+    migrations: { migrationSource, tableName: "knex_migrations" },
+  });
+  const pool = new pg.Pool({ connectionString: url, max: config.databasePoolMax });
+  pool.on("error", (error) => log.warn({ err: error }, "idle database connection failed"));
+  // A connection that breaks while checked out must not crash the process; its query fails instead.
+  pool.on("connect", (client) => client.on("error", (error) => log.warn({ err: error }, "database connection failed")));
+  const close = async () => {
+    await Promise.allSettled([knex.destroy(), pool.end()]);
+    await stopEmbedded?.();
+  };
+  try {
+    await knex.raw("select 1");
+  } catch (error) {
+    await close();
+    throw new StartupError(`Cannot connect to the database at ${redact(url)}: ${(error as Error).message}`);
+  }
+  if (config.databaseUrl) await requireVector(knex, url, close);
+  return {
+    kind: config.databaseUrl ? "postgres" : "embedded",
+    url,
+    knex,
+    pool,
+    migrate: async () => {
+      const [, applied] = (await knex.migrate.latest()) as [number, string[]];
+      if (applied.length) log.info({ migrations: applied }, "database migrated");
+    },
+    ping: async () => {
+      await knex.raw("select 1");
+    },
+    close,
+  };
+}
+
+async function requireVector(knex: Knex, url: string, close: () => Promise<void>): Promise<void> {
+  const result = await knex.raw<{ rows: { installed: string | null; available: string | null }[] }>(
+    `select (select extversion from pg_extension where extname = 'vector') as installed,
+            (select default_version from pg_available_extensions where name = 'vector') as available`,
+  );
+  const row = result.rows[0];
+  if (row?.installed || row?.available) return;
+  await close();
+  throw new StartupError(
+    `The PostgreSQL server at ${redact(url)} does not have the pgvector extension ("vector"). ` +
+      "Install pgvector 0.8 for this server (e.g. the postgresql-15-pgvector package, or build it from source) and restart.",
+  );
+}
+
+function redact(url: string): string {
+  return url.replace(/\/\/([^:@/]+):[^@/]+@/, "//$1:***@");
+}

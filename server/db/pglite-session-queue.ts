@@ -1,0 +1,93 @@
+import type { PGlite } from "@electric-sql/pglite";
+
+interface Pending {
+  handlerId: number;
+  message: Uint8Array;
+  onData: (data: Uint8Array) => void;
+  resolve: (bytes: number) => void;
+  reject: (error: unknown) => void;
+}
+
+const SYNC = 0x53; // 'S': ends an extended-protocol exchange (Parse/Bind/Describe/Execute)
+const QUERY = 0x51; // 'Q': a whole simple-protocol query
+const TERMINATE = 0x58; // 'X'
+
+/**
+ * Serialises the clients of one PGlite instance behind pglite-socket.
+ *
+ * PGlite is a single Postgres session. pglite-socket's own queue interleaves clients message by
+ * message, so one client's Bind can land between another's Parse and Bind and both get the wrong
+ * unnamed statement ("portal does not exist", rows of the other query). This queue gives one
+ * client the session from its first message until its exchange ends (Sync or a simple Query) and
+ * no transaction is open; the other clients wait their turn.
+ */
+export class PgliteSessionQueue {
+  readonly #db: PGlite;
+  readonly #pending: Pending[] = [];
+  #owner: number | null = null;
+  #running = false;
+
+  constructor(db: PGlite) {
+    this.#db = db;
+  }
+
+  enqueue(handlerId: number, message: Uint8Array, onData: (data: Uint8Array) => void): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.#pending.push({ handlerId, message, onData, resolve, reject });
+      void this.#drain();
+    });
+  }
+
+  getQueueLength(): number {
+    return this.#pending.length;
+  }
+
+  clearQueueForHandler(handlerId: number): void {
+    for (let index = this.#pending.length - 1; index >= 0; index--) {
+      const item = this.#pending[index]!;
+      if (item.handlerId !== handlerId) continue;
+      this.#pending.splice(index, 1);
+      item.reject(new Error("client disconnected"));
+    }
+  }
+
+  async clearTransactionIfNeeded(handlerId: number): Promise<void> {
+    if (this.#owner !== handlerId) return;
+    if (this.#db.isInTransaction()) await this.#db.exec("ROLLBACK");
+    this.#owner = null;
+    void this.#drain();
+  }
+
+  async #drain(): Promise<void> {
+    if (this.#running) return;
+    this.#running = true;
+    try {
+      for (;;) {
+        const index = this.#owner === null ? 0 : this.#pending.findIndex((item) => item.handlerId === this.#owner);
+        if (index < 0 || this.#pending.length === 0) return;
+        const [item] = this.#pending.splice(index, 1) as [Pending];
+        this.#owner = item.handlerId;
+        try {
+          let bytes = 0;
+          await this.#db.runExclusive(() =>
+            this.#db.execProtocolRawStream(item.message, {
+              onRawData: (data) => {
+                bytes += data.length;
+                item.onData(data);
+              },
+            }),
+          );
+          item.resolve(bytes);
+        } catch (error) {
+          item.reject(error);
+        }
+        const type = item.message[0];
+        const startup = type === 0; // startup packets begin with their length, not a type byte
+        const exchangeOver = startup || type === SYNC || type === QUERY || type === TERMINATE;
+        if (exchangeOver && !this.#db.isInTransaction()) this.#owner = null;
+      }
+    } finally {
+      this.#running = false;
+    }
+  }
+}

@@ -1,0 +1,55 @@
+import { notLive, type HandlerMap } from "./http/router.ts";
+import * as ops from "./ops/handlers.ts";
+
+/**
+ * The handler of every operation in the contract. An area that is not built yet answers 501
+ * `not_implemented` for each of its operations; the README's status table lists which are live.
+ */
+export const handlers: HandlerMap = {
+  ...ops,
+  ...notLive("auth", [
+    "auth_register", "auth_login", "auth_refresh", "auth_verify_email", "auth_forgot_password",
+    "auth_reset_password", "auth_get_me", "auth_update_me", "auth_delete_me", "auth_export_data",
+    "auth_download_export", "api_keys_create", "api_keys_list", "api_keys_revoke",
+    "api_keys_create_simple", "oauth_authorize", "oauth_consent", "oauth_token",
+  ]),
+  ...notLive("personas", [
+    "personas_create", "personas_list", "personas_explore", "personas_get", "personas_update", "personas_delete",
+  ]),
+  ...notLive("conversations", [
+    "conversations_create", "conversations_list", "conversations_search", "conversations_get",
+    "conversations_delete", "conversations_list_messages", "conversations_send_message",
+    "conversations_stream_message",
+  ]),
+  ...notLive("knowledge", ["knowledge_upload", "knowledge_list", "knowledge_get", "knowledge_delete", "knowledge_query"]),
+  ...notLive("marketplace", [
+    "marketplace_list", "marketplace_featured", "marketplace_categories", "marketplace_get",
+    "marketplace_rate", "marketplace_reviews", "marketplace_use",
+  ]),
+  ...notLive("voice", ["voice_tts", "voice_stt"]),
+  ...notLive("social", [
+    "social_follow", "social_unfollow", "social_followers", "social_following", "social_profile",
+    "social_search", "social_like", "social_unlike", "social_likes", "social_feed", "social_share",
+    "social_open_share",
+  ]),
+  ...notLive("rooms", [
+    "rooms_create", "rooms_list", "rooms_get", "rooms_update", "rooms_delete", "rooms_list_messages",
+    "rooms_send_message", "rooms_add_member", "rooms_remove_member", "rooms_add_persona", "rooms_remove_persona",
+  ]),
+  ...notLive("images", ["images_generate"]),
+  ...notLive("studio", [
+    "studio_analytics", "studio_list_versions", "studio_create_version", "studio_activate_version",
+    "studio_test_chat", "studio_list_variants", "studio_create_variant", "studio_update_variant", "studio_publish",
+  ]),
+  ...notLive("billing", [
+    "billing_checkout", "billing_get_subscription", "billing_change_plan", "billing_cancel", "billing_portal",
+    "billing_invoices", "billing_usage", "billing_provider_webhook", "billing_local_checkout_page",
+    "billing_local_checkout_complete",
+  ]),
+  ...notLive("integrations", [
+    "integrations_list", "integrations_connect_forum", "integrations_connect_messenger",
+    "integrations_connect_workspace", "integrations_get", "integrations_update", "integrations_delete",
+    "integrations_test",
+  ]),
+  ...notLive("webhooks", ["webhooks_create", "webhooks_list", "webhooks_update", "webhooks_delete"]),
+};

@@ -1,0 +1,66 @@
+import type { Knex } from "knex";
+
+/** Stored responses are replayed for 24 hours. */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+
+export interface StoredRequest {
+  operation_id: string;
+  request_hash: string;
+  state: "in_progress" | "done";
+  status: number | null;
+  response_body: unknown;
+  response_headers: Record<string, string> | null;
+  created_at: Date;
+}
+
+/** Claims (scope, key) for a new request; false when a live claim exists already. */
+export async function claimKey(
+  knex: Knex,
+  scope: string,
+  key: string,
+  operationId: string,
+  requestHash: string,
+  now: Date,
+): Promise<boolean> {
+  // An expired claim is dropped first, so the key can be used again after 24 h.
+  await knex("idempotency_keys")
+    .where({ scope, key })
+    .andWhere("created_at", "<", new Date(now.getTime() - IDEMPOTENCY_TTL_MS))
+    .delete();
+  const inserted = await knex("idempotency_keys")
+    .insert({ scope, key, operation_id: operationId, request_hash: requestHash, state: "in_progress", created_at: now })
+    .onConflict(["scope", "key"])
+    .ignore()
+    .returning("key");
+  return inserted.length === 1;
+}
+
+export async function findKey(knex: Knex, scope: string, key: string): Promise<StoredRequest | undefined> {
+  return knex("idempotency_keys").where({ scope, key }).first();
+}
+
+export async function completeKey(
+  knex: Knex,
+  scope: string,
+  key: string,
+  response: { status: number; body: unknown; headers: Record<string, string> },
+): Promise<void> {
+  await knex("idempotency_keys")
+    .where({ scope, key })
+    .update({
+      state: "done",
+      status: response.status,
+      response_body: JSON.stringify(response.body ?? null),
+      response_headers: JSON.stringify(response.headers),
+    });
+}
+
+export async function releaseKey(knex: Knex, scope: string, key: string): Promise<void> {
+  await knex("idempotency_keys").where({ scope, key, state: "in_progress" }).delete();
+}
+
+export async function purgeExpiredIdempotencyKeys(knex: Knex, now: Date): Promise<number> {
+  return knex("idempotency_keys")
+    .where("created_at", "<", new Date(now.getTime() - IDEMPOTENCY_TTL_MS))
+    .delete();
+}

@@ -1,0 +1,57 @@
+import type { RequestHandler } from "express";
+import type pg from "pg";
+import { RateLimiterPostgres, RateLimiterRes } from "rate-limiter-flexible";
+import type { Services } from "../services.ts";
+import { clientIdentity } from "./client-identity.ts";
+import { ApiError } from "./errors.ts";
+
+/**
+ * The general per-client limit, counted in PostgreSQL so that every process on the database shares
+ * it. Every response carries X-RateLimit-Limit / -Remaining / -Reset (Unix epoch seconds).
+ */
+export function rateLimit(services: Services): RequestHandler {
+  const points = services.config.rateLimitPerMinute;
+  const limiter = new RateLimiterPostgres({
+    storeClient: unnamedStatements(services.db.pool),
+    storeType: "pool",
+    tableName: "rate_limits",
+    tableCreated: true,
+    clearExpiredByTimeout: false,
+    keyPrefix: "api",
+    points,
+    duration: 60,
+  });
+  return async (req, res, next) => {
+    try {
+      const result = await limiter.consume(clientIdentity(req));
+      setHeaders(res, points, result);
+      next();
+    } catch (rejection) {
+      if (!(rejection instanceof RateLimiterRes)) return next(rejection);
+      setHeaders(res, points, rejection);
+      const retryAfter = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
+      next(
+        new ApiError(429, "rate_limited", `Too many requests; retry in ${retryAfter} s`, { retry_after: retryAfter }, {
+          "Retry-After": String(retryAfter),
+        }),
+      );
+    }
+  };
+}
+
+function setHeaders(res: Parameters<RequestHandler>[1], limit: number, result: RateLimiterRes): void {
+  res.set({
+    "X-RateLimit-Limit": String(limit),
+    "X-RateLimit-Remaining": String(Math.max(0, result.remainingPoints)),
+    "X-RateLimit-Reset": String(Math.ceil((Date.now() + result.msBeforeNext) / 1000)),
+  });
+}
+
+/**
+ * rate-limiter-flexible names its prepared statements. Named statements live in the server
+ * session, and the embedded database is one session shared by every connection, so a second
+ * connection preparing the same name fails; this adapter sends the same SQL unnamed.
+ */
+function unnamedStatements(pool: pg.Pool): { query: (q: { text: string; values?: unknown[] }) => Promise<pg.QueryResult> } {
+  return { query: (q) => pool.query(q.text, q.values) };
+}

@@ -1,0 +1,86 @@
+import type { Request, RequestHandler, Response } from "express";
+import type { operations } from "../../generated/openapi.d.ts";
+import type { Logger } from "../logger.ts";
+import type { Services } from "../services.ts";
+import { ApiError } from "./errors.ts";
+
+/** Every operationId of the contract. */
+export type OperationId = keyof operations;
+type Op<K extends OperationId> = operations[K];
+
+type PathParams<K extends OperationId> = Op<K>["parameters"] extends { path: infer P } ? P : Record<string, never>;
+type QueryParams<K extends OperationId> = Op<K>["parameters"] extends { query?: infer Q } ? NonNullable<Q> : Record<string, never>;
+type Body<K extends OperationId> = Op<K> extends { requestBody: { content: infer C } }
+  ? C[keyof C]
+  : Op<K> extends { requestBody?: { content: infer C } }
+    ? C[keyof C] | undefined
+    : undefined;
+
+type Responses<K extends OperationId> = Op<K>["responses"];
+type SuccessStatus<K extends OperationId> = Extract<keyof Responses<K>, 200 | 201 | 202 | 204>;
+type JsonOf<R> = R extends { content: { "application/json": infer B } } ? B : undefined;
+
+/** A JSON answer whose status and body the contract declares for the operation. */
+export type JsonResult<K extends OperationId> = {
+  [S in SuccessStatus<K>]: { status: S; body: JsonOf<Responses<K>[S]>; headers?: Record<string, string> };
+}[SuccessStatus<K>];
+
+/** The handler wrote the response itself (streams, binary bodies, HTML, redirects). */
+export const HANDLED = Symbol("handled");
+
+export interface HandlerContext<K extends OperationId> {
+  operationId: K;
+  params: PathParams<K>;
+  query: QueryParams<K>;
+  body: Body<K>;
+  req: Request;
+  res: Response;
+  log: Logger;
+  services: Services;
+}
+
+export type Handler<K extends OperationId> = (ctx: HandlerContext<K>) => Promise<JsonResult<K> | typeof HANDLED>;
+
+/** One handler per operation of the contract: a missing or mistyped entry fails the type check. */
+export type HandlerMap = { [K in OperationId]: Handler<K> };
+
+/** Handlers for the operations of an area that is not built yet: an honest 501. */
+export function notLive<const Ids extends readonly OperationId[]>(area: string, ids: Ids): { [K in Ids[number]]: Handler<K> } {
+  const handler = async () => {
+    throw new ApiError(501, "not_implemented", `The ${area} area is not live on this server yet`);
+  };
+  return Object.fromEntries(ids.map((id) => [id, handler])) as unknown as { [K in Ids[number]]: Handler<K> };
+}
+
+/** The operationId express-openapi-validator matched for this request, if any. */
+export function operationIdOf(req: Request): OperationId | undefined {
+  return (req as Request & { openapi?: { schema?: { operationId?: string } } }).openapi?.schema?.operationId as OperationId | undefined;
+}
+
+/** Routes a validated request to its handler by the operationId the validator matched. */
+export function dispatch(handlers: HandlerMap, services: Services): RequestHandler {
+  return async (req, res, next) => {
+    const operationId = operationIdOf(req);
+    const handler = operationId ? (handlers[operationId] as Handler<OperationId> | undefined) : undefined;
+    if (!operationId || !handler) return next(new ApiError(404, "not_found", `No route ${req.method} ${req.path}`));
+    try {
+      const result = await handler({
+        operationId,
+        params: req.params as never,
+        query: req.query as never,
+        body: req.body as never,
+        req,
+        res,
+        log: req.log,
+        services,
+      });
+      if (result === HANDLED) return;
+      const { status, body, headers } = result as unknown as { status: number; body: unknown; headers?: Record<string, string> };
+      if (headers) res.set(headers);
+      if (status === 204 || body === undefined) res.status(status).end();
+      else res.status(status).json(body);
+    } catch (error) {
+      next(error);
+    }
+  };
+}

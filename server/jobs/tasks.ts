@@ -1,0 +1,15 @@
+import type { Task, TaskList } from "graphile-worker";
+import type { Services } from "../services.ts";
+import { purgeExpiredIdempotencyKeys } from "../http/idempotency-store.ts";
+
+/** Tasks of every area, by name. Each area adds its own here as it lands. */
+export function taskList(services: Services): TaskList {
+  const purgeIdempotencyKeys: Task = async () => {
+    const removed = await purgeExpiredIdempotencyKeys(services.db.knex, services.now());
+    if (removed) services.log.info({ removed }, "expired idempotency keys purged");
+  };
+  return { idempotency_purge: purgeIdempotencyKeys };
+}
+
+/** Recurring schedule (graphile-worker crontab syntax). */
+export const crontab = ["0 * * * * idempotency_purge"].join("\n");

@@ -1,0 +1,35 @@
+import { run, type Runner, type TaskList } from "graphile-worker";
+import type { Services } from "../services.ts";
+import { workerLogger } from "./logger.ts";
+import { crontab, taskList } from "./tasks.ts";
+
+export interface RunningWorker {
+  stop: () => Promise<void>;
+}
+
+/**
+ * Runs the job worker in this process. On the embedded database it polls (PGlite has no
+ * LISTEN/NOTIFY across connections) and never uses named prepared statements.
+ */
+export async function startWorker(services: Services, extraTasks: TaskList = {}): Promise<RunningWorker> {
+  const { config, db, log } = services;
+  const runner: Runner = await run({
+    pgPool: db.pool,
+    noPreparedStatements: true,
+    concurrency: config.worker.concurrency,
+    pollInterval: config.worker.pollIntervalMs,
+    noHandleSignals: true,
+    logger: workerLogger(log),
+    taskList: { ...taskList(services), ...extraTasks },
+    crontab,
+  });
+  runner.promise.catch((error: unknown) => {
+    services.health.worker = "error";
+    log.error({ err: error }, "job worker stopped unexpectedly");
+  });
+  return {
+    stop: async () => {
+      await runner.stop();
+    },
+  };
+}

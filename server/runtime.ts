@@ -1,0 +1,92 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { TaskList } from "graphile-worker";
+import { createApp } from "./app.ts";
+import type { Config } from "./config.ts";
+import { openDatabase, type Database } from "./db/database.ts";
+import type { HandlerMap } from "./http/router.ts";
+import { openJobQueue } from "./jobs/queue.ts";
+import { startWorker, type RunningWorker } from "./jobs/worker.ts";
+import { createLogger, type Logger } from "./logger.ts";
+import type { Services } from "./services.ts";
+
+export interface RunningService {
+  url: string;
+  services: Services;
+  server: Server | undefined;
+  stop: () => Promise<void>;
+}
+
+export interface StartOptions {
+  /** Serve HTTP (false: a worker-only process). */
+  http?: boolean;
+  handlers?: HandlerMap;
+  extraTasks?: TaskList;
+  now?: () => Date;
+  log?: Logger;
+}
+
+/**
+ * Starts the parts of the service this process runs: database (and migrations), job queue,
+ * optionally the worker, optionally the HTTP server. `stop` drains in-flight requests, stops the
+ * worker and closes the database, in that order.
+ */
+export async function startService(config: Config, options: StartOptions = {}): Promise<RunningService> {
+  const started = Date.now();
+  const log = options.log ?? createLogger(config);
+  const db: Database = await openDatabase(config, log);
+  let worker: RunningWorker | undefined;
+  let server: Server | undefined;
+  try {
+    await db.migrate();
+    const jobs = await openJobQueue(db, log);
+    const services: Services = {
+      config,
+      db,
+      log,
+      jobs,
+      now: options.now ?? (() => new Date()),
+      health: { worker: config.worker.enabled ? "ok" : "disabled" },
+    };
+    if (config.worker.enabled) worker = await startWorker(services, options.extraTasks);
+    let url = "";
+    if (options.http !== false) {
+      server = createServer(createApp(services, options.handlers));
+      server.keepAliveTimeout = 5_000;
+      await new Promise<void>((resolve, reject) => {
+        server!.once("error", reject);
+        server!.listen(config.port, config.host, () => resolve());
+      });
+      const { port } = server.address() as AddressInfo;
+      url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
+      log.info({ url, database: db.kind, worker: Boolean(worker), ms: Date.now() - started }, "persona is listening");
+    } else {
+      log.info({ database: db.kind, ms: Date.now() - started }, "persona worker is running");
+    }
+    let stopping: Promise<void> | undefined;
+    const stop = () =>
+      (stopping ??= (async () => {
+        log.info("shutting down: draining requests");
+        if (server) await drain(server, config.shutdownTimeoutMs);
+        await worker?.stop();
+        await jobs.release();
+        await db.close();
+        log.info("shut down");
+      })());
+    return { url, services, server, stop };
+  } catch (error) {
+    server?.close();
+    await worker?.stop().catch(() => undefined);
+    await db.close();
+    throw error;
+  }
+}
+
+/** Stops accepting connections and waits for in-flight requests, up to `timeoutMs`. */
+async function drain(server: Server, timeoutMs: number): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const timer = setTimeout(() => server.closeAllConnections(), timeoutMs);
+  await closed;
+  clearTimeout(timer);
+}

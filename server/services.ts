@@ -1,0 +1,16 @@
+import type { Config } from "./config.ts";
+import type { Database } from "./db/database.ts";
+import type { JobQueue } from "./jobs/queue.ts";
+import type { Logger } from "./logger.ts";
+
+/** What handlers and services are given: the process's shared resources. */
+export interface Services {
+  config: Config;
+  db: Database;
+  log: Logger;
+  jobs: JobQueue;
+  /** Injectable clock, so that expiry and scheduling rules can be tested. */
+  now: () => Date;
+  /** Readiness of the parts /readyz reports on. */
+  health: { worker: "ok" | "disabled" | "error" };
+}

@@ -16,13 +16,14 @@ export const settings = {
   PUBLIC_BASE_URL: { schema: z.url().optional(), doc: "URL clients reach the service at, used in links; default `http://HOST:PORT`." },
   DATABASE_URL: { schema: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL").optional(), doc: "PostgreSQL 15+ with pgvector. Unset: the embedded PGlite database." },
   PERSONA_DATA_DIR: { schema: z.string().min(1).default(".persona"), doc: "Data directory of the embedded default (database in `db/`)." },
+  EMBEDDED_DB_IN_MEMORY: { schema: bool.default(false), doc: "Keep the embedded database in memory: nothing survives a restart (tests, demos)." },
   EMBEDDED_DB_PORT: { schema: int(0, 65535).default(0), doc: "Loopback port the embedded database is served on (0 picks a free one)." },
   DATABASE_POOL_MAX: { schema: int(1, 200).default(10), doc: "Connections per process to the database." },
   LOG_LEVEL: { schema: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"), doc: "pino log level." },
   LOG_PRETTY: { schema: bool.default(false), doc: "Human-readable logs instead of JSON lines (development)." },
   WORKER_ENABLED: { schema: bool.default(true), doc: "Run the job worker inside the API process (`persona serve --no-worker` sets false)." },
   WORKER_CONCURRENCY: { schema: int(1, 100).default(4), doc: "Jobs run at once per worker process." },
-  WORKER_POLL_INTERVAL_MS: { schema: int(50, 60_000).optional(), doc: "How often the worker polls for jobs; default 2000, or 200 on the embedded database (which has no LISTEN/NOTIFY)." },
+  WORKER_POLL_INTERVAL_MS: { schema: int(50, 60_000).optional(), doc: "How often the worker polls for jobs; default 2000, or 500 on the embedded database (which has no LISTEN/NOTIFY)." },
   RATE_LIMIT_PER_MINUTE: { schema: int(1, 1_000_000).default(600), doc: "Requests per minute per client (user, key or IP) across all processes." },
   BODY_LIMIT_BYTES: { schema: int(1024, 100 * 1024 * 1024).default(1024 * 1024), doc: "Largest JSON or form body accepted (uploads have their own limits)." },
   TRUST_PROXY: { schema: bool.default(false), doc: "Take the client IP from `X-Forwarded-For` (behind a reverse proxy)." },
@@ -40,6 +41,7 @@ export interface Config {
   databaseUrl: string | undefined;
   dataDir: string;
   embeddedDbPort: number;
+  embeddedDbInMemory: boolean;
   databasePoolMax: number;
   logLevel: Env["LOG_LEVEL"];
   logPretty: boolean;
@@ -75,13 +77,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseUrl: e.DATABASE_URL,
     dataDir: resolve(e.PERSONA_DATA_DIR),
     embeddedDbPort: e.EMBEDDED_DB_PORT,
+    embeddedDbInMemory: e.EMBEDDED_DB_IN_MEMORY,
     databasePoolMax: e.DATABASE_POOL_MAX,
     logLevel: e.LOG_LEVEL,
     logPretty: e.LOG_PRETTY,
     worker: {
       enabled: e.WORKER_ENABLED,
       concurrency: e.WORKER_CONCURRENCY,
-      pollIntervalMs: e.WORKER_POLL_INTERVAL_MS ?? (embedded ? 200 : 2000),
+      pollIntervalMs: e.WORKER_POLL_INTERVAL_MS ?? (embedded ? 500 : 2000),
     },
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     bodyLimitBytes: e.BODY_LIMIT_BYTES,

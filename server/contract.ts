@@ -20,11 +20,22 @@ export interface OperationInfo {
   idempotent: boolean;
 }
 
+/** Follows a local `$ref` (`#/components/...`) to what it names. */
+export function resolveRef<T>(value: T | OpenAPIV3.ReferenceObject): T {
+  const ref = (value as OpenAPIV3.ReferenceObject).$ref;
+  if (typeof ref !== "string") return value as T;
+  const parts = ref.replace(/^#\//, "").split("/").map((part) => part.replace(/~1/g, "/").replace(/~0/g, "~"));
+  return parts.reduce<unknown>((node, part) => (node as Record<string, unknown>)[part], contract) as T;
+}
+
 export const operations: OperationInfo[] = Object.entries(contract.paths).flatMap(([path, item]) =>
   METHODS.filter((method) => item?.[method]).map((method) => {
     const op = item![method]!;
     const scopes = op.security?.find((requirement) => requirement.OAuth2Auth)?.OAuth2Auth;
-    const parameters = (op.parameters ?? []) as OpenAPIV3.ParameterObject[];
+    // Shared parameters (such as Idempotency-Key) are declared once and referenced.
+    const parameters = [...(item!.parameters ?? []), ...(op.parameters ?? [])].map((parameter) =>
+      resolveRef<OpenAPIV3.ParameterObject>(parameter),
+    );
     return {
       operationId: op.operationId!,
       method: method.toUpperCase(),

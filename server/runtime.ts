@@ -1,9 +1,9 @@
-import { createServer, type Server } from "node:http";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { TaskList } from "graphile-worker";
 import { createApp } from "./app.ts";
 import type { Config } from "./config.ts";
-import { openDatabase, type Database } from "./db/database.ts";
+import { openDatabase, StartupError, type Database } from "./db/database.ts";
 import type { HandlerMap } from "./http/router.ts";
 import { openJobQueue } from "./jobs/queue.ts";
 import { startWorker, type RunningWorker } from "./jobs/worker.ts";
@@ -50,11 +50,19 @@ export async function startService(config: Config, options: StartOptions = {}): 
     };
     if (config.worker.enabled) worker = await startWorker(services, options.extraTasks);
     let url = "";
+    let drain: ((timeoutMs: number) => Promise<void>) | undefined;
     if (options.http !== false) {
       server = createServer(createApp(services, options.handlers));
+      drain = drainable(server);
       server.keepAliveTimeout = 5_000;
       await new Promise<void>((resolve, reject) => {
-        server!.once("error", reject);
+        server!.once("error", (error: NodeJS.ErrnoException) =>
+          reject(
+            error.code === "EADDRINUSE" || error.code === "EACCES" || error.code === "EADDRNOTAVAIL"
+              ? new StartupError(`Cannot listen on ${config.host}:${config.port} (${error.code}); set PORT or HOST`)
+              : error,
+          ),
+        );
         server!.listen(config.port, config.host, () => resolve());
       });
       const { port } = server.address() as AddressInfo;
@@ -67,7 +75,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     const stop = () =>
       (stopping ??= (async () => {
         log.info("shutting down: draining requests");
-        if (server) await drain(server, config.shutdownTimeoutMs);
+        await drain?.(config.shutdownTimeoutMs);
         await worker?.stop();
         await jobs.release();
         await db.close();
@@ -82,11 +90,32 @@ export async function startService(config: Config, options: StartOptions = {}): 
   }
 }
 
-/** Stops accepting connections and waits for in-flight requests, up to `timeoutMs`. */
-async function drain(server: Server, timeoutMs: number): Promise<void> {
-  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  server.closeIdleConnections();
-  const timer = setTimeout(() => server.closeAllConnections(), timeoutMs);
-  await closed;
-  clearTimeout(timer);
+/**
+ * Returns `drain`: stop accepting connections and wait for in-flight requests, up to `timeoutMs`.
+ * A keep-alive connection that is busy when draining starts would otherwise stay open, idle, after
+ * its response until the client or keepAliveTimeout closes it; so responses sent while draining
+ * say `Connection: close`, and each connection is closed as soon as its last response is sent.
+ */
+function drainable(server: Server): (timeoutMs: number) => Promise<void> {
+  const open = new Set<ServerResponse>();
+  let draining = false;
+  const closeIdleSoon = () => setImmediate(() => server.closeIdleConnections());
+  const leaving = (res: ServerResponse) => {
+    if (!res.headersSent) res.setHeader("connection", "close");
+    res.once("finish", closeIdleSoon);
+  };
+  server.on("request", (_req, res: ServerResponse) => {
+    open.add(res);
+    res.once("close", () => open.delete(res));
+    if (draining) leaving(res);
+  });
+  return async (timeoutMs) => {
+    draining = true;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    for (const res of open) leaving(res);
+    server.closeIdleConnections();
+    const timer = setTimeout(() => server.closeAllConnections(), timeoutMs);
+    await closed;
+    clearTimeout(timer);
+  };
 }

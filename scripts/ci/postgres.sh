@@ -50,9 +50,12 @@ apt_install() {
   [ "${#missing[@]}" -eq 0 ] && return 0
   apt_update
   log "apt-get install ${missing[*]}"
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get -qq -y --no-install-recommends \
+  local out
+  out=$(mktemp)
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get -q -y --no-install-recommends \
     -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold \
-    install "${missing[@]}" >/dev/null
+    install "${missing[@]}" >"$out" 2>&1 || { tail -n 60 "$out" >&2; die "apt-get install failed"; }
+  rm -f "$out"
 }
 
 add_trixie_src() {
@@ -71,16 +74,20 @@ add_trixie_src() {
 }
 
 install_postgres() {
-  if [ ! -x "$PGBIN/postgres" ]; then
-    apt_install postgresql-15
-  fi
-  local ext
-  ext="$("$PG_CONFIG" --sharedir)/extension/vector.control"
-  [ -f "$ext" ] && return 0
+  local ext=/usr/share/postgresql/15/extension/vector.control need_vector=0 pkgs=()
+  [ -x "$PG_CONFIG" ] && ext="$("$PG_CONFIG" --sharedir)/extension/vector.control"
+  [ -f "$ext" ] || need_vector=1
+  [ -x "$PGBIN/postgres" ] || pkgs+=(postgresql-15)
+  [ "$need_vector" -eq 1 ] && pkgs+=(postgresql-server-dev-15 dpkg-dev build-essential)
+  [ "${#pkgs[@]}" -eq 0 ] && return 0
 
-  add_trixie_src
-  apt_install postgresql-server-dev-15 dpkg-dev build-essential
-  apt_update # apt-get source needs the trixie Sources index even when nothing was installed
+  # Source first, so that a single apt-get update covers both the installs and apt-get source.
+  [ "$need_vector" -eq 1 ] && add_trixie_src
+  apt_install "${pkgs[@]}"
+  [ -x "$PGBIN/postgres" ] || die "$PGBIN/postgres missing after installing postgresql-15"
+  [ "$need_vector" -eq 1 ] || return 0
+  ext="$("$PG_CONFIG" --sharedir)/extension/vector.control"
+  apt_update # no-op if the installs above already updated
 
   local tmp
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/pgvector-src.XXXXXX")

@@ -30,18 +30,25 @@ export async function openDatabase(config: Config, log: Logger): Promise<Databas
   let url = config.databaseUrl;
   let stopEmbedded: (() => Promise<void>) | undefined;
   if (!url) {
-    const dir = `${config.dataDir}/db`;
+    const dir = config.embeddedDbInMemory ? undefined : `${config.dataDir}/db`;
     const started = Date.now();
     const embedded = await startEmbeddedPostgres(dir, config.embeddedDbPort);
     url = embedded.url;
     stopEmbedded = embedded.stop;
-    log.info({ dataDir: dir, ms: Date.now() - started }, "embedded database (PGlite with pgvector) started");
+    log.info({ dataDir: dir ?? "(in memory)", ms: Date.now() - started }, "embedded database (PGlite with pgvector) started");
   }
   const knex = knexFactory({
     client: "pg",
     connection: url,
     pool: { min: 0, max: config.databasePoolMax },
     migrations: { migrationSource, tableName: "knex_migrations" },
+    // knex logs to the console by default; its warnings (e.g. a refused connection) go to pino instead.
+    log: {
+      warn: (message: unknown) => log.warn({ component: "knex" }, String(message)),
+      error: (message: unknown) => log.error({ component: "knex" }, String(message)),
+      deprecate: (method: string, alternative: string) => log.warn({ component: "knex" }, `${method} is deprecated, use ${alternative}`),
+      debug: (message: unknown) => log.debug({ component: "knex" }, String(message)),
+    },
   });
   const pool = new pg.Pool({ connectionString: url, max: config.databasePoolMax });
   pool.on("error", (error) => log.warn({ err: error }, "idle database connection failed"));

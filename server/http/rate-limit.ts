@@ -1,9 +1,10 @@
 import type { RequestHandler } from "express";
 import type pg from "pg";
-import { RateLimiterPostgres, RateLimiterRes } from "rate-limiter-flexible";
+import { RateLimiterPostgres } from "rate-limiter-flexible";
 import type { Services } from "../services.ts";
 import { clientIdentity } from "./client-identity.ts";
 import { ApiError } from "./errors.ts";
+import { SharedRateLimiter, type RateDecision } from "./shared-rate-limiter.ts";
 
 /**
  * The general per-client limit, counted in PostgreSQL so that every process on the database shares
@@ -11,7 +12,7 @@ import { ApiError } from "./errors.ts";
  */
 export function rateLimit(services: Services): RequestHandler {
   const points = services.config.rateLimitPerMinute;
-  const limiter = new RateLimiterPostgres({
+  const store = new RateLimiterPostgres({
     storeClient: unnamedStatements(services.db.pool),
     storeType: "pool",
     tableName: "rate_limits",
@@ -21,29 +22,30 @@ export function rateLimit(services: Services): RequestHandler {
     points,
     duration: 60,
   });
+  const limiter = new SharedRateLimiter(store, { points });
   return async (req, res, next) => {
+    let decision: RateDecision;
     try {
-      const result = await limiter.consume(clientIdentity(req));
-      setHeaders(res, points, result);
-      next();
-    } catch (rejection) {
-      if (!(rejection instanceof RateLimiterRes)) return next(rejection);
-      setHeaders(res, points, rejection);
-      const retryAfter = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
-      next(
-        new ApiError(429, "rate_limited", `Too many requests; retry in ${retryAfter} s`, { retry_after: retryAfter }, {
-          "Retry-After": String(retryAfter),
-        }),
-      );
+      decision = await limiter.consume(clientIdentity(req));
+    } catch (error) {
+      return next(error);
     }
+    setHeaders(res, points, decision);
+    if (decision.allowed) return next();
+    const retryAfter = Math.max(1, Math.ceil(decision.msBeforeNext / 1000));
+    next(
+      new ApiError(429, "rate_limited", `Too many requests; retry in ${retryAfter} s`, { retry_after: retryAfter }, {
+        "Retry-After": String(retryAfter),
+      }),
+    );
   };
 }
 
-function setHeaders(res: Parameters<RequestHandler>[1], limit: number, result: RateLimiterRes): void {
+function setHeaders(res: Parameters<RequestHandler>[1], limit: number, decision: RateDecision): void {
   res.set({
     "X-RateLimit-Limit": String(limit),
-    "X-RateLimit-Remaining": String(Math.max(0, result.remainingPoints)),
-    "X-RateLimit-Reset": String(Math.ceil((Date.now() + result.msBeforeNext) / 1000)),
+    "X-RateLimit-Remaining": String(decision.remaining),
+    "X-RateLimit-Reset": String(Math.ceil((Date.now() + decision.msBeforeNext) / 1000)),
   });
 }
 

@@ -20,7 +20,8 @@ function hasBearer(req: { headers: Record<string, string | string[] | undefined>
 export function contractValidator(config: Pick<Config, "validateResponses">): RequestHandler[] {
   return OpenApiValidator.middleware({
     apiSpec: structuredClone(contract),
-    validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true },
+    // allErrors: a client fixing a form wants every bad field at once, not one per round trip.
+    validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true, allErrors: true },
     validateResponses: config.validateResponses ? { removeAdditional: false } : false,
     validateSecurity: {
       handlers: {

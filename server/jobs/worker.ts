@@ -22,6 +22,9 @@ export async function startWorker(services: Services, extraTasks: TaskList = {})
     logger: workerLogger(log),
     taskList: { ...taskList(services), ...extraTasks },
     crontab,
+    // One poller fetches jobs for all workers of this process, instead of each worker polling:
+    // on the embedded database every poll costs the API thread real time.
+    preset: { worker: { localQueue: { size: config.worker.concurrency } } },
   });
   runner.promise.catch((error: unknown) => {
     services.health.worker = "error";

@@ -1,0 +1,56 @@
+import autocannon from "autocannon";
+
+export interface LoadRequest {
+  method: "GET" | "POST";
+  path: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+export interface LoadOptions {
+  connections: number;
+  durationS: number;
+  warmupS: number;
+  pipelining: number;
+}
+
+export interface LoadResult {
+  requestsPerSecond: number;
+  p50: number;
+  p99: number;
+  total: number;
+  statusCounts: Record<string, number>;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+}
+
+function once(url: string, request: LoadRequest, options: LoadOptions, durationS: number): Promise<autocannon.Result> {
+  return autocannon({
+    url: url + request.path,
+    method: request.method,
+    headers: request.headers,
+    body: request.body,
+    connections: options.connections,
+    pipelining: options.pipelining,
+    duration: durationS,
+  });
+}
+
+/** A warm-up run (thrown away), then the measured run. */
+export async function measure(url: string, request: LoadRequest, options: LoadOptions): Promise<LoadResult> {
+  if (options.warmupS > 0) await once(url, request, options, options.warmupS);
+  const result = await once(url, request, options, options.durationS);
+  const statusCounts: Record<string, number> = {};
+  for (const [status, stats] of Object.entries(result.statusCodeStats ?? {})) statusCounts[status] = stats.count ?? 0;
+  return {
+    requestsPerSecond: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    total: result.requests.total,
+    statusCounts,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+  };
+}

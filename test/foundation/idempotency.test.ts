@@ -1,0 +1,177 @@
+import { randomUUID } from "node:crypto";
+import { setTimeout as delay } from "node:timers/promises";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { handlers } from "../../server/handlers.ts";
+import { ApiError } from "../../server/http/errors.ts";
+import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
+
+// A client that lost the answer to a POST must be able to send it again without creating the thing
+// twice (a second webhook, a second charge): the same Idempotency-Key gets the first answer back.
+let service: TestService;
+let clock = new Date();
+let created = 0;
+let listed = 0;
+/** What the stand-in create handler does next: answer at once, slowly, or fail upstream. */
+let behaviour: "ok" | "slow" | "upstream_error" = "ok";
+
+beforeAll(async () => {
+  service = await startTestService({
+    now: () => clock,
+    handlers: {
+      ...handlers,
+      // No creating endpoint is live yet: stand-ins that count how often they really run.
+      webhooks_create: async ({ body }) => {
+        created += 1;
+        if (behaviour === "slow") await delay(300);
+        if (behaviour === "upstream_error") throw new ApiError(502, "upstream_error", "x");
+        const webhook = { id: randomUUID(), url: body.url, events: body.events, secret: "s".repeat(32), active: true as const };
+        return { status: 201, body: { ...webhook, created_at: new Date().toISOString() } };
+      },
+      webhooks_list: async () => {
+        listed += 1;
+        return { status: 200, body: { data: [], total: 0 } };
+      },
+    },
+  });
+});
+
+afterAll(async () => {
+  await service?.close();
+});
+
+const webhook = { url: "https://hooks.example.com/persona", events: ["message.created"] };
+
+function create(key: string | undefined, body: unknown = webhook, apiKey = "pk_idempotency") {
+  return service.fetch("/v1/webhooks", {
+    method: "POST",
+    headers: { ...jsonHeaders, "x-api-key": apiKey, ...(key ? { "idempotency-key": key } : {}) },
+    body: JSON.stringify(body),
+  });
+}
+
+/** Runs `fn` and answers how many times the create handler ran meanwhile. */
+async function runs(fn: () => Promise<unknown>): Promise<number> {
+  const before = created;
+  await fn();
+  return created - before;
+}
+
+describe("Idempotency-Key", () => {
+  it("replays the first response to a retry with the same key and body, without running twice", async () => {
+    const key = randomUUID();
+    let first!: Response;
+    let second!: Response;
+    expect(
+      await runs(async () => {
+        first = await create(key);
+        second = await create(key);
+      }),
+    ).toBe(1);
+    expect(first.status).toBe(201);
+    expect(first.headers.get("idempotent-replayed")).toBeNull();
+    expect(second.status).toBe(first.status);
+    expect(await second.json()).toEqual(await first.json());
+    expect(second.headers.get("idempotent-replayed")).toBe("true");
+  });
+
+  it("answers 409 conflict to the same key with a different body", async () => {
+    const key = randomUUID();
+    expect((await create(key)).status).toBe(201);
+    const other = await runs(async () => {
+      const response = await create(key, { ...webhook, events: ["message.failed"] });
+      expect(response.status).toBe(409);
+      expect((await response.json()).error.code).toBe("conflict");
+    });
+    expect(other).toBe(0);
+  });
+
+  it("keeps keys private to their client: another API key with the same key runs separately", async () => {
+    const key = randomUUID();
+    const count = await runs(async () => {
+      const mine = await create(key, webhook, "pk_alice");
+      const theirs = await create(key, webhook, "pk_bob");
+      expect([mine.status, theirs.status]).toEqual([201, 201]);
+      expect(theirs.headers.get("idempotent-replayed")).toBeNull();
+      expect((await theirs.json()).id).not.toBe((await mine.json()).id);
+    });
+    expect(count).toBe(2);
+  });
+
+  it("runs every request that carries no key", async () => {
+    const count = await runs(async () => {
+      expect((await create(undefined)).status).toBe(201);
+      expect((await create(undefined)).status).toBe(201);
+    });
+    expect(count).toBe(2);
+  });
+
+  it("answers 409 to a concurrent request with the same key while the first is still running", async () => {
+    const key = randomUUID();
+    behaviour = "slow";
+    try {
+      const responses = await Promise.all([create(key), create(key)]);
+      const statuses = responses.map((response) => response.status).sort();
+      expect(statuses).toEqual([201, 409]);
+      const refused = responses.find((response) => response.status === 409)!;
+      const body = await refused.json();
+      expect(body.error.code).toBe("conflict");
+      expect(body.error.message).toMatch(/in progress/);
+    } finally {
+      behaviour = "ok";
+    }
+    // Once the first is done, a retry gets its answer.
+    const retry = await create(key);
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+  });
+
+  it("does not store a 5xx: a retry with the same key runs again", async () => {
+    const key = randomUUID();
+    behaviour = "upstream_error";
+    try {
+      const failed = await create(key);
+      expect(failed.status).toBe(502);
+      expect((await failed.json()).error.code).toBe("upstream_error");
+    } finally {
+      behaviour = "ok";
+    }
+    expect(
+      await runs(async () => {
+        const retry = await create(key);
+        expect(retry.status).toBe(201);
+        expect(retry.headers.get("idempotent-replayed")).toBeNull();
+      }),
+    ).toBe(1);
+  });
+
+  it("forgets a key after 24 hours", async () => {
+    const key = randomUUID();
+    const start = clock;
+    try {
+      expect((await create(key)).status).toBe(201);
+      clock = new Date(start.getTime() + 23 * 60 * 60 * 1000);
+      expect((await create(key)).headers.get("idempotent-replayed")).toBe("true");
+      clock = new Date(start.getTime() + 24 * 60 * 60 * 1000 + 1000);
+      expect(
+        await runs(async () => {
+          const later = await create(key);
+          expect(later.status).toBe(201);
+          expect(later.headers.get("idempotent-replayed")).toBeNull();
+        }),
+      ).toBe(1);
+    } finally {
+      clock = new Date();
+    }
+  });
+
+  it("is ignored by an operation whose contract does not declare it", async () => {
+    const key = randomUUID();
+    const before = listed;
+    const init = { headers: { "x-api-key": "pk_idempotency", "idempotency-key": key } };
+    for (const response of [await service.fetch("/v1/webhooks", init), await service.fetch("/v1/webhooks", init)]) {
+      expect(response.status).toBe(200);
+      expect(response.headers.get("idempotent-replayed")).toBeNull();
+    }
+    expect(listed - before).toBe(2);
+  });
+});

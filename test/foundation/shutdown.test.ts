@@ -1,0 +1,116 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { describe, expect, it } from "vitest";
+import { handlers } from "../../server/handlers.ts";
+import { freePort } from "../support/processes.ts";
+import { root } from "../support/contract.ts";
+import { startTestService } from "../support/service.ts";
+
+// Deploys and restarts send SIGTERM: requests in flight must finish, and the process must exit cleanly.
+const sleep = (ms: number) => new Promise((wait) => setTimeout(wait, ms));
+
+describe("stop()", () => {
+  it("lets an in-flight request finish, then refuses connections and closes the database", async () => {
+    let entered!: () => void;
+    const inHandler = new Promise<void>((resolve) => (entered = resolve));
+    const service = await startTestService({
+      handlers: {
+        ...handlers,
+        ops_healthz: async (ctx) => {
+          entered();
+          await sleep(500);
+          return handlers.ops_healthz(ctx);
+        },
+      },
+    });
+    const order: string[] = [];
+    const request = service.fetch("/healthz").then(async (response) => {
+      order.push("response");
+      return { status: response.status, connection: response.headers.get("connection"), body: await response.json() };
+    });
+    await inHandler;
+    const started = Date.now();
+    await service.stop().then(() => order.push("stopped"));
+    const stopMs = Date.now() - started;
+
+    // The answer tells the client to drop the connection, so stop() need not wait out keep-alive.
+    expect(await request).toEqual({ status: 200, connection: "close", body: { status: "ok" } });
+    expect(order).toEqual(["response", "stopped"]);
+    expect(stopMs).toBeGreaterThanOrEqual(400);
+    expect(stopMs).toBeLessThan(2_000);
+    await expect(fetch(`${service.url}/healthz`)).rejects.toThrow();
+    await expect(service.services.db.knex.raw("select 1")).rejects.toThrow();
+    await service.close(); // stop() is idempotent; this also drops a TEST_DATABASE_URL database.
+  });
+});
+
+interface Spawned {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+  stdout: () => string;
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Runs a Node entry point of the project on a free port until it answers /healthz. */
+async function spawnService(args: string[]): Promise<Spawned> {
+  const port = await freePort();
+  const child = spawn(process.execPath, args, {
+    cwd: root,
+    env: {
+      ...process.env,
+      PORT: String(port),
+      DATABASE_URL: "",
+      EMBEDDED_DB_IN_MEMORY: "true",
+      LOG_LEVEL: "info",
+      LOG_PRETTY: "false",
+      WORKER_ENABLED: "",
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let log = "";
+  let stdout = "";
+  child.stdout!.on("data", (chunk: Buffer) => ((log += chunk.toString()), (stdout += chunk.toString())));
+  child.stderr!.on("data", (chunk: Buffer) => (log += chunk.toString()));
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
+    child.once("exit", (code, signal) => done({ code, signal })),
+  );
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline && child.exitCode === null) {
+    const ok = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1_000) }).then((r) => r.ok, () => false);
+    if (ok) return { child, url, output: () => log, stdout: () => stdout, exit };
+    await sleep(200);
+  }
+  child.kill("SIGKILL");
+  throw new Error(`${args.join(" ")} did not answer /healthz:\n${log}`);
+}
+
+/** Sends SIGTERM and expects a clean exit within 10 s. */
+async function terminate(service: Spawned): Promise<number> {
+  const started = Date.now();
+  service.child.kill("SIGTERM");
+  const timer = setTimeout(() => service.child.kill("SIGKILL"), 10_000);
+  const { code, signal } = await service.exit;
+  clearTimeout(timer);
+  expect({ code, signal }, service.output()).toEqual({ code: 0, signal: null });
+  return Date.now() - started;
+}
+
+describe("a real process", () => {
+  it("node server/main.ts exits 0 on SIGTERM after shutting down", { timeout: 60_000 }, async () => {
+    const service = await spawnService(["server/main.ts"]);
+    const readyz = await fetch(`${service.url}/readyz`);
+    expect(await readyz.json()).toEqual({ status: "ready", checks: { database: "ok", worker: "ok" } });
+    expect(await terminate(service)).toBeLessThan(10_000);
+    expect(service.stdout()).toContain('"msg":"shut down"');
+  });
+
+  it("node cli/persona.ts serve --no-worker runs without a worker and exits 0 on SIGTERM", { timeout: 60_000 }, async () => {
+    const service = await spawnService(["cli/persona.ts", "serve", "--no-worker"]);
+    const readyz = await fetch(`${service.url}/readyz`);
+    expect(readyz.status).toBe(200);
+    expect(await readyz.json()).toEqual({ status: "ready", checks: { database: "ok", worker: "disabled" } });
+    expect(await terminate(service)).toBeLessThan(10_000);
+    expect(service.stdout()).toContain('"msg":"shut down"');
+  });
+});

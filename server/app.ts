@@ -7,6 +7,7 @@ import { idempotency } from "./http/idempotency.ts";
 import { rateLimit } from "./http/rate-limit.ts";
 import { dispatch, type HandlerMap } from "./http/router.ts";
 import { contractValidator } from "./http/validator.ts";
+import { httpSerializers } from "./logger.ts";
 import type { Services } from "./services.ts";
 
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -25,6 +26,7 @@ export function createApp(services: Services, handlers: HandlerMap = defaultHand
   app.use(
     pinoHttp({
       logger: services.log,
+      serializers: httpSerializers,
       genReqId: (req, res) => {
         const given = req.headers["x-request-id"];
         const id = typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();

@@ -3,6 +3,7 @@ import type { TaskList } from "graphile-worker";
 import pg from "pg";
 import { loadConfig, type Config } from "../../server/config.ts";
 import type { HandlerMap } from "../../server/http/router.ts";
+import type { Logger } from "../../server/logger.ts";
 import { startService, type RunningService } from "../../server/runtime.ts";
 
 /**
@@ -45,6 +46,7 @@ export interface TestServiceOptions {
   handlers?: HandlerMap;
   extraTasks?: TaskList;
   now?: () => Date;
+  log?: Logger;
   /** Reuse this database instead of creating one (several processes on one database). */
   database?: TestDatabase;
 }
@@ -78,6 +80,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     ...(options.handlers ? { handlers: options.handlers } : {}),
     ...(options.extraTasks ? { extraTasks: options.extraTasks } : {}),
     ...(options.now ? { now: options.now } : {}),
+    ...(options.log ? { log: options.log } : {}),
   });
   return {
     ...service,

@@ -28,6 +28,8 @@ export const settings = {
   BODY_LIMIT_BYTES: { schema: int(1024, 100 * 1024 * 1024).default(1024 * 1024), doc: "Largest JSON or form body accepted (uploads have their own limits)." },
   TRUST_PROXY: { schema: bool.default(false), doc: "Take the client IP from `X-Forwarded-For` (behind a reverse proxy)." },
   SHUTDOWN_TIMEOUT_MS: { schema: int(0, 600_000).default(10_000), doc: "How long SIGTERM waits for in-flight requests and jobs before closing." },
+  JWT_SECRET: { schema: z.string().min(32, "must be at least 32 characters").optional(), doc: "Signs access tokens (HS256). Unset: generated once and kept in the database." },
+  SECRETS_KEY: { schema: z.string().min(32, "must be at least 32 characters").optional(), doc: "Encrypts secrets at rest (bot tokens, webhook secrets). Unset: generated once and kept in the database." },
   VALIDATE_RESPONSES: { schema: bool.default(false), doc: "Check every JSON response against the contract (on in tests)." },
 } as const;
 
@@ -51,6 +53,8 @@ export interface Config {
   trustProxy: boolean;
   shutdownTimeoutMs: number;
   validateResponses: boolean;
+  jwtSecret: string | undefined;
+  secretsKey: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -91,6 +95,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     trustProxy: e.TRUST_PROXY,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     validateResponses: e.VALIDATE_RESPONSES,
+    jwtSecret: e.JWT_SECRET,
+    secretsKey: e.SECRETS_KEY,
     ...overrides,
   };
 }

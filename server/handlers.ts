@@ -1,4 +1,5 @@
 import { notLive, type HandlerMap } from "./http/router.ts";
+import * as auth from "./auth/handlers.ts";
 import * as ops from "./ops/handlers.ts";
 
 /**
@@ -7,9 +8,10 @@ import * as ops from "./ops/handlers.ts";
  */
 export const handlers: HandlerMap = {
   ...ops,
+  ...auth,
   ...notLive("auth", [
-    "auth_register", "auth_login", "auth_refresh", "auth_verify_email", "auth_forgot_password",
-    "auth_reset_password", "auth_get_me", "auth_update_me", "auth_delete_me", "auth_export_data",
+    "auth_verify_email", "auth_forgot_password",
+    "auth_reset_password", "auth_delete_me", "auth_export_data",
     "auth_download_export", "api_keys_create", "api_keys_list", "api_keys_revoke",
     "api_keys_create_simple", "oauth_authorize", "oauth_consent", "oauth_token",
   ]),

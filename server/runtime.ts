@@ -2,6 +2,8 @@ import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { TaskList } from "graphile-worker";
 import { createApp } from "./app.ts";
+import { instanceSecret } from "./auth/secrets.ts";
+import { TokenSigner } from "./auth/tokens.ts";
 import type { Config } from "./config.ts";
 import { openDatabase, StartupError, type Database } from "./db/database.ts";
 import type { HandlerMap } from "./http/router.ts";
@@ -40,11 +42,13 @@ export async function startService(config: Config, options: StartOptions = {}): 
   try {
     await db.migrate();
     const jobs = await openJobQueue(db, log);
+    const tokens = new TokenSigner(await instanceSecret(db.knex, "jwt", config.jwtSecret));
     const services: Services = {
       config,
       db,
       log,
       jobs,
+      tokens,
       now: options.now ?? (() => new Date()),
       health: { worker: config.worker.enabled ? "ok" : "disabled" },
     };

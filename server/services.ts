@@ -1,3 +1,4 @@
+import type { TokenSigner } from "./auth/tokens.ts";
 import type { Config } from "./config.ts";
 import type { Database } from "./db/database.ts";
 import type { JobQueue } from "./jobs/queue.ts";
@@ -11,6 +12,8 @@ export interface Services {
   jobs: JobQueue;
   /** Injectable clock, so that expiry and scheduling rules can be tested. */
   now: () => Date;
+  /** Signs and verifies access tokens with this installation's secret. */
+  tokens: TokenSigner;
   /** Readiness of the parts /readyz reports on. */
   health: { worker: "ok" | "disabled" | "error" };
 }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { handlers } from "../../server/handlers.ts";
 import { startTestService, jsonHeaders, type TestService } from "../support/service.ts";
+import { registerUser } from "../support/users.ts";
 
 // Every failure leaves in the contract's envelope: {error: {code, message, details?}}, no stack.
 let service: TestService;
@@ -92,7 +93,8 @@ describe("the error envelope", () => {
   });
 
   it("answers 501 not_implemented for an operation whose area is not live", async () => {
-    const body = await expectError(await service.fetch("/v1/rooms", { headers: { "x-api-key": "pk_test" } }), 501, "not_implemented");
+    const user = await registerUser(service);
+    const body = await expectError(await service.fetch("/v1/rooms", { headers: user.auth }), 501, "not_implemented");
     expect(body.error.message).toMatch(/rooms/);
   });
 

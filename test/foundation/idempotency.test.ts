@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { handlers } from "../../server/handlers.ts";
 import { ApiError } from "../../server/http/errors.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
+import { apiKeyFor, registerUser } from "../support/users.ts";
 
 // A client that lost the answer to a POST must be able to send it again without creating the thing
 // twice (a second webhook, a second charge): the same Idempotency-Key gets the first answer back.
@@ -13,6 +14,8 @@ let created = 0;
 let listed = 0;
 /** What the stand-in create handler does next: answer at once, slowly, or fail upstream. */
 let behaviour: "ok" | "slow" | "upstream_error" = "ok";
+/** API keys of three users, by name. */
+const keys: Record<"idempotency" | "alice" | "bob", string> = { idempotency: "", alice: "", bob: "" };
 
 beforeAll(async () => {
   service = await startTestService({
@@ -33,6 +36,7 @@ beforeAll(async () => {
       },
     },
   });
+  for (const name of Object.keys(keys) as (keyof typeof keys)[]) keys[name] = await apiKeyFor(service, await registerUser(service));
 });
 
 afterAll(async () => {
@@ -41,10 +45,10 @@ afterAll(async () => {
 
 const webhook = { url: "https://hooks.example.com/persona", events: ["message.created"] };
 
-function create(key: string | undefined, body: unknown = webhook, apiKey = "pk_idempotency") {
+function create(key: string | undefined, body: unknown = webhook, who: keyof typeof keys = "idempotency") {
   return service.fetch("/v1/webhooks", {
     method: "POST",
-    headers: { ...jsonHeaders, "x-api-key": apiKey, ...(key ? { "idempotency-key": key } : {}) },
+    headers: { ...jsonHeaders, "x-api-key": keys[who], ...(key ? { "idempotency-key": key } : {}) },
     body: JSON.stringify(body),
   });
 }
@@ -88,8 +92,8 @@ describe("Idempotency-Key", () => {
   it("keeps keys private to their client: another API key with the same key runs separately", async () => {
     const key = randomUUID();
     const count = await runs(async () => {
-      const mine = await create(key, webhook, "pk_alice");
-      const theirs = await create(key, webhook, "pk_bob");
+      const mine = await create(key, webhook, "alice");
+      const theirs = await create(key, webhook, "bob");
       expect([mine.status, theirs.status]).toEqual([201, 201]);
       expect(theirs.headers.get("idempotent-replayed")).toBeNull();
       expect((await theirs.json()).id).not.toBe((await mine.json()).id);
@@ -167,7 +171,7 @@ describe("Idempotency-Key", () => {
   it("is ignored by an operation whose contract does not declare it", async () => {
     const key = randomUUID();
     const before = listed;
-    const init = { headers: { "x-api-key": "pk_idempotency", "idempotency-key": key } };
+    const init = { headers: { "x-api-key": keys.idempotency, "idempotency-key": key } };
     for (const response of [await service.fetch("/v1/webhooks", init), await service.fetch("/v1/webhooks", init)]) {
       expect(response.status).toBe(200);
       expect(response.headers.get("idempotent-replayed")).toBeNull();

@@ -1,5 +1,6 @@
 import type { Knex } from "knex";
 import * as foundation from "./0001_foundation.ts";
+import * as accounts from "./0002_accounts.ts";
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that they load the same
@@ -7,6 +8,7 @@ import * as foundation from "./0001_foundation.ts";
  */
 const migrations: Record<string, Knex.Migration> = {
   "0001_foundation": foundation,
+  "0002_accounts": accounts,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -1,0 +1,75 @@
+import { v7 as uuidv7 } from "uuid";
+import type { Services } from "../services.ts";
+import { ApiError } from "../http/errors.ts";
+import { consumeRefreshToken, findRefreshToken, insertRefreshToken, insertSession, revokeSession } from "./store.ts";
+import { ACCESS_TOKEN_TTL_S, REFRESH_TOKEN_TTL_MS, randomToken, sha256 } from "./tokens.ts";
+
+export interface IssuedTokens {
+  access_token: string;
+  token_type: "Bearer";
+  expires_in: number;
+  refresh_token: string;
+}
+
+/** Starts a session (a login, or an OAuth grant) and issues its first token pair. */
+export async function startSession(
+  services: Services,
+  userId: string,
+  grant: { clientId?: string; scopes?: string[] } = {},
+): Promise<IssuedTokens & { sessionId: string }> {
+  const now = services.now();
+  const sessionId = uuidv7();
+  await insertSession(services.db.knex, {
+    id: sessionId,
+    user_id: userId,
+    client_id: grant.clientId ?? null,
+    scopes: grant.scopes ?? null,
+    created_at: now,
+  });
+  return { ...(await issuePair(services, userId, sessionId, grant)), sessionId };
+}
+
+/**
+ * Exchanges a refresh token for a new pair. The token is single-use: of two concurrent refreshes
+ * exactly one succeeds, and presenting a used token again revokes its whole session (every token
+ * of that login), because only a thief or a replay would do that.
+ */
+export async function refreshSession(services: Services, refreshToken: string, clientId?: string): Promise<IssuedTokens> {
+  const { knex } = services.db;
+  const now = services.now();
+  const hash = sha256(refreshToken);
+  const found = await findRefreshToken(knex, hash);
+  const invalid = new ApiError(401, "unauthorized", "The refresh token is invalid, expired or already used");
+  if (!found || found.session_revoked_at || found.user_deleted_at || found.expires_at <= now) throw invalid;
+  if ((found.client_id ?? undefined) !== clientId) throw invalid;
+  if (found.used_at || !(await consumeRefreshToken(knex, hash, now))) {
+    await revokeSession(knex, found.session_id, now);
+    services.log.warn({ sessionId: found.session_id }, "refresh token reused: session revoked");
+    throw invalid;
+  }
+  return issuePair(services, found.user_id, found.session_id, {
+    ...(found.client_id ? { clientId: found.client_id } : {}),
+    ...(found.scopes ? { scopes: found.scopes } : {}),
+  });
+}
+
+async function issuePair(
+  services: Services,
+  userId: string,
+  sessionId: string,
+  grant: { clientId?: string; scopes?: string[] },
+): Promise<IssuedTokens> {
+  const now = services.now();
+  const refresh = randomToken();
+  await insertRefreshToken(services.db.knex, {
+    token_hash: sha256(refresh),
+    session_id: sessionId,
+    created_at: now,
+    expires_at: new Date(now.getTime() + REFRESH_TOKEN_TTL_MS),
+  });
+  const access = await services.tokens.sign(
+    { sub: userId, sid: sessionId, ...(grant.clientId ? { cid: grant.clientId, scope: (grant.scopes ?? []).join(" ") } : {}) },
+    now,
+  );
+  return { access_token: access, token_type: "Bearer", expires_in: ACCESS_TOKEN_TTL_S, refresh_token: refresh };
+}

@@ -1,0 +1,69 @@
+import { v7 as uuidv7 } from "uuid";
+import type { components } from "../../generated/openapi.d.ts";
+import { ApiError } from "../http/errors.ts";
+import type { Services } from "../services.ts";
+import { hashPassword } from "./passwords.ts";
+import { findUserById, insertUser, isUniqueViolation, updateUser, type UserRow } from "./store.ts";
+
+export type User = components["schemas"]["User"];
+
+export function toUser(row: UserRow): User {
+  return {
+    id: row.id,
+    email: row.email,
+    username: row.username,
+    display_name: row.display_name,
+    avatar_url: row.avatar_url,
+    bio: row.bio,
+    email_verified: row.email_verified,
+    plan: row.plan as User["plan"],
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+/** A taken e-mail or username is 409, whatever its letter case. */
+function conflictFor(error: unknown): ApiError | undefined {
+  if (isUniqueViolation(error, "users_email_lower")) return new ApiError(409, "conflict", "An account with this e-mail already exists");
+  if (isUniqueViolation(error, "users_username_lower")) return new ApiError(409, "conflict", "This username is taken");
+  return undefined;
+}
+
+export async function createUser(services: Services, input: { email: string; username: string; password: string }): Promise<UserRow> {
+  const now = services.now();
+  try {
+    return await insertUser(services.db.knex, {
+      id: uuidv7(),
+      email: input.email,
+      username: input.username,
+      password_hash: await hashPassword(input.password),
+      display_name: null,
+      avatar_url: null,
+      bio: null,
+      created_at: now,
+      updated_at: now,
+    });
+  } catch (error) {
+    throw conflictFor(error) ?? error;
+  }
+}
+
+export async function getUser(services: Services, id: string): Promise<UserRow> {
+  const row = await findUserById(services.db.knex, id);
+  if (!row) throw new ApiError(401, "unauthorized", "The account no longer exists");
+  return row;
+}
+
+export async function updateProfile(services: Services, id: string, changes: components["schemas"]["UserUpdate"]): Promise<UserRow> {
+  const fields: Partial<UserRow> = { updated_at: services.now() };
+  for (const key of ["username", "display_name", "avatar_url", "bio"] as const) {
+    if (changes[key] !== undefined) (fields as Record<string, unknown>)[key] = changes[key];
+  }
+  try {
+    const row = await updateUser(services.db.knex, id, fields);
+    if (!row) throw new ApiError(401, "unauthorized", "The account no longer exists");
+    return row;
+  } catch (error) {
+    throw conflictFor(error) ?? error;
+  }
+}

@@ -30,6 +30,10 @@ export const settings = {
   SHUTDOWN_TIMEOUT_MS: { schema: int(0, 600_000).default(10_000), doc: "How long SIGTERM waits for in-flight requests and jobs before closing." },
   JWT_SECRET: { schema: z.string().min(32, "must be at least 32 characters").optional(), doc: "Signs access tokens (HS256). Unset: generated once and kept in the database." },
   SECRETS_KEY: { schema: z.string().min(32, "must be at least 32 characters").optional(), doc: "Encrypts secrets at rest (bot tokens, webhook secrets). Unset: generated once and kept in the database." },
+  SMTP_URL: { schema: z.string().regex(/^smtps?:\/\//, "must be an smtp:// or smtps:// URL").optional(), doc: "Send e-mail through this SMTP server. Unset: e-mails go to the outbox table and the log." },
+  MAIL_FROM: { schema: z.string().min(3).default("Persona <no-reply@persona.local>"), doc: "Sender of the service's e-mails." },
+  AUTH_ATTEMPTS_PER_IP: { schema: int(1, 1_000_000).default(50), doc: "Register, login, forgot-password and token calls per client IP per 15 minutes." },
+  AUTH_ATTEMPTS_PER_EMAIL: { schema: int(1, 1_000_000).default(10), doc: "Login and forgot-password calls per e-mail address per 15 minutes." },
   VALIDATE_RESPONSES: { schema: bool.default(false), doc: "Check every JSON response against the contract (on in tests)." },
 } as const;
 
@@ -55,6 +59,10 @@ export interface Config {
   validateResponses: boolean;
   jwtSecret: string | undefined;
   secretsKey: string | undefined;
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  authAttemptsPerIp: number;
+  authAttemptsPerEmail: number;
 }
 
 export class ConfigError extends Error {
@@ -97,6 +105,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     validateResponses: e.VALIDATE_RESPONSES,
     jwtSecret: e.JWT_SECRET,
     secretsKey: e.SECRETS_KEY,
+    smtpUrl: e.SMTP_URL,
+    mailFrom: e.MAIL_FROM,
+    authAttemptsPerIp: e.AUTH_ATTEMPTS_PER_IP,
+    authAttemptsPerEmail: e.AUTH_ATTEMPTS_PER_EMAIL,
     ...overrides,
   };
 }

@@ -1,5 +1,9 @@
 import { notLive, type HandlerMap } from "./http/router.ts";
+import * as account from "./auth/account.ts";
+import * as apiKeys from "./auth/api-keys.ts";
+import * as emailFlows from "./auth/email-flows.ts";
 import * as auth from "./auth/handlers.ts";
+import * as oauth from "./auth/oauth/handlers.ts";
 import * as ops from "./ops/handlers.ts";
 
 /**
@@ -9,12 +13,10 @@ import * as ops from "./ops/handlers.ts";
 export const handlers: HandlerMap = {
   ...ops,
   ...auth,
-  ...notLive("auth", [
-    "auth_verify_email", "auth_forgot_password",
-    "auth_reset_password", "auth_delete_me", "auth_export_data",
-    "auth_download_export", "api_keys_create", "api_keys_list", "api_keys_revoke",
-    "api_keys_create_simple", "oauth_authorize", "oauth_consent", "oauth_token",
-  ]),
+  ...apiKeys,
+  ...emailFlows,
+  ...account,
+  ...oauth,
   ...notLive("personas", [
     "personas_create", "personas_list", "personas_explore", "personas_get", "personas_update", "personas_delete",
   ]),

@@ -10,6 +10,7 @@ import type { HandlerMap } from "./http/router.ts";
 import { openJobQueue } from "./jobs/queue.ts";
 import { startWorker, type RunningWorker } from "./jobs/worker.ts";
 import { createLogger, type Logger } from "./logger.ts";
+import { createMailer } from "./providers/email/index.ts";
 import type { Services } from "./services.ts";
 
 export interface RunningService {
@@ -49,6 +50,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       log,
       jobs,
       tokens,
+      mail: createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom }, db.knex, log),
       now: options.now ?? (() => new Date()),
       health: { worker: config.worker.enabled ? "ok" : "disabled" },
     };

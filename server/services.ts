@@ -3,6 +3,7 @@ import type { Config } from "./config.ts";
 import type { Database } from "./db/database.ts";
 import type { JobQueue } from "./jobs/queue.ts";
 import type { Logger } from "./logger.ts";
+import type { Mailer } from "./providers/email/index.ts";
 
 /** What handlers and services are given: the process's shared resources. */
 export interface Services {
@@ -12,6 +13,7 @@ export interface Services {
   jobs: JobQueue;
   /** Injectable clock, so that expiry and scheduling rules can be tested. */
   now: () => Date;
+  mail: Mailer;
   /** Signs and verifies access tokens with this installation's secret. */
   tokens: TokenSigner;
   /** Readiness of the parts /readyz reports on. */

@@ -1,5 +1,6 @@
 import type { Task, TaskList } from "graphile-worker";
 import type { Services } from "../services.ts";
+import { accountCrontab, accountTasks } from "../auth/account-jobs.ts";
 import { purgeExpiredIdempotencyKeys } from "../http/idempotency-store.ts";
 
 /** Tasks of every area, by name. Each area adds its own here as it lands. */
@@ -8,8 +9,8 @@ export function taskList(services: Services): TaskList {
     const removed = await purgeExpiredIdempotencyKeys(services.db.knex, services.now());
     if (removed) services.log.info({ removed }, "expired idempotency keys purged");
   };
-  return { idempotency_purge: purgeIdempotencyKeys };
+  return { idempotency_purge: purgeIdempotencyKeys, ...accountTasks(services) };
 }
 
 /** Recurring schedule (graphile-worker crontab syntax). */
-export const crontab = ["0 * * * * idempotency_purge"].join("\n");
+export const crontab = ["0 * * * * idempotency_purge", ...accountCrontab].join("\n");

@@ -71,6 +71,9 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
       VALIDATE_RESPONSES: "true",
       EMBEDDED_DB_IN_MEMORY: "true",
       WORKER_POLL_INTERVAL_MS: "100",
+      // Every test client is 127.0.0.1: the auth limits have their own tests with low values.
+      AUTH_ATTEMPTS_PER_IP: "100000",
+      AUTH_ATTEMPTS_PER_EMAIL: "100000",
       ...(database.url ? { DATABASE_URL: database.url } : {}),
       ...options.env,
     },

@@ -1,6 +1,8 @@
 import type { Knex } from "knex";
 import * as foundation from "./0001_foundation.ts";
 import * as accounts from "./0002_accounts.ts";
+import * as oauth from "./0003_oauth.ts";
+import * as dataExports from "./0004_data_exports.ts";
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that they load the same
@@ -9,6 +11,8 @@ import * as accounts from "./0002_accounts.ts";
 const migrations: Record<string, Knex.Migration> = {
   "0001_foundation": foundation,
   "0002_accounts": accounts,
+  "0003_oauth": oauth,
+  "0004_data_exports": dataExports,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

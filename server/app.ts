@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import express, { type Express } from "express";
 import { pinoHttp } from "pino-http";
 import { handlers as defaultHandlers } from "./handlers.ts";
+import { authLimits } from "./http/auth-limits.ts";
 import { authenticate } from "./http/authenticate.ts";
 import { errorHandler, unknownRoute } from "./http/errors.ts";
 import { idempotency } from "./http/idempotency.ts";
@@ -43,6 +44,7 @@ export function createApp(services: Services, handlers: HandlerMap = defaultHand
   app.use(express.json({ limit: config.bodyLimitBytes }));
   app.use(express.urlencoded({ extended: false, limit: config.bodyLimitBytes }));
   app.use(contractValidator(config));
+  app.use(authLimits(services));
   app.use(authenticate(services));
   app.use(idempotency(services));
   app.use(dispatch(handlers, services));

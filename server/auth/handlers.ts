@@ -1,14 +1,15 @@
 import { ApiError } from "../http/errors.ts";
 import { principalOf } from "../http/authenticate.ts";
 import type { Handler } from "../http/router.ts";
+import { sendVerificationEmail } from "./email-flows.ts";
 import { verifyPassword } from "./passwords.ts";
 import { refreshSession, startSession } from "./sessions.ts";
 import { findUserByEmail } from "./store.ts";
-import { createUser, getUser, toUser, updateProfile } from "./users.ts";
+import { getUser, registerAccount, toUser, updateProfile } from "./users.ts";
 
 export const auth_register: Handler<"auth_register"> = async ({ services, body }) => {
-  const user = await createUser(services, body);
-  const { sessionId: _, ...tokens } = await startSession(services, user.id);
+  const { user, tokens } = await registerAccount(services, body);
+  await sendVerificationEmail(services, user);
   return { status: 201, body: { user: toUser(user), ...tokens } };
 };
 

@@ -1,3 +1,4 @@
+import type { Knex } from "knex";
 import { v7 as uuidv7 } from "uuid";
 import type { Services } from "../services.ts";
 import { ApiError } from "../http/errors.ts";
@@ -11,22 +12,26 @@ export interface IssuedTokens {
   refresh_token: string;
 }
 
-/** Starts a session (a login, or an OAuth grant) and issues its first token pair. */
+/**
+ * Starts a session (a login, or an OAuth grant) and issues its first token pair. `db` lets a caller
+ * make it part of a larger transaction (registration: no account without its session).
+ */
 export async function startSession(
   services: Services,
   userId: string,
   grant: { clientId?: string; scopes?: string[] } = {},
+  db: Knex = services.db.knex,
 ): Promise<IssuedTokens & { sessionId: string }> {
   const now = services.now();
   const sessionId = uuidv7();
-  await insertSession(services.db.knex, {
+  await insertSession(db, {
     id: sessionId,
     user_id: userId,
     client_id: grant.clientId ?? null,
     scopes: grant.scopes ?? null,
     created_at: now,
   });
-  return { ...(await issuePair(services, userId, sessionId, grant)), sessionId };
+  return { ...(await issuePair(services, userId, sessionId, grant, db)), sessionId };
 }
 
 /**
@@ -58,10 +63,11 @@ async function issuePair(
   userId: string,
   sessionId: string,
   grant: { clientId?: string; scopes?: string[] },
+  db: Knex = services.db.knex,
 ): Promise<IssuedTokens> {
   const now = services.now();
   const refresh = randomToken();
-  await insertRefreshToken(services.db.knex, {
+  await insertRefreshToken(db, {
     token_hash: sha256(refresh),
     session_id: sessionId,
     created_at: now,

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
 import { jwtVerify, SignJWT, errors as joseErrors } from "jose";
 
 export const ACCESS_TOKEN_TTL_S = 3600;
@@ -28,6 +28,8 @@ export class TokenSigner {
       .setProtectedHeader({ alg: "HS256", typ: "JWT" })
       .setSubject(claims.sub)
       .setIssuedAt(issuedAt)
+      // Two tokens of one session issued in the same second must still differ (a refresh is a new token).
+      .setJti(randomUUID())
       .setExpirationTime(issuedAt + ACCESS_TOKEN_TTL_S)
       .sign(this.#key);
   }
@@ -35,7 +37,7 @@ export class TokenSigner {
   /** The claims of a valid token; undefined for anything else (bad signature, `alg: none`, expired). */
   async verify(token: string, now: Date): Promise<AccessClaims | undefined> {
     try {
-      const { payload } = await jwtVerify(token, this.#key, { algorithms: ["HS256"], currentDate: now });
+      const { payload } = await jwtVerify(token, this.#key, { algorithms: ["HS256"], currentDate: now, requiredClaims: ["exp", "sub"] });
       if (typeof payload.sub !== "string" || typeof payload.sid !== "string") return undefined;
       return {
         sub: payload.sub,

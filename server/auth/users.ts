@@ -1,8 +1,10 @@
+import type { Knex } from "knex";
 import { v7 as uuidv7 } from "uuid";
 import type { components } from "../../generated/openapi.d.ts";
 import { ApiError } from "../http/errors.ts";
 import type { Services } from "../services.ts";
 import { hashPassword } from "./passwords.ts";
+import { startSession, type IssuedTokens } from "./sessions.ts";
 import { findUserById, insertUser, isUniqueViolation, updateUser, type UserRow } from "./store.ts";
 
 export type User = components["schemas"]["User"];
@@ -29,14 +31,35 @@ function conflictFor(error: unknown): ApiError | undefined {
   return undefined;
 }
 
-export async function createUser(services: Services, input: { email: string; username: string; password: string }): Promise<UserRow> {
+/**
+ * Creates the account and its first session in one transaction, so that a failure leaves neither.
+ * The password is hashed before the transaction opens: argon2 takes tens of milliseconds, and the
+ * embedded database has one session that a transaction holds.
+ */
+export async function registerAccount(
+  services: Services,
+  input: { email: string; username: string; password: string },
+): Promise<{ user: UserRow; tokens: IssuedTokens }> {
+  const passwordHash = await hashPassword(input.password);
+  return services.db.knex.transaction(async (trx) => {
+    const user = await createUser(services, { ...input, passwordHash }, trx);
+    const { sessionId: _, ...tokens } = await startSession(services, user.id, {}, trx);
+    return { user, tokens };
+  });
+}
+
+export async function createUser(
+  services: Services,
+  input: { email: string; username: string; passwordHash: string },
+  db: Knex = services.db.knex,
+): Promise<UserRow> {
   const now = services.now();
   try {
-    return await insertUser(services.db.knex, {
+    return await insertUser(db, {
       id: uuidv7(),
       email: input.email,
       username: input.username,
-      password_hash: await hashPassword(input.password),
+      password_hash: input.passwordHash,
       display_name: null,
       avatar_url: null,
       bio: null,

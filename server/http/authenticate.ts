@@ -7,7 +7,8 @@ import type { Services } from "../services.ts";
 import { ApiError } from "./errors.ts";
 import { operationIdOf } from "./router.ts";
 
-// last_used_at is written at most once a minute per key, not on every request.
+// last_used_at is written at most once a minute per key, not on every request. The row is read on
+// every request anyway, so its own last_used_at decides: no per-process memory that grows with keys.
 const TOUCH_EVERY_MS = 60_000;
 
 const unauthorized = (message = "Credentials are missing, invalid, expired or revoked") => new ApiError(401, "unauthorized", message);
@@ -19,7 +20,6 @@ const unauthorized = (message = "Credentials are missing, invalid, expired or re
  * Then enforces the operation's scope (403).
  */
 export function authenticate(services: Services): RequestHandler {
-  const touched = new Map<string, number>();
   return async (req, _res, next) => {
     const operationId = operationIdOf(req);
     const op = operationId ? operationsById.get(operationId) : undefined;
@@ -50,9 +50,8 @@ export function authenticate(services: Services): RequestHandler {
     const now = services.now();
     const row = await findApiKeyByHash(services.db.knex, sha256(key));
     if (!row || row.revoked_at || row.user_deleted_at || (row.expires_at && row.expires_at <= now)) return undefined;
-    const last = touched.get(row.id) ?? row.last_used_at?.getTime() ?? 0;
+    const last = row.last_used_at?.getTime() ?? 0;
     if (now.getTime() - last >= TOUCH_EVERY_MS) {
-      touched.set(row.id, now.getTime());
       await touchApiKey(services.db.knex, row.id, now);
     }
     return { userId: row.user_id, kind: "api_key", scopes: new Set(row.scopes), apiKeyId: row.id };

@@ -54,6 +54,6 @@ function setHeaders(res: Parameters<RequestHandler>[1], limit: number, decision:
  * session, and the embedded database is one session shared by every connection, so a second
  * connection preparing the same name fails; this adapter sends the same SQL unnamed.
  */
-function unnamedStatements(pool: pg.Pool): { query: (q: { text: string; values?: unknown[] }) => Promise<pg.QueryResult> } {
+export function unnamedStatements(pool: pg.Pool): { query: (q: { text: string; values?: unknown[] }) => Promise<pg.QueryResult> } {
   return { query: (q) => pool.query(q.text, q.values) };
 }

@@ -66,7 +66,9 @@ export function dispatch(handlers: HandlerMap, services: Services): RequestHandl
     try {
       const result = await handler({
         operationId,
-        params: req.params as never,
+        // The router is mounted with app.use, so Express's own req.params is empty; the validator
+        // matched the contract's path and holds the parameters.
+        params: ((req as Request & { openapi?: { pathParams?: Record<string, string> } }).openapi?.pathParams ?? req.params) as never,
         query: req.query as never,
         body: req.body as never,
         req,

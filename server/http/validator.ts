@@ -21,7 +21,7 @@ export function contractValidator(config: Pick<Config, "validateResponses">): Re
   return OpenApiValidator.middleware({
     apiSpec: structuredClone(contract),
     // allErrors: a client fixing a form wants every bad field at once, not one per round trip.
-    validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true, allErrors: true },
+    validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false, allErrors: true },
     validateResponses: config.validateResponses ? { removeAdditional: false } : false,
     validateSecurity: {
       handlers: {

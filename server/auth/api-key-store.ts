@@ -1,0 +1,39 @@
+import type { Knex } from "knex";
+import type { ApiKeyRow } from "./store.ts";
+
+/** A key as stored, without its hash; the hash never leaves the store. */
+export type StoredApiKey = ApiKeyRow;
+
+const COLUMNS = ["id", "user_id", "name", "key_hint", "scopes", "created_at", "last_used_at", "expires_at", "revoked_at"] as const;
+
+export async function insertApiKey(
+  knex: Knex,
+  key: { id: string; user_id: string; name: string; key_hash: string; key_hint: string; scopes: string[]; created_at: Date; expires_at: Date | null },
+): Promise<StoredApiKey> {
+  const [row] = await knex("api_keys").insert(key).returning([...COLUMNS]);
+  return row as StoredApiKey;
+}
+
+/** The user's live keys (not revoked, not expired at `now`), newest first. */
+export async function listLiveApiKeys(knex: Knex, userId: string, now: Date): Promise<StoredApiKey[]> {
+  return knex("api_keys")
+    .select([...COLUMNS])
+    .where({ user_id: userId })
+    .whereNull("revoked_at")
+    .where((q) => q.whereNull("expires_at").orWhere("expires_at", ">", now))
+    .orderBy([{ column: "created_at", order: "desc" }, { column: "id", order: "desc" }]);
+}
+
+/**
+ * Revokes one of the user's live keys in a single statement, so two concurrent revocations cannot
+ * both succeed; undefined when there is no such live key of this user.
+ */
+export async function revokeLiveApiKey(knex: Knex, userId: string, id: string, now: Date): Promise<StoredApiKey | undefined> {
+  const [row] = await knex("api_keys")
+    .where({ id, user_id: userId })
+    .whereNull("revoked_at")
+    .where((q) => q.whereNull("expires_at").orWhere("expires_at", ">", now))
+    .update({ revoked_at: now })
+    .returning([...COLUMNS]);
+  return row as StoredApiKey | undefined;
+}

@@ -1,0 +1,60 @@
+import type { Knex } from "knex";
+
+export interface OAuthClientRow {
+  id: string;
+  name: string;
+  secret_hash: string;
+  redirect_uris: string[];
+  created_at: Date;
+}
+
+export interface OAuthCodeRow {
+  code_hash: string;
+  client_id: string;
+  user_id: string;
+  redirect_uri: string;
+  scopes: string[];
+  code_challenge: string | null;
+  session_id: string | null;
+  created_at: Date;
+  expires_at: Date;
+  used_at: Date | null;
+  reused_at: Date | null;
+}
+
+export async function insertClient(knex: Knex, client: OAuthClientRow): Promise<void> {
+  await knex("oauth_clients").insert(client);
+}
+
+export async function findClient(knex: Knex, id: string): Promise<OAuthClientRow | undefined> {
+  return knex("oauth_clients").where({ id }).first();
+}
+
+export async function insertCode(knex: Knex, code: Omit<OAuthCodeRow, "session_id" | "used_at" | "reused_at">): Promise<void> {
+  await knex("oauth_codes").insert(code);
+}
+
+export async function findCode(knex: Knex, codeHash: string): Promise<OAuthCodeRow | undefined> {
+  return knex("oauth_codes").where({ code_hash: codeHash }).first();
+}
+
+/** Marks the code used; false if it already was (exactly one of two concurrent exchanges wins). */
+export async function consumeCode(knex: Knex, codeHash: string, now: Date): Promise<boolean> {
+  const updated = await knex("oauth_codes").where({ code_hash: codeHash }).whereNull("used_at").update({ used_at: now });
+  return updated === 1;
+}
+
+/** Records the session a code started; answers whether a replay was seen meanwhile. */
+export async function attachSession(knex: Knex, codeHash: string, sessionId: string): Promise<{ reused: boolean }> {
+  const [row] = await knex("oauth_codes").where({ code_hash: codeHash }).update({ session_id: sessionId }).returning("reused_at");
+  return { reused: Boolean((row as { reused_at: Date | null } | undefined)?.reused_at) };
+}
+
+/** Flags a replay and answers the session the first exchange started, if it has recorded one yet. */
+export async function markReused(knex: Knex, codeHash: string, now: Date): Promise<string | null> {
+  const [row] = await knex("oauth_codes")
+    .where({ code_hash: codeHash })
+    .update({ reused_at: knex.raw("coalesce(reused_at, ?)", [now]) })
+    .returning("session_id");
+  return (row as { session_id: string | null } | undefined)?.session_id ?? null;
+}

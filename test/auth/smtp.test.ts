@@ -1,0 +1,129 @@
+import type { AddressInfo } from "node:net";
+import { SMTPServer } from "smtp-server";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestService, type TestService } from "../support/service.ts";
+import { registerUser } from "../support/users.ts";
+
+// The real provider: mails reach an SMTP server on loopback, and a refusing server fails no request.
+interface Received {
+  from: string;
+  to: string[];
+  raw: string;
+}
+
+let service: TestService;
+let smtp: SMTPServer;
+const received: Received[] = [];
+// Flipped by the test of a refusing server: one server and one service keep the file fast.
+let refuseRecipients = false;
+let refused = 0;
+
+beforeAll(async () => {
+  smtp = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ["STARTTLS"],
+    // A reverse DNS lookup of 127.0.0.1 can take seconds in a sandbox.
+    disableReverseLookup: true,
+    logger: false,
+    onRcptTo(address, _session, callback) {
+      if (!refuseRecipients) return callback();
+      refused++;
+      callback(Object.assign(new Error(`Mailbox ${address.address} unavailable`), { responseCode: 550 }));
+    },
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+      stream.on("end", () => {
+        received.push({
+          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : "",
+          to: session.envelope.rcptTo.map((rcpt) => rcpt.address),
+          raw: Buffer.concat(chunks).toString("utf8"),
+        });
+        callback();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", resolve));
+  const { port } = smtp.server.address() as AddressInfo;
+  service = await startTestService({
+    env: { SMTP_URL: `smtp://127.0.0.1:${port}?ignoreTLS=true`, PUBLIC_BASE_URL: "https://persona.test" },
+  });
+});
+
+afterAll(async () => {
+  await service?.close();
+  await new Promise<void>((resolve) => (smtp ? smtp.close(() => resolve()) : resolve()));
+});
+
+async function until<T>(probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
+  for (let attempt = 0; attempt < 250; attempt++) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error("timed out waiting");
+}
+
+/** The text part of a raw message, with quoted-printable soft breaks and escapes undone. */
+const bodyOf = (raw: string) =>
+  raw
+    .slice(raw.indexOf("\r\n\r\n") + 4)
+    .replace(/=\r\n/g, "")
+    .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+
+describe("mail through SMTP", () => {
+  it("registration sends the verification mail to the SMTP server and marks the outbox row sent", async () => {
+    expect(service.services.mail.kind).toBe("smtp");
+    const user = await registerUser(service);
+
+    const message = await until(() => received.find((mail) => mail.to.includes(user.email)));
+    expect(message.raw).toMatch(/^Subject: Confirm your e-mail address/m);
+    const text = bodyOf(message.raw);
+    const token = /https:\/\/persona\.test\/verify-email\?token=(vt_[A-Za-z0-9_-]+)/.exec(text)?.[1];
+    expect(token, text).toBeDefined();
+
+    const row = await until(async () => {
+      const found = await service.services.db.knex("email_outbox").where({ to: user.email, kind: "verify_email" }).first();
+      return found?.sent_at ? found : undefined;
+    });
+    expect(row.text).toContain(token);
+
+    // The mailed token is the real one.
+    const verified = await service.fetch("/v1/auth/verify-email", {
+      method: "POST",
+      headers: { "content-type": "application/json", ...user.auth },
+      body: JSON.stringify({ token }),
+    });
+    expect(verified.status).toBe(200);
+  });
+
+  it("a server that refuses the recipient fails no registration; the mail stays unsent in the outbox", async () => {
+    refuseRecipients = true;
+    const user = await registerUser(service);
+    const me = await service.fetch("/v1/auth/me", { headers: user.auth });
+    expect(me.status).toBe(200);
+
+    await until(() => (refused > 0 ? true : undefined));
+    const row = await until(() => service.services.db.knex("email_outbox").where({ to: user.email, kind: "verify_email" }).first());
+    // Give the failed send time to have (wrongly) marked the row.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const after = await service.services.db.knex("email_outbox").where({ id: row.id }).first();
+    expect(after.sent_at).toBeNull();
+    expect(received.filter((mail) => mail.to.includes(user.email))).toHaveLength(0);
+
+    // Forgot-password answers as ever, and the issued token still works (read from the outbox row).
+    const forgot = await service.fetch("/v1/auth/forgot-password", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: user.email }),
+    });
+    expect(forgot.status).toBe(200);
+    const token = /token=(vt_[A-Za-z0-9_-]+)/.exec(after.text)?.[1];
+    const verified = await service.fetch("/v1/auth/verify-email", {
+      method: "POST",
+      headers: { "content-type": "application/json", ...user.auth },
+      body: JSON.stringify({ token }),
+    });
+    expect(verified.status).toBe(200);
+  });
+});

@@ -2,7 +2,8 @@
 // to a bare node:http server answering the same bytes, under autocannon. See bench/lib/.
 import { fileURLToPath } from "node:url";
 import { measure, type LoadOptions, type LoadRequest, type LoadResult } from "./lib/load.ts";
-import { freePort, startNode, type Child } from "./lib/processes.ts";
+import { childGroup } from "./lib/children.ts";
+import { freePort, startNode } from "./lib/processes.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const load: LoadOptions = { connections: 50, durationS: 10, warmupS: 2, pipelining: 1 };
@@ -45,22 +46,7 @@ async function answer(url: string, request: LoadRequest): Promise<Answer> {
   return { status: response.status, contentType: response.headers.get("content-type") ?? "", body: await response.text() };
 }
 
-const children: Child[] = [];
-let stopping: Promise<void> | undefined;
-const stopAll = () =>
-  (stopping ??= (async () => {
-    for (const child of children.splice(0).reverse()) {
-      const how = await child.stop();
-      console.log(`stopped ${child.name} (SIGTERM): ${how}`);
-    }
-  })());
-
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.once(signal, () => {
-    console.error(`\n${signal}: stopping child processes`);
-    void stopAll().finally(() => process.exit(130));
-  });
-}
+const group = childGroup();
 
 const pad = (text: string, width: number) => text.padEnd(width);
 const lpad = (text: string, width: number) => text.padStart(width);
@@ -82,7 +68,7 @@ async function main(): Promise<number> {
     DATABASE_URL: "", // the embedded PGlite database, whatever the calling shell has set
   };
   const persona = await startNode("persona", [`${root}server/main.ts`], env, `http://127.0.0.1:${personaPort}`, "/healthz");
-  children.push(persona);
+  group.add(persona);
 
   // The bare server answers exactly what Persona answers (status, content type, bytes).
   const reference = { healthz: await answer(persona.url, healthz), invalid: await answer(persona.url, invalidLogin) };
@@ -100,7 +86,7 @@ async function main(): Promise<number> {
     `http://127.0.0.1:${barePort}`,
     "/healthz",
   );
-  children.push(bare);
+  group.add(bare);
   for (const [name, request] of [["healthz", healthz], ["invalid login", invalidLogin]] as const) {
     const mine = await answer(bare.url, request);
     const theirs = name === "healthz" ? reference.healthz : reference.invalid;
@@ -115,7 +101,7 @@ async function main(): Promise<number> {
     `http://127.0.0.1:${expressPort}`,
     "/healthz",
   );
-  children.push(bareExpress);
+  group.add(bareExpress);
   const urls = { persona: persona.url, bare: bare.url, express: bareExpress.url };
 
   console.log(`node ${process.version} (${process.platform}/${process.arch}), database: embedded PGlite (in memory), worker on`);
@@ -173,11 +159,8 @@ try {
   code = await main();
 } catch (error) {
   console.error(`bench:http failed: ${error instanceof Error ? error.message : String(error)}`);
-  for (const child of children) {
-    const output = child.output().trim();
-    if (output) console.error(`--- ${child.name} output ---\n${output.slice(-4000)}`);
-  }
+  group.dump();
 } finally {
-  await stopAll();
+  await group.stopAll();
 }
 process.exitCode = code;

@@ -83,9 +83,8 @@ export const auth_export_data: Handler<"auth_export_data"> = async ({ services, 
   };
 };
 
-export const auth_download_export: Handler<"auth_download_export"> = async ({ services, params, query, req }) => {
-  // dispatch() passes Express' req.params, empty under app.use(); the validator keeps the path's.
-  const exportId = params.export_id ?? (req as typeof req & { openapi?: { pathParams?: { export_id?: string } } }).openapi?.pathParams?.export_id ?? "";
+export const auth_download_export: Handler<"auth_download_export"> = async ({ services, params, query }) => {
+  const exportId = params.export_id;
   const archive = await downloadExport(services, exportId, Number(query.expires), query.signature);
   const day = archive.exported_at.slice(0, 10);
   return {

@@ -124,9 +124,7 @@ export const api_keys_list: Handler<"api_keys_list"> = async ({ services, req })
 /** Another user's key, an unknown id and an already revoked or expired key are all 404. */
 export const api_keys_revoke: Handler<"api_keys_revoke"> = async ({ services, req, params }) => {
   const userId = principalOf(req).userId;
-  // dispatch() hands over Express' req.params, which is empty under app.use(); the validator keeps
-  // the matched path parameters on req.openapi. Remove the fallback once router.ts passes those.
-  const id = params.id ?? (req as typeof req & { openapi?: { pathParams?: { id?: string } } }).openapi?.pathParams?.id ?? "";
+  const id = params.id;
   const row = UUID.test(id) ? await revokeLiveApiKey(services.db.knex, userId, id, services.now()) : undefined;
   if (!row?.revoked_at) throw new ApiError(404, "not_found", "API key not found");
   return { status: 200, body: { message: "API key revoked.", id: row.id, revoked_at: row.revoked_at.toISOString() } };

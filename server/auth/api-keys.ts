@@ -84,35 +84,20 @@ function toApiKey(row: StoredApiKey): ApiKey {
 // Ids are UUIDs; anything else cannot name a key (and must not reach a uuid column as a 500).
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** The creation answer, the one time the full key is shown; the two forms differ only in vocabulary. */
+function created<Scope extends string>(row: StoredApiKey, key: string) {
+  const { key_hint: _hint, last_used_at: _used, ...fields } = toApiKey(row);
+  return { ...fields, key, scopes: row.scopes as Scope[] };
+}
+
 export const api_keys_create: Handler<"api_keys_create"> = async ({ services, req, body }) => {
   const { row, key } = await createApiKey(services, principalOf(req).userId, body, FINE_SCOPES);
-  return {
-    status: 201,
-    body: {
-      id: row.id,
-      name: row.name,
-      key,
-      scopes: row.scopes as components["schemas"]["ApiKeyScope"][],
-      created_at: row.created_at.toISOString(),
-      last_used_at: null,
-      expires_at: iso(row.expires_at),
-    },
-  };
+  return { status: 201, body: { ...created<components["schemas"]["ApiKeyScope"]>(row, key), last_used_at: null } };
 };
 
 export const api_keys_create_simple: Handler<"api_keys_create_simple"> = async ({ services, req, body }) => {
   const { row, key } = await createApiKey(services, principalOf(req).userId, body, SIMPLE_SCOPES);
-  return {
-    status: 201,
-    body: {
-      id: row.id,
-      name: row.name,
-      key,
-      scopes: row.scopes as components["schemas"]["SimpleApiKeyScope"][],
-      created_at: row.created_at.toISOString(),
-      expires_at: iso(row.expires_at),
-    },
-  };
+  return { status: 201, body: created<components["schemas"]["SimpleApiKeyScope"]>(row, key) };
 };
 
 /** Live keys only: revoked and expired keys no longer exist for their owner. */

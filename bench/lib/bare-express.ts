@@ -2,14 +2,8 @@
 // else: the ceiling any Express service can reach, printed by `npm run bench:http` for context.
 import express from "express";
 import type { AddressInfo } from "node:net";
+import type { Route } from "./routes.ts";
 
-interface Route {
-  method: string;
-  path: string;
-  status: number;
-  body: string;
-  contentType: string;
-}
 
 const app = express();
 app.disable("x-powered-by");

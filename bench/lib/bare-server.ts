@@ -3,14 +3,8 @@
 // body of a request is read in full (and JSON-parsed) before answering, as Persona's parser does.
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Route } from "./routes.ts";
 
-interface Route {
-  method: string;
-  path: string;
-  status: number;
-  body: string;
-  contentType: string;
-}
 
 const routes = new Map<string, Route>();
 for (const route of JSON.parse(process.env.BARE_ROUTES ?? "[]") as Route[]) routes.set(`${route.method} ${route.path}`, route);

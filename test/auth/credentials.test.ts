@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sha256 } from "../../server/auth/tokens.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
 import { apiKeyFor, registerUser } from "../support/users.ts";
+import { expectError } from "../support/assertions.ts";
 
 // The credential middleware: session JWTs and API keys, checked against the database on every
 // request, then the operation's scope.
@@ -22,13 +23,6 @@ const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split(".")[1]!, "base64url").toString()) as { sub: string; sid: string; iat: number; exp: number };
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
 
-async function expectError(response: Response, status: number, code: string) {
-  const body = await response.json();
-  expect(response.status, JSON.stringify(body)).toBe(status);
-  expect(body.error.code).toBe(code);
-  expect(typeof body.error.message).toBe("string");
-  return body;
-}
 
 const keyRow = (key: string) => service.services.db.knex("api_keys").where({ key_hash: sha256(key) });
 

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
+import { expectError } from "../support/assertions.ts";
 
 // Registration, login, refresh and the caller's own profile, end to end over HTTP.
 let service: TestService;
@@ -22,13 +23,6 @@ const putMe = (user: TestUser, body: unknown) =>
   service.fetch("/v1/auth/me", { method: "PUT", headers: { ...jsonHeaders, ...user.auth }, body: JSON.stringify(body) });
 const userRows = (email: string) => service.services.db.knex("users").whereRaw("lower(email) = lower(?)", [email]);
 
-async function expectError(response: Response, status: number, code: string) {
-  const body = await response.json();
-  expect(response.status, JSON.stringify(body)).toBe(status);
-  expect(body.error.code).toBe(code);
-  expect(typeof body.error.message).toBe("string");
-  return body;
-}
 
 async function expectInvalid(response: Response, ...paths: string[]) {
   const body = await expectError(response, 400, "invalid_request");

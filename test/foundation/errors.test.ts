@@ -79,6 +79,16 @@ describe("the error envelope", () => {
     expect(paths).toEqual(expect.arrayContaining(["/body/email", "/body/password", "/body/username"]));
   });
 
+  it("does not coerce body types: a number where a string belongs is a 400, not a string", async () => {
+    const response = await service.fetch("/v1/auth/register", {
+      method: "POST",
+      headers: jsonHeaders,
+      body: JSON.stringify({ email: "typed@example.com", password: "Correct-horse-9", username: 12345 }),
+    });
+    const body = await expectError(response, 400, "invalid_request");
+    expect(body.error.details.errors.map((error: { path: string }) => error.path)).toContain("/body/username");
+  });
+
   it("rejects an out-of-range query parameter and an unknown one", async () => {
     const headers = { "x-api-key": "pk_test" };
     const tooBig = await expectError(await service.fetch("/v1/personas?limit=101", { headers }), 400, "invalid_request");

@@ -65,6 +65,15 @@ export interface Config {
   authAttemptsPerEmail: number;
 }
 
+/**
+ * Where users reach the service: `PUBLIC_BASE_URL`, else the address this process listens on (the
+ * runtime records the real one once it listens, so `PORT=0` gives a usable link). No trailing slash.
+ */
+export function publicBaseUrl(config: Pick<Config, "publicBaseUrl" | "host" | "port">): string {
+  const host = config.host.includes(":") ? `[${config.host}]` : config.host;
+  return (config.publicBaseUrl ?? `http://${host}:${config.port}`).replace(/\/+$/, "");
+}
+
 export class ConfigError extends Error {
   override name = "ConfigError";
 }

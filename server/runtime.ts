@@ -4,7 +4,7 @@ import type { TaskList } from "graphile-worker";
 import { createApp } from "./app.ts";
 import { instanceSecret } from "./auth/secrets.ts";
 import { TokenSigner } from "./auth/tokens.ts";
-import type { Config } from "./config.ts";
+import { publicBaseUrl, type Config } from "./config.ts";
 import { openDatabase, StartupError, type Database } from "./db/database.ts";
 import type { HandlerMap } from "./http/router.ts";
 import { openJobQueue } from "./jobs/queue.ts";
@@ -72,7 +72,9 @@ export async function startService(config: Config, options: StartOptions = {}): 
         server!.listen(config.port, config.host, () => resolve());
       });
       const { port } = server.address() as AddressInfo;
-      url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
+      url = publicBaseUrl({ ...config, port, publicBaseUrl: undefined });
+      // Links in mails must name the port actually bound (PORT=0 picks one).
+      config.publicBaseUrl ??= url;
       log.info({ url, database: db.kind, worker: Boolean(worker), ms: Date.now() - started }, "persona is listening");
     } else {
       log.info({ database: db.kind, ms: Date.now() - started }, "persona worker is running");

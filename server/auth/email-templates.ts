@@ -1,10 +1,5 @@
-import type { Config } from "../config.ts";
+import { publicBaseUrl, type Config } from "../config.ts";
 import type { Mail } from "../providers/email/index.ts";
-
-/** Where users reach the service; links in mails start here. */
-export function publicBaseUrl(config: Config): string {
-  return (config.publicBaseUrl ?? `http://${config.host}:${config.port}`).replace(/\/+$/, "");
-}
 
 function link(config: Config, path: string, token: string): string {
   return `${publicBaseUrl(config)}${path}?token=${encodeURIComponent(token)}`;

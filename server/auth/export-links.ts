@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Services } from "../services.ts";
 import { instanceSecret } from "./secrets.ts";
+import { publicBaseUrl } from "../config.ts";
 
 /** How long an e-mailed download link works. */
 export const EXPORT_LINK_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -30,8 +31,7 @@ export function verifyExportLink(key: Buffer, exportId: string, expires: number,
 /** The absolute download link of an export, valid for EXPORT_LINK_TTL_MS from `now`. */
 export function exportDownloadUrl(services: Services, key: Buffer, exportId: string, now: Date): { url: string; expiresAt: Date } {
   const expires = Math.floor((now.getTime() + EXPORT_LINK_TTL_MS) / 1000);
-  const { publicBaseUrl, host, port } = services.config;
-  const base = (publicBaseUrl ?? `http://${host.includes(":") ? `[${host}]` : host}:${port}`).replace(/\/+$/, "");
+  const base = publicBaseUrl(services.config);
   const query = new URLSearchParams({ expires: String(expires), signature: signExportLink(key, exportId, expires) });
   return {
     url: `${base}/v1/auth/export-data/${encodeURIComponent(exportId)}/download?${query}`,

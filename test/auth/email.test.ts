@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { publicBaseUrl } from "../../server/auth/email-templates.ts";
+import { publicBaseUrl } from "../../server/config.ts";
 import { loadConfig } from "../../server/config.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
 import { apiKeyFor, registerUser, type TestUser } from "../support/users.ts";

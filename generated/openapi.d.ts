@@ -585,14 +585,16 @@ export interface paths {
          *     - `event: done`, `data: {"message_id": "..."}` (`ChatStreamDone`): sent after the user message
          *     and the assistant message are stored; the stream then ends.
          *     - `event: error`, `data: {"code": "...", "message": "..."}` (`ChatStreamError`, code
-         *     `upstream_error` or `internal_error`): no assistant message was stored (nor the user
-         *     message); the stream then ends.
+         *     `upstream_error` or `internal_error`): no assistant message was stored; the user message,
+         *     stored when the stream started, stays; the stream then ends.
          *     - a comment line `: keep-alive` every 15 seconds keeps proxies from closing the connection.
          *
-         *     A client that disconnects aborts the model call and nothing is stored. A connection that drops
-         *     before `done` or `error` is a network failure: retry with the same message and
-         *     `Idempotency-Key`. A retry after `done` replays the stored reply as one `delta` and the same
-         *     `done`. The message counts against the monthly quota once it is stored.
+         *     A client that disconnects aborts the model call; its user message stays and no reply is
+         *     stored. A connection that drops before `done` or `error` is a network failure: retry with the
+         *     same message and `Idempotency-Key`; the retry reuses the stored user message instead of
+         *     storing it twice. A retry after `done` replays the stored reply as one `delta` and the same
+         *     `done`. The message counts against the monthly quota (402 when used up) once the reply is
+         *     stored; a failed or aborted stream gives its count back.
          */
         post: operations["conversations_stream_message"];
         delete?: never;
@@ -1916,6 +1918,23 @@ export interface components {
             /** Format: date-time */
             expires_at: string;
         };
+        /** @description A knowledge-base chunk an assistant reply was grounded on. */
+        Citation: {
+            chunk_id: string;
+            document_id: string;
+            /** @description The document's file name. */
+            filename: string;
+            /**
+             * Format: int32
+             * @description Position of the chunk in its document, from 0.
+             */
+            chunk_index: number;
+            /**
+             * Format: double
+             * @description Relevance of the chunk to the user's message, as in a knowledge query (higher is closer).
+             */
+            similarity: number;
+        };
         /**
          * @description PKCE code-challenge methods accepted; `plain` is not.
          * @enum {string}
@@ -2924,6 +2943,11 @@ export interface components {
             content: string;
             /** Format: date-time */
             created_at: string;
+            /**
+             * @description Assistant messages only: the persona's knowledge chunks that were put into the model's context
+             *     for this reply, best first; empty when none were relevant or the persona has no documents.
+             */
+            citations?: components["schemas"]["Citation"][];
         };
         MessageCreate: {
             content: string;
@@ -4253,6 +4277,7 @@ export type SchemaChatStreamError = components['schemas']['ChatStreamError'];
 export type SchemaChatStreamEvent = components['schemas']['ChatStreamEvent'];
 export type SchemaCheckoutInput = components['schemas']['CheckoutInput'];
 export type SchemaCheckoutSession = components['schemas']['CheckoutSession'];
+export type SchemaCitation = components['schemas']['Citation'];
 export type SchemaCodeChallengeMethod = components['schemas']['CodeChallengeMethod'];
 export type SchemaConsentDecision = components['schemas']['ConsentDecision'];
 export type SchemaConversation = components['schemas']['Conversation'];
@@ -5945,7 +5970,16 @@ export interface operations {
                      *             "conversation_id": "0193a6e8-3d4e-7a5b-8c6d-7e8f9a0b1c01",
                      *             "role": "assistant",
                      *             "content": "That's Venus, cadet! After the Moon it's the brightest thing in the night sky. On the bridge we called her the lantern. Want to know why she never strays far from the Sun?",
-                     *             "created_at": "2026-11-22T19:02:14Z"
+                     *             "created_at": "2026-11-22T19:02:14Z",
+                     *             "citations": [
+                     *               {
+                     *                 "chunk_id": "0193a7b3-0a1b-7c2d-8e3f-4a5b6c7d8e05",
+                     *                 "document_id": "0193a7b2-5e6f-7a80-9b1c-3d4e5f6a7b03",
+                     *                 "filename": "planets-field-guide.md",
+                     *                 "chunk_index": 3,
+                     *                 "similarity": 0.82
+                     *               }
+                     *             ]
                      *           },
                      *           "conversation": {
                      *             "id": "0193a6e8-3d4e-7a5b-8c6d-7e8f9a0b1c01",
@@ -6010,7 +6044,16 @@ export interface operations {
                      *           "conversation_id": "0193a6e8-3d4e-7a5b-8c6d-7e8f9a0b1c01",
                      *           "role": "assistant",
                      *           "content": "That's Venus, cadet! After the Moon it's the brightest thing in the night sky. On the bridge we called her the lantern. Want to know why she never strays far from the Sun?",
-                     *           "created_at": "2026-11-22T19:02:14Z"
+                     *           "created_at": "2026-11-22T19:02:14Z",
+                     *           "citations": [
+                     *             {
+                     *               "chunk_id": "0193a7b3-0a1b-7c2d-8e3f-4a5b6c7d8e05",
+                     *               "document_id": "0193a7b2-5e6f-7a80-9b1c-3d4e5f6a7b03",
+                     *               "filename": "planets-field-guide.md",
+                     *               "chunk_index": 3,
+                     *               "similarity": 0.82
+                     *             }
+                     *           ]
                      *         }
                      *       ]
                      *     }
@@ -6100,7 +6143,16 @@ export interface operations {
                      *           "conversation_id": "0193a6e8-3d4e-7a5b-8c6d-7e8f9a0b1c01",
                      *           "role": "assistant",
                      *           "content": "That's Venus, cadet! After the Moon it's the brightest thing in the night sky. On the bridge we called her the lantern. Want to know why she never strays far from the Sun?",
-                     *           "created_at": "2026-11-22T19:02:14Z"
+                     *           "created_at": "2026-11-22T19:02:14Z",
+                     *           "citations": [
+                     *             {
+                     *               "chunk_id": "0193a7b3-0a1b-7c2d-8e3f-4a5b6c7d8e05",
+                     *               "document_id": "0193a7b2-5e6f-7a80-9b1c-3d4e5f6a7b03",
+                     *               "filename": "planets-field-guide.md",
+                     *               "chunk_index": 3,
+                     *               "similarity": 0.82
+                     *             }
+                     *           ]
                      *         },
                      *         {
                      *           "id": "0193a6f1-2b1c-7d3e-9f4a-5b6c7d8e9f11",
@@ -6171,7 +6223,16 @@ export interface operations {
                      *         "conversation_id": "0193a6e8-3d4e-7a5b-8c6d-7e8f9a0b1c01",
                      *         "role": "assistant",
                      *         "content": "That's Venus, cadet! After the Moon it's the brightest thing in the night sky. On the bridge we called her the lantern. Want to know why she never strays far from the Sun?",
-                     *         "created_at": "2026-11-22T19:02:14Z"
+                     *         "created_at": "2026-11-22T19:02:14Z",
+                     *         "citations": [
+                     *           {
+                     *             "chunk_id": "0193a7b3-0a1b-7c2d-8e3f-4a5b6c7d8e05",
+                     *             "document_id": "0193a7b2-5e6f-7a80-9b1c-3d4e5f6a7b03",
+                     *             "filename": "planets-field-guide.md",
+                     *             "chunk_index": 3,
+                     *             "similarity": 0.82
+                     *           }
+                     *         ]
                      *       }
                      *     }
                      */

@@ -34,6 +34,20 @@ export const settings = {
   MAIL_FROM: { schema: z.string().min(3).default("Persona <no-reply@persona.local>"), doc: "Sender of the service's e-mails." },
   AUTH_ATTEMPTS_PER_IP: { schema: int(1, 1_000_000).default(50), doc: "Register, login, forgot-password and token calls per client IP per 15 minutes." },
   AUTH_ATTEMPTS_PER_EMAIL: { schema: int(1, 1_000_000).default(10), doc: "Login and forgot-password calls per e-mail address per 15 minutes." },
+  LLM_PROVIDER: { schema: z.enum(["openai", "local"]).optional(), doc: "Chat model provider: `openai` (any OpenAI-compatible API) or `local` (the offline deterministic model). Default: `openai` when `OPENAI_BASE_URL` or `OPENAI_API_KEY` is set, else `local`." },
+  OPENAI_BASE_URL: { schema: z.url().optional(), doc: "Base URL of the OpenAI-compatible API (e.g. `http://127.0.0.1:11434/v1`). Unset: api.openai.com." },
+  OPENAI_API_KEY: { schema: z.string().min(1).optional(), doc: "API key for the OpenAI-compatible API." },
+  CHAT_MODEL: { schema: z.string().min(1).optional(), doc: "Default model of new personas. Default: `gpt-4o-mini`, or `local-offline-v1` with the local provider." },
+  CHAT_MODELS: { schema: z.string().min(1).optional(), doc: "Comma-separated models a persona may use (400 otherwise). Default: just `CHAT_MODEL`." },
+  CHAT_CONTEXT_TOKENS: { schema: int(512, 2_000_000).default(8192), doc: "Token budget of the context sent to the model (instructions, knowledge, history)." },
+  CHAT_MAX_OUTPUT_TOKENS: { schema: int(16, 200_000).default(1024), doc: "Most tokens a reply may have." },
+  LLM_TIMEOUT_MS: { schema: int(100, 600_000).default(60_000), doc: "How long a model call may take before it fails with 502 upstream_error." },
+  LLM_MAX_RETRIES: { schema: int(0, 10).default(2), doc: "Retries of a model call that failed before answering (429, 5xx, connection errors)." },
+  STREAM_KEEPALIVE_MS: { schema: int(100, 600_000).default(15_000), doc: "Interval of the comment line that keeps a chat stream open through proxies." },
+  EMBEDDINGS_PROVIDER: { schema: z.enum(["openai", "local"]).optional(), doc: "Embeddings provider: `openai` or `local` (hashed lexical, no model files). Default: as `LLM_PROVIDER`." },
+  EMBEDDINGS_MODEL: { schema: z.string().min(1).optional(), doc: "Embeddings model. Default: `text-embedding-3-small`, or `local-hashed-lexical-v1` with the local provider." },
+  EMBEDDINGS_BATCH_SIZE: { schema: int(1, 2048).default(64), doc: "Chunks embedded per provider call." },
+  KNOWLEDGE_CONTEXT_CHUNKS: { schema: int(0, 50).default(4), doc: "Most knowledge chunks put into a reply's context (within the token budget)." },
   VALIDATE_RESPONSES: { schema: bool.default(false), doc: "Check every JSON response against the contract (on in tests)." },
 } as const;
 
@@ -63,7 +77,26 @@ export interface Config {
   mailFrom: string;
   authAttemptsPerIp: number;
   authAttemptsPerEmail: number;
+  llm: {
+    provider: "openai" | "local";
+    baseUrl: string | undefined;
+    apiKey: string | undefined;
+    /** The default model of new personas. */
+    model: string;
+    /** Models a persona may use; always includes `model`. */
+    models: string[];
+    contextTokens: number;
+    maxOutputTokens: number;
+    timeoutMs: number;
+    maxRetries: number;
+  };
+  embeddings: { provider: "openai" | "local"; baseUrl: string | undefined; apiKey: string | undefined; model: string; batchSize: number };
+  knowledgeContextChunks: number;
+  streamKeepAliveMs: number;
 }
+
+export const LOCAL_CHAT_MODEL = "local-offline-v1";
+export const LOCAL_EMBEDDINGS_MODEL = "local-hashed-lexical-v1";
 
 /**
  * Where users reach the service: `PUBLIC_BASE_URL`, else the address this process listens on (the
@@ -91,6 +124,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (problems.length) throw new ConfigError(`Invalid setting${problems.length > 1 ? "s" : ""}: ${problems.join(", ")}`);
   const e = read as Env;
   const embedded = !e.DATABASE_URL;
+  const llmProvider = e.LLM_PROVIDER ?? (e.OPENAI_BASE_URL || e.OPENAI_API_KEY ? "openai" : "local");
+  const embeddingsProvider = e.EMBEDDINGS_PROVIDER ?? llmProvider;
+  const chatModel = e.CHAT_MODEL ?? (llmProvider === "local" ? LOCAL_CHAT_MODEL : "gpt-4o-mini");
+  const chatModels = [chatModel, ...(e.CHAT_MODELS ?? "").split(",").map((m) => m.trim()).filter(Boolean)];
   return {
     port: e.PORT,
     host: e.HOST,
@@ -118,6 +155,26 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     mailFrom: e.MAIL_FROM,
     authAttemptsPerIp: e.AUTH_ATTEMPTS_PER_IP,
     authAttemptsPerEmail: e.AUTH_ATTEMPTS_PER_EMAIL,
+    llm: {
+      provider: llmProvider,
+      baseUrl: e.OPENAI_BASE_URL,
+      apiKey: e.OPENAI_API_KEY,
+      model: chatModel,
+      models: [...new Set(chatModels)],
+      contextTokens: e.CHAT_CONTEXT_TOKENS,
+      maxOutputTokens: e.CHAT_MAX_OUTPUT_TOKENS,
+      timeoutMs: e.LLM_TIMEOUT_MS,
+      maxRetries: e.LLM_MAX_RETRIES,
+    },
+    embeddings: {
+      provider: embeddingsProvider,
+      baseUrl: e.OPENAI_BASE_URL,
+      apiKey: e.OPENAI_API_KEY,
+      model: e.EMBEDDINGS_MODEL ?? (embeddingsProvider === "local" ? LOCAL_EMBEDDINGS_MODEL : "text-embedding-3-small"),
+      batchSize: e.EMBEDDINGS_BATCH_SIZE,
+    },
+    knowledgeContextChunks: e.KNOWLEDGE_CONTEXT_CHUNKS,
+    streamKeepAliveMs: e.STREAM_KEEPALIVE_MS,
     ...overrides,
   };
 }

@@ -11,7 +11,10 @@ import { openJobQueue } from "./jobs/queue.ts";
 import { startWorker, type RunningWorker } from "./jobs/worker.ts";
 import { createLogger, type Logger } from "./logger.ts";
 import { createMailer } from "./providers/email/index.ts";
+import { createEmbeddings } from "./providers/embeddings/index.ts";
+import { createChatModel } from "./providers/llm/index.ts";
 import type { Services } from "./services.ts";
+import type { ChatModelProvider } from "./providers/llm/index.ts";
 
 export interface RunningService {
   url: string;
@@ -27,6 +30,8 @@ export interface StartOptions {
   extraTasks?: TaskList;
   now?: () => Date;
   log?: Logger;
+  /** A chat model provider to use instead of the configured one (tests). */
+  llm?: ChatModelProvider;
 }
 
 /**
@@ -51,6 +56,8 @@ export async function startService(config: Config, options: StartOptions = {}): 
       jobs,
       tokens,
       mail: createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom }, db.knex, log),
+      llm: options.llm ?? createChatModel(config),
+      embeddings: createEmbeddings(config),
       now: options.now ?? (() => new Date()),
       health: { worker: config.worker.enabled ? "ok" : "disabled" },
     };

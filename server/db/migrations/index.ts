@@ -3,6 +3,7 @@ import * as foundation from "./0001_foundation.ts";
 import * as accounts from "./0002_accounts.ts";
 import * as oauth from "./0003_oauth.ts";
 import * as dataExports from "./0004_data_exports.ts";
+import * as personasConversations from "./0005_personas_conversations.ts";
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that they load the same
@@ -13,6 +14,7 @@ const migrations: Record<string, Knex.Migration> = {
   "0002_accounts": accounts,
   "0003_oauth": oauth,
   "0004_data_exports": dataExports,
+  "0005_personas_conversations": personasConversations,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

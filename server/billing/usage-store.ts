@@ -1,0 +1,39 @@
+import type { Knex } from "knex";
+
+/** The user's plan name, locking the user row so that concurrent limit checks queue up behind it. */
+export async function lockUserPlan(trx: Knex.Transaction, userId: string): Promise<string> {
+  const row = await trx("users").select("plan").where({ id: userId }).forUpdate().first();
+  return (row?.plan as string | undefined) ?? "free";
+}
+
+export async function userPlan(knex: Knex, userId: string): Promise<string> {
+  const row = await knex("users").select("plan").where({ id: userId }).first();
+  return (row?.plan as string | undefined) ?? "free";
+}
+
+/**
+ * Counts one message against the month's quota in a single statement, only while under `limit`;
+ * answers the new count, or undefined when the quota is used up. Concurrent sends cannot overshoot.
+ */
+export async function incrementMessagesUnder(knex: Knex, userId: string, periodStart: string, limit: number): Promise<number | undefined> {
+  const result = await knex.raw<{ rows: { messages_sent: number }[] }>(
+    `INSERT INTO usage_counters (user_id, period_start, messages_sent) SELECT ?, ?, 1 WHERE ? > 0
+     ON CONFLICT (user_id, period_start) DO UPDATE SET messages_sent = usage_counters.messages_sent + 1
+       WHERE usage_counters.messages_sent < ?
+     RETURNING messages_sent`,
+    [userId, periodStart, limit, limit],
+  );
+  return result.rows[0]?.messages_sent;
+}
+
+export async function decrementMessages(knex: Knex, userId: string, periodStart: string): Promise<void> {
+  await knex("usage_counters")
+    .where({ user_id: userId, period_start: periodStart })
+    .where("messages_sent", ">", 0)
+    .decrement("messages_sent", 1);
+}
+
+export async function messagesSent(knex: Knex, userId: string, periodStart: string): Promise<number> {
+  const row = await knex("usage_counters").select("messages_sent").where({ user_id: userId, period_start: periodStart }).first();
+  return (row?.messages_sent as number | undefined) ?? 0;
+}

@@ -1,0 +1,68 @@
+import type { Knex } from "knex";
+import { ApiError } from "../http/errors.ts";
+import type { Services } from "../services.ts";
+import { limitsOf, type PlanLimits, type PlanName } from "./plans.ts";
+import { decrementMessages, incrementMessagesUnder, lockUserPlan, messagesSent, userPlan } from "./usage-store.ts";
+
+/** The usage period a moment falls in: the calendar month, UTC (first day as `YYYY-MM-DD`). */
+export function periodOf(now: Date): { start: string; end: Date } {
+  const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+  const end = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
+  return { start: start.toISOString().slice(0, 10), end };
+}
+
+const WHAT: Record<keyof PlanLimits, string> = {
+  messagesPerMonth: "messages this month",
+  personas: "personas",
+  knowledgeDocs: "knowledge documents",
+};
+
+export function planLimitExceeded(kind: keyof PlanLimits, plan: string, limit: number, used: number): ApiError {
+  return new ApiError(402, "plan_limit_exceeded", `The ${plan} plan allows ${limit} ${WHAT[kind]}; upgrade the plan for more`, {
+    limit,
+    used,
+    plan: plan as PlanName,
+  });
+}
+
+/** A message counted against the monthly quota; `release` gives it back when the send failed. */
+export interface MessageReservation {
+  release: () => Promise<void>;
+}
+
+/**
+ * Counts one message against the caller's monthly quota before the model is called, so concurrent
+ * sends cannot exceed it; 402 when it is used up. Call `release` if nothing was stored after all.
+ */
+export async function reserveMessage(services: Services, userId: string): Promise<MessageReservation> {
+  const { knex } = services.db;
+  const plan = await userPlan(knex, userId);
+  const limit = limitsOf(plan).messagesPerMonth;
+  const period = periodOf(services.now()).start;
+  const count = await incrementMessagesUnder(knex, userId, period, limit);
+  if (count === undefined) throw planLimitExceeded("messagesPerMonth", plan, limit, await messagesSent(knex, userId, period));
+  let released = false;
+  return {
+    release: async () => {
+      if (released) return;
+      released = true;
+      await decrementMessages(knex, userId, period);
+    },
+  };
+}
+
+/**
+ * Inside `trx`: locks the user's row and throws 402 when `count` (what the user has now) is already
+ * at the plan's limit of `kind`. Creations that hold this lock until they commit cannot overshoot.
+ */
+export async function assertUnderCountLimit(
+  trx: Knex.Transaction,
+  userId: string,
+  kind: "personas" | "knowledgeDocs",
+  count: () => Promise<number>,
+): Promise<void> {
+  const plan = await lockUserPlan(trx, userId);
+  const limit = limitsOf(plan)[kind];
+  const used = await count();
+  if (used >= limit) throw planLimitExceeded(kind, plan, limit, used);
+}

@@ -1,0 +1,49 @@
+/** One turn of the context sent to a chat model. */
+export interface ChatTurn {
+  role: "system" | "user" | "assistant";
+  content: string;
+}
+
+export interface ChatRequest {
+  model: string;
+  messages: ChatTurn[];
+  maxOutputTokens?: number;
+  /** Aborting it cancels the upstream call (a client that disconnected). */
+  signal?: AbortSignal;
+}
+
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export interface ChatCompletion {
+  content: string;
+  model: string;
+  usage: TokenUsage;
+}
+
+/** What a stream yields: text fragments as the model produces them, then the usage once. */
+export type ChatStreamChunk = { type: "delta"; content: string } | { type: "usage"; usage: TokenUsage };
+
+/**
+ * A chat model provider. Both methods throw `UpstreamError` when the provider fails (HTTP error,
+ * timeout, broken stream) and `AbortError`-named errors when `signal` aborts.
+ */
+export interface ChatModelProvider {
+  /** Provider name for logs: `openai` or `local`. */
+  readonly name: string;
+  complete(request: ChatRequest): Promise<ChatCompletion>;
+  stream(request: ChatRequest): AsyncIterable<ChatStreamChunk>;
+}
+
+/** The model provider failed; the API answers 502 `upstream_error` (or an `error` stream event). */
+export class UpstreamError extends Error {
+  override name = "UpstreamError";
+  /** The provider's HTTP status, when it answered one. */
+  readonly status: number | undefined;
+  constructor(message: string, status?: number, options?: { cause?: unknown }) {
+    super(message, options);
+    this.status = status;
+  }
+}

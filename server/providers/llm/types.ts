@@ -8,6 +8,11 @@ export interface ChatRequest {
   model: string;
   messages: ChatTurn[];
   maxOutputTokens?: number;
+  /**
+   * What the call is for. Real providers ignore it (the instructions say it); the offline local
+   * model uses it to answer in kind: a reply, a short conversation title, or a persona's greeting.
+   */
+  purpose?: "reply" | "title" | "greeting";
   /** Aborting it cancels the upstream call (a client that disconnected). */
   signal?: AbortSignal;
 }

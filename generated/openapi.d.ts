@@ -778,8 +778,8 @@ export interface paths {
          * @description Add a document (.txt, .md, .csv, .json or .pdf, at most 10 MB) to the knowledge base of one of
          *     the caller's personas. It is answered at once with status `processing`; chunking and embedding
          *     run in the background, so poll the detail until it is `ready` or `failed`. Only the persona's
-         *     owner may upload: 403 for another user's public persona, 404 for a persona the caller cannot
-         *     see. 402 when the plan's knowledge-document quota is used up.
+         *     owner may upload: 404 for any persona that is not the caller's, public or not (knowledge is
+         *     owner-only). 402 when the plan's knowledge-document quota is used up.
          */
         post: operations["knowledge_upload"];
         delete?: never;
@@ -824,8 +824,9 @@ export interface paths {
         put?: never;
         /**
          * Query a knowledge base
-         * @description The chunks of the persona's `ready` documents most similar to `query`, most similar first,
-         *     the same retrieval that feeds replies; never crosses personas or owners. Empty when no
+         * @description The chunks of the persona's `ready` documents most relevant to `query`, best first: the
+         *     embedding (cosine) ranking and the full-text ranking fused by reciprocal rank, the same
+         *     retrieval that feeds replies; never crosses personas or owners. Empty when no
          *     document is ready. Owner only, as for upload. 502 when the embedding provider fails.
          */
         post: operations["knowledge_query"];
@@ -2664,7 +2665,10 @@ export interface components {
              */
             limit: number;
         };
-        /** @description The chunks most relevant to a query, most similar first. */
+        /**
+         * @description The chunks most relevant to a query, best first by the fused (vector and full-text) rank; each
+         *     `similarity` is that chunk's own cosine similarity, so it need not decrease down the list.
+         */
         KnowledgeQueryResponse: {
             results: components["schemas"]["KnowledgeQueryResult"][];
             /** @description The query as sent. */

@@ -43,11 +43,15 @@ try {
  *   status, so both are hoisted into `components` and referenced, which keeps the document readable;
  * - `HttpsUrl | null` comes out as `allOf: [$ref HttpsUrl]` + `nullable: true`, which OpenAPI 3.0
  *   validators read as "never null" (the referenced scalar is not nullable), so such a named scalar is
- *   inlined next to `nullable: true`.
+ *   inlined next to `nullable: true`;
+ * - free-text string query parameters (search `q`, OAuth `scope`, `state`, `redirect_uri`, ...) get
+ *   `allowReserved: true`: validators otherwise refuse `+` (a form-encoded space), `(`, `'` and the
+ *   like in the raw query, although clients (URLSearchParams, encodeURIComponent) send them so.
  */
 function normalize(doc) {
   doc.openapi = "3.0.3";
   inlineNullableScalars(doc, doc.components?.schemas ?? {});
+  allowReservedInFreeText(doc);
   const components = (doc.components ??= {});
   const headers = {};
   const responses = {};
@@ -76,6 +80,20 @@ function normalize(doc) {
   components.responses = sortKeys(responses);
   const { schemas, responses: r, headers: h, securitySchemes, ...rest } = components;
   doc.components = { schemas, responses: r, headers: h, securitySchemes, ...rest };
+}
+
+function allowReservedInFreeText(doc) {
+  const parameters = [
+    ...Object.values(doc.components?.parameters ?? {}),
+    ...Object.values(doc.paths ?? {}).flatMap((item) => [
+      ...(item.parameters ?? []),
+      ...Object.values(item).flatMap((op) => (op && typeof op === "object" && Array.isArray(op.parameters) ? op.parameters : [])),
+    ]),
+  ];
+  for (const parameter of parameters) {
+    const schema = parameter.schema;
+    if (parameter.in === "query" && schema?.type === "string" && !schema.enum && !schema.format) parameter.allowReserved = true;
+  }
 }
 
 function inlineNullableScalars(node, schemas) {

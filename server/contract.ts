@@ -18,6 +18,8 @@ export interface OperationInfo {
   scope: string | undefined;
   /** Declares an `Idempotency-Key` header. */
   idempotent: boolean;
+  /** Its success response is JSON (false for streams, binary bodies, HTML and redirects). */
+  answersJson: boolean;
 }
 
 /** Follows a local `$ref` (`#/components/...`) to what it names. */
@@ -42,6 +44,9 @@ export const operations: OperationInfo[] = Object.entries(contract.paths).flatMa
       path,
       scope: scopes?.[0],
       idempotent: parameters.some((parameter) => parameter.in === "header" && parameter.name.toLowerCase() === "idempotency-key"),
+      answersJson: Object.entries(op.responses ?? {}).some(
+        ([status, response]) => status.startsWith("2") && Boolean(resolveRef<OpenAPIV3.ResponseObject>(response).content?.["application/json"]),
+      ),
     };
   }),
 );

@@ -5,6 +5,9 @@ import * as emailFlows from "./auth/email-flows.ts";
 import * as auth from "./auth/handlers.ts";
 import * as oauth from "./auth/oauth/handlers.ts";
 import * as ops from "./ops/handlers.ts";
+import * as knowledge from "./knowledge/handlers.ts";
+import * as conversations from "./conversations/handlers.ts";
+import * as personas from "./personas/handlers.ts";
 
 /**
  * The handler of every operation in the contract. An area that is not built yet answers 501
@@ -17,15 +20,9 @@ export const handlers: HandlerMap = {
   ...emailFlows,
   ...account,
   ...oauth,
-  ...notLive("personas", [
-    "personas_create", "personas_list", "personas_explore", "personas_get", "personas_update", "personas_delete",
-  ]),
-  ...notLive("conversations", [
-    "conversations_create", "conversations_list", "conversations_search", "conversations_get",
-    "conversations_delete", "conversations_list_messages", "conversations_send_message",
-    "conversations_stream_message",
-  ]),
-  ...notLive("knowledge", ["knowledge_upload", "knowledge_list", "knowledge_get", "knowledge_delete", "knowledge_query"]),
+  ...personas,
+  ...conversations,
+  ...knowledge,
   ...notLive("marketplace", [
     "marketplace_list", "marketplace_featured", "marketplace_categories", "marketplace_get",
     "marketplace_rate", "marketplace_reviews", "marketplace_use",

@@ -55,6 +55,11 @@ export async function completeKey(
     });
 }
 
+/** Takes a finished key back to in-progress in one statement, so only one of concurrent retries gets it. */
+export async function reclaimKey(knex: Knex, scope: string, key: string): Promise<boolean> {
+  return (await knex("idempotency_keys").where({ scope, key, state: "done" }).update({ state: "in_progress" })) === 1;
+}
+
 export async function releaseKey(knex: Knex, scope: string, key: string): Promise<void> {
   await knex("idempotency_keys").where({ scope, key, state: "in_progress" }).delete();
 }

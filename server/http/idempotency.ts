@@ -1,19 +1,40 @@
 import { createHash } from "node:crypto";
-import type { RequestHandler, Response } from "express";
+import type { Request, RequestHandler, Response } from "express";
 import type { Services } from "../services.ts";
 import { operationsById } from "../contract.ts";
 import { clientIdentity } from "./client-identity.ts";
 import { ApiError } from "./errors.ts";
 import { operationIdOf } from "./router.ts";
-import { claimKey, completeKey, findKey, releaseKey } from "./idempotency-store.ts";
+import { claimKey, completeKey, findKey, reclaimKey, releaseKey } from "./idempotency-store.ts";
 
 const REPLAYED = "Idempotent-Replayed";
+
+/**
+ * What a handler of a non-JSON operation (the chat stream) gets for its `Idempotency-Key`: such a
+ * response cannot be stored and replayed byte for byte, so the handler records an outcome of its
+ * own and a retry receives it as `previous`, to replay it or to finish what the first attempt left.
+ */
+export interface IdempotentOutcome {
+  /** The outcome an earlier request with this key recorded; undefined on the first request. */
+  previous: unknown;
+  /** Takes the key over again to redo an unfinished attempt; false when another retry holds it. */
+  reclaim: () => Promise<boolean>;
+  /** Records the outcome for retries. A key that is held and not recorded is released on close. */
+  record: (outcome: unknown) => Promise<void>;
+}
+
+const OUTCOME = Symbol("idempotent outcome");
+
+export function idempotentOutcomeOf(req: Request): IdempotentOutcome | undefined {
+  return (req as Request & { [OUTCOME]?: IdempotentOutcome })[OUTCOME];
+}
 
 /**
  * `Idempotency-Key` on the operations whose contract declares it: the first request's JSON
  * response is stored and a retry within 24 h gets it back, with nothing done twice. The same key
  * with a different request is 409; so is a retry while the first is still running. A 5xx is not
- * stored, so the client may retry it.
+ * stored, so the client may retry it. Operations that do not answer JSON record their own outcome
+ * (`idempotentOutcomeOf`); their JSON errors are not stored.
  */
 export function idempotency(services: Services): RequestHandler {
   const { knex } = services.db;
@@ -23,6 +44,7 @@ export function idempotency(services: Services): RequestHandler {
     if (!key || !operationId || !operationsById.get(operationId)?.idempotent) return next();
 
     const scope = clientIdentity(req);
+    const answersJson = operationsById.get(operationId)!.answersJson;
     let stored = false;
     const requestHash = createHash("sha256")
       .update(`${req.method} ${req.originalUrl}\n${JSON.stringify(req.body ?? null)}`)
@@ -37,12 +59,21 @@ export function idempotency(services: Services): RequestHandler {
         if (previous.state !== "done") {
           return next(new ApiError(409, "conflict", "A request with this Idempotency-Key is still in progress"));
         }
+        if (!answersJson) {
+          res.set(REPLAYED, "true");
+          attachOutcome(req, res, scope, key, { previous: previous.response_body, held: false });
+          return next();
+        }
         res.set({ ...(previous.response_headers ?? {}), [REPLAYED]: "true" });
         res.status(previous.status!).json(previous.response_body);
         return;
       }
     } catch (error) {
       return next(error);
+    }
+    if (!answersJson) {
+      attachOutcome(req, res, scope, key, { previous: undefined, held: true });
+      return next();
     }
     storeBeforeSending(res, async (status, body) => {
       stored = true;
@@ -59,6 +90,22 @@ export function idempotency(services: Services): RequestHandler {
     });
     next();
   };
+
+  function attachOutcome(req: Request, res: Response, scope: string, key: string, state: { previous: unknown; held: boolean }): void {
+    let recorded = false;
+    const outcome: IdempotentOutcome = {
+      previous: state.previous,
+      reclaim: async () => (state.held = await reclaimKey(knex, scope, key)),
+      record: async (value) => {
+        recorded = true;
+        await completeKey(knex, scope, key, { status: 200, body: value, headers: {} });
+      },
+    };
+    (req as Request & { [OUTCOME]?: IdempotentOutcome })[OUTCOME] = outcome;
+    res.once("close", () => {
+      if (state.held && !recorded) releaseKey(knex, scope, key).catch((error: unknown) => req.log.error({ err: error }, "could not release an idempotency key"));
+    });
+  }
 }
 
 /**

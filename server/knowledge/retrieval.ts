@@ -1,4 +1,5 @@
 import type { Services } from "../services.ts";
+import { searchKnowledge } from "./search.ts";
 
 /** A knowledge chunk chosen for a reply's context, and what the reply cites. */
 export interface RetrievedChunk {
@@ -22,9 +23,18 @@ export interface RetrievalRequest {
 }
 
 /**
- * The chunks of the persona's knowledge base most relevant to the user's message, best first.
- * Called by chat context assembly; the knowledge area fills it in. PLACEHOLDER: none yet.
+ * The chunks of the persona's knowledge base most relevant to the user's message, best first, by
+ * the same hybrid search as the query endpoint. Empty when the persona is not the caller's (a
+ * public persona's knowledge is its owner's alone) or has no ready document. Throws `UpstreamError`
+ * when the embeddings provider fails.
  */
-export async function retrieveForChat(_services: Services, _request: RetrievalRequest): Promise<RetrievedChunk[]> {
-  return [];
+export async function retrieveForChat(services: Services, request: RetrievalRequest): Promise<RetrievedChunk[]> {
+  if (request.limit <= 0 || !request.query.trim()) return [];
+  return searchKnowledge(services, {
+    userId: request.userId,
+    personaId: request.personaId,
+    query: request.query,
+    limit: request.limit,
+    signal: request.signal,
+  });
 }

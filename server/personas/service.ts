@@ -1,8 +1,33 @@
-import { notFound } from "../http/errors.ts";
+import { v7 as uuidv7 } from "uuid";
+import type { components } from "../../generated/openapi.d.ts";
+import { assertUnderCountLimit } from "../billing/usage.ts";
+import { ApiError, notFound } from "../http/errors.ts";
 import type { Services } from "../services.ts";
-import { findPersona, type PersonaRow } from "./store.ts";
+import { enqueueGreeting } from "./greeting-job.ts";
+import {
+  countPersonasOf,
+  deleteOwnPersona,
+  explorePublicPersonas,
+  findPersona,
+  insertPersona,
+  listPersonasOf,
+  updateOwnPersona,
+  type ExploreFilter,
+  type ExploreSortKey,
+  type PageWindow,
+  type PersonaChanges,
+  type PersonaRow,
+  type PersonaSortKey,
+} from "./store.ts";
+
+type PersonaCreate = components["schemas"]["PersonaCreate"];
+type PersonaUpdate = components["schemas"]["PersonaUpdate"];
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** The window `trending` counts messages over (docs/decisions.md, Personas). */
+export const TRENDING_WINDOW_MS = 7 * DAY_MS;
 
 /** A persona the caller may see: their own, or a public one. Anything else is 404. */
 export async function requireVisiblePersona(services: Services, userId: string, personaId: string): Promise<PersonaRow> {
@@ -16,4 +41,86 @@ export async function requireOwnPersona(services: Services, userId: string, pers
   const row = UUID.test(personaId) ? await findPersona(services.db.knex, personaId) : undefined;
   if (!row || row.creator_id !== userId) throw notFound("Persona");
   return row;
+}
+
+/**
+ * A persona the caller is about to change or delete: 404 when they may not see it, 403 when they
+ * may see it (it is public) but it is not theirs (DECISIONS: Errors).
+ */
+async function requireChangeablePersona(services: Services, userId: string, personaId: string): Promise<PersonaRow> {
+  const row = await requireVisiblePersona(services, userId, personaId);
+  if (row.creator_id !== userId) throw new ApiError(403, "forbidden", "Only the persona's creator may change or delete it");
+  return row;
+}
+
+/** The model must be one the server is configured to run; the contract cannot know the list. */
+function checkModel(services: Services, model: string | undefined): void {
+  const allowed = services.config.llm.models;
+  if (model === undefined || allowed.includes(model)) return;
+  const errors = [{ path: "/body/model", message: `must be one of: ${allowed.join(", ")}` }];
+  throw new ApiError(400, "invalid_request", `/body/model must be one of: ${allowed.join(", ")}`, { errors });
+}
+
+/**
+ * Creates the caller's persona. The plan's persona limit is checked under a lock on the user's row
+ * held until the insert commits, so concurrent creations cannot overshoot it. Without a greeting,
+ * a job asks the model for one after the commit (the worker must be able to see the row).
+ */
+export async function createPersona(services: Services, userId: string, input: PersonaCreate): Promise<PersonaRow> {
+  checkModel(services, input.model);
+  const now = services.now();
+  const row = await services.db.knex.transaction(async (trx) => {
+    await assertUnderCountLimit(trx, userId, "personas", () => countPersonasOf(trx, userId));
+    return insertPersona(trx, {
+      id: uuidv7(),
+      creator_id: userId,
+      name: input.name,
+      description: input.description ?? "",
+      instructions: input.instructions,
+      model: input.model ?? services.config.llm.model,
+      avatar_url: input.avatar_url ?? null,
+      is_public: input.is_public ?? false,
+      category: input.category ?? "other",
+      greeting_message: input.greeting_message ?? null,
+      voice_id: input.voice_id ?? "alloy",
+      message_count: 0,
+      created_at: now,
+      updated_at: now,
+    });
+  });
+  if (row.greeting_message === null) await enqueueGreeting(services, row.id);
+  return row;
+}
+
+const CHANGEABLE = ["name", "description", "instructions", "model", "avatar_url", "is_public", "category", "greeting_message", "voice_id"] as const;
+
+/** Changes only the supplied fields; an update that supplies none changes nothing, not even `updated_at`. */
+export async function updatePersona(services: Services, userId: string, personaId: string, input: PersonaUpdate): Promise<PersonaRow> {
+  const current = await requireChangeablePersona(services, userId, personaId);
+  checkModel(services, input.model);
+  const changes: PersonaChanges = {};
+  for (const key of CHANGEABLE) {
+    if (input[key] !== undefined) (changes as Record<string, unknown>)[key] = input[key];
+  }
+  if (Object.keys(changes).length === 0) return current;
+  const row = await updateOwnPersona(services.db.knex, current.id, userId, { ...changes, updated_at: services.now() });
+  if (!row) throw notFound("Persona");
+  return row;
+}
+
+export async function deletePersona(services: Services, userId: string, personaId: string): Promise<string> {
+  const current = await requireChangeablePersona(services, userId, personaId);
+  if (!(await deleteOwnPersona(services.db.knex, current.id, userId))) throw notFound("Persona");
+  return current.id;
+}
+
+export async function listOwnPersonas(services: Services, userId: string, sort: PersonaSortKey, page: PageWindow) {
+  return listPersonasOf(services.db.knex, userId, sort, page);
+}
+
+/** Public personas of every creator, the caller's own included. Blank free text filters nothing. */
+export async function explorePersonas(services: Services, filter: ExploreFilter, sort: ExploreSortKey, page: PageWindow) {
+  const q = filter.q?.trim();
+  const since = new Date(services.now().getTime() - TRENDING_WINDOW_MS);
+  return explorePublicPersonas(services.db.knex, { ...filter, q: q ? q : undefined }, sort, page, since);
 }

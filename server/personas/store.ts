@@ -17,6 +17,136 @@ export interface PersonaRow {
   updated_at: Date;
 }
 
+/** The columns an owner may change; everything else is the service's to set. */
+export type PersonaChanges = Partial<
+  Pick<PersonaRow, "name" | "description" | "instructions" | "model" | "avatar_url" | "is_public" | "category" | "greeting_message" | "voice_id">
+>;
+
+export type PersonaSortKey = "created_at" | "updated_at" | "name";
+export type ExploreSortKey = "popular" | "recent" | "trending";
+
+export interface PageWindow {
+  limit: number;
+  offset: number;
+}
+
 export async function findPersona(knex: Knex, id: string): Promise<PersonaRow | undefined> {
   return knex("personas").where({ id }).first();
+}
+
+export async function insertPersona(knex: Knex, row: PersonaRow): Promise<PersonaRow> {
+  const [inserted] = await knex("personas").insert(row).returning("*");
+  return inserted as PersonaRow;
+}
+
+export async function countPersonasOf(knex: Knex, creatorId: string): Promise<number> {
+  const row = await knex("personas").where({ creator_id: creatorId }).count<{ count: string | number }>({ count: "*" }).first();
+  return Number(row?.count ?? 0);
+}
+
+/** Updates the creator's persona in one statement; undefined when it no longer exists. */
+export async function updateOwnPersona(
+  knex: Knex,
+  id: string,
+  creatorId: string,
+  changes: PersonaChanges & { updated_at: Date },
+): Promise<PersonaRow | undefined> {
+  const [row] = await knex("personas").where({ id, creator_id: creatorId }).update(changes).returning("*");
+  return row as PersonaRow | undefined;
+}
+
+/** Conversations and their messages go with it (foreign keys ON DELETE CASCADE). */
+export async function deleteOwnPersona(knex: Knex, id: string, creatorId: string): Promise<boolean> {
+  const removed = await knex("personas").where({ id, creator_id: creatorId }).delete();
+  return removed > 0;
+}
+
+/**
+ * Stores a generated greeting only while the persona still has none, in one statement: a greeting
+ * the owner set while the model was writing wins. `updated_at` stays: the owner changed nothing.
+ */
+export async function setGreetingIfMissing(knex: Knex, id: string, greeting: string): Promise<boolean> {
+  const updated = await knex("personas").where({ id }).whereNull("greeting_message").update({ greeting_message: greeting });
+  return updated > 0;
+}
+
+// Every order ends on `id`, so rows with equal keys keep one order and pages neither repeat nor skip.
+// Names compare lower-cased by code point, the same on PostgreSQL and the embedded database
+// whatever collation either was created with.
+const OWN_ORDER: Record<PersonaSortKey, string> = {
+  created_at: "created_at DESC, id DESC",
+  updated_at: "updated_at DESC, id DESC",
+  name: 'lower(name) COLLATE "C" ASC, id ASC',
+};
+
+export async function listPersonasOf(
+  knex: Knex,
+  creatorId: string,
+  sort: PersonaSortKey,
+  page: PageWindow,
+): Promise<{ rows: PersonaRow[]; total: number }> {
+  const rows = await knex("personas")
+    .where({ creator_id: creatorId })
+    .orderByRaw(OWN_ORDER[sort])
+    .limit(page.limit)
+    .offset(page.offset);
+  return { rows, total: await countPersonasOf(knex, creatorId) };
+}
+
+export interface ExploreFilter {
+  category?: string;
+  /** Free text: full-text match over name and description, or a substring of the name. */
+  q?: string;
+}
+
+/** LIKE treats `%`, `_` and the escape character itself as special; a search for them means them. */
+function likeSubstring(text: string): string {
+  return `%${text.replace(/[\\%_]/g, "\\$&")}%`;
+}
+
+function publicMatching(knex: Knex, filter: ExploreFilter): Knex.QueryBuilder {
+  const query = knex("personas as p").where("p.is_public", true);
+  if (filter.category) query.where("p.category", filter.category);
+  if (filter.q !== undefined) {
+    const q = filter.q;
+    // The expression is the one of the personas_public_text index, so the planner can use it.
+    query.where((match) =>
+      match
+        .whereRaw("to_tsvector('english', p.name || ' ' || p.description) @@ websearch_to_tsquery('english', ?)", [q])
+        .orWhereRaw("p.name ILIKE ? ESCAPE '\\'", [likeSubstring(q)]),
+    );
+  }
+  return query;
+}
+
+const EXPLORE_ORDER: Record<ExploreSortKey, string> = {
+  popular: "p.message_count DESC, p.created_at DESC, p.id DESC",
+  recent: "p.created_at DESC, p.id DESC",
+  trending: "coalesce(t.recent_messages, 0) DESC, p.message_count DESC, p.created_at DESC, p.id DESC",
+};
+
+/**
+ * Public personas matching the filter, in the explore order. `trending` counts each persona's
+ * messages created at or after `trendingSince`.
+ */
+export async function explorePublicPersonas(
+  knex: Knex,
+  filter: ExploreFilter,
+  sort: ExploreSortKey,
+  page: PageWindow,
+  trendingSince: Date,
+): Promise<{ rows: PersonaRow[]; total: number }> {
+  const query = publicMatching(knex, filter).select("p.*");
+  if (sort === "trending") {
+    const recent = knex("messages")
+      .select("persona_id")
+      .count({ recent_messages: "*" })
+      .where("created_at", ">=", trendingSince)
+      .groupBy("persona_id")
+      .as("t");
+    query.leftJoin(recent, "t.persona_id", "p.id");
+  }
+  const rows: PersonaRow[] = await query.orderByRaw(EXPLORE_ORDER[sort]).limit(page.limit).offset(page.offset);
+  const counted = await publicMatching(knex, filter).count<{ count: string | number }>({ count: "*" }).first();
+  return { rows, total: Number(counted?.count ?? 0) };
 }

@@ -147,8 +147,8 @@ describe("the authorization-code flow", () => {
     expect(typeof tokens.access_token).toBe("string");
     expect(typeof tokens.refresh_token).toBe("string");
 
-    // personas:read gets past auth (the personas area answers 501 until it is built); admin-only does not.
-    expect((await service.fetch("/v1/personas", { headers: bearer(tokens.access_token) })).status).toBe(501);
+    // personas:read gets past auth; admin-only does not.
+    expect((await service.fetch("/v1/personas", { headers: bearer(tokens.access_token) })).status).toBe(200);
     await expectJsonError(await service.fetch("/v1/auth/me", { headers: bearer(tokens.access_token) }), 403, "forbidden");
 
     const refreshed = await token({
@@ -161,7 +161,7 @@ describe("the authorization-code flow", () => {
     expect(refreshed.status, JSON.stringify(pair)).toBe(200);
     expect(pair).toMatchObject({ token_type: "Bearer", expires_in: 3600, scope: "personas:read conversations:write" });
     expect(pair.refresh_token).not.toBe(tokens.refresh_token);
-    expect((await service.fetch("/v1/personas", { headers: bearer(pair.access_token) })).status).toBe(501);
+    expect((await service.fetch("/v1/personas", { headers: bearer(pair.access_token) })).status).toBe(200);
 
     // The grant's refresh token needs its client's credentials.
     const wrongSecret = { grant_type: "refresh_token", refresh_token: pair.refresh_token, client_id: client.client_id, client_secret: "cs_wrong" };
@@ -307,7 +307,7 @@ describe("codes", () => {
     const first = await exchange(code);
     const tokens = await first.json();
     expect(first.status, JSON.stringify(tokens)).toBe(200);
-    expect((await service.fetch("/v1/personas", { headers: bearer(tokens.access_token) })).status).toBe(501);
+    expect((await service.fetch("/v1/personas", { headers: bearer(tokens.access_token) })).status).toBe(200);
 
     await expectJsonError(await exchange(code), 400);
     await expectJsonError(await service.fetch("/v1/personas", { headers: bearer(tokens.access_token) }), 401, "unauthorized");

@@ -4,6 +4,7 @@ import pg from "pg";
 import { loadConfig, type Config } from "../../server/config.ts";
 import type { HandlerMap } from "../../server/http/router.ts";
 import type { Logger } from "../../server/logger.ts";
+import type { ChatModelProvider } from "../../server/providers/llm/index.ts";
 import { startService, type RunningService } from "../../server/runtime.ts";
 
 /**
@@ -49,6 +50,8 @@ export interface TestServiceOptions {
   log?: Logger;
   /** Reuse this database instead of creating one (several processes on one database). */
   database?: TestDatabase;
+  /** A chat model provider instead of the configured one (a fake, or one that fails). */
+  llm?: ChatModelProvider;
 }
 
 export interface TestService extends RunningService {
@@ -84,6 +87,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     ...(options.extraTasks ? { extraTasks: options.extraTasks } : {}),
     ...(options.now ? { now: options.now } : {}),
     ...(options.log ? { log: options.log } : {}),
+    ...(options.llm ? { llm: options.llm } : {}),
   });
   return {
     ...service,

@@ -49,6 +49,8 @@ export async function up(knex: Knex): Promise<void> {
     table.uuid("persona_id").notNullable();
     table.text("role").notNullable();
     table.text("content").notNullable();
+    // Counted once when stored, so that fitting history into the context budget needs no tokenizer.
+    table.integer("content_tokens").notNullable().defaultTo(0);
     table.text("model");
     table.integer("input_tokens");
     table.integer("output_tokens");

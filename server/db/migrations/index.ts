@@ -4,6 +4,7 @@ import * as accounts from "./0002_accounts.ts";
 import * as oauth from "./0003_oauth.ts";
 import * as dataExports from "./0004_data_exports.ts";
 import * as personasConversations from "./0005_personas_conversations.ts";
+import * as knowledge from "./0006_knowledge.ts";
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that they load the same
@@ -15,6 +16,7 @@ const migrations: Record<string, Knex.Migration> = {
   "0003_oauth": oauth,
   "0004_data_exports": dataExports,
   "0005_personas_conversations": personasConversations,
+  "0006_knowledge": knowledge,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

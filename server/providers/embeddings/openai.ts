@@ -1,15 +1,66 @@
+import OpenAI, { APIError, APIUserAbortError } from "openai";
 import type { Config } from "../../config.ts";
 import { UpstreamError } from "../llm/types.ts";
-import type { EmbeddingResult, EmbeddingsProvider } from "./types.ts";
+import { padEmbedding } from "./pad.ts";
+import { EMBEDDING_DIMENSIONS, type EmbeddingResult, type EmbeddingsProvider } from "./types.ts";
 
-// PLACEHOLDER: being replaced by the `openai` package implementation.
+// Models known to be larger than the stored size and to accept `dimensions` (Matryoshka-trained).
+const SHORTENABLE = /^text-embedding-3-large/;
+
+/**
+ * Embeddings through the `openai` package, against api.openai.com or any compatible base URL.
+ * A model with more than 1536 dimensions is asked for 1536 (`dimensions`): at once when it is
+ * known to be larger, otherwise after its first answer shows it (remembered for later calls).
+ * A smaller model's vectors are zero-padded.
+ */
 export class OpenAIEmbeddings implements EmbeddingsProvider {
   readonly name = "openai";
   readonly model: string;
-  constructor(settings: Config["embeddings"], _llm: Config["llm"]) {
+  private readonly client: OpenAI;
+  private askForDimensions: boolean;
+
+  constructor(settings: Config["embeddings"], llm: Config["llm"]) {
     this.model = settings.model;
+    this.askForDimensions = SHORTENABLE.test(settings.model);
+    this.client = new OpenAI({
+      // A missing key is the provider's 401 to report, not a reason for the service not to start.
+      apiKey: settings.apiKey ?? "unset",
+      ...(settings.baseUrl ? { baseURL: settings.baseUrl } : {}),
+      timeout: llm.timeoutMs,
+      maxRetries: llm.maxRetries,
+    });
   }
-  async embed(_texts: string[]): Promise<EmbeddingResult> {
-    throw new UpstreamError("The OpenAI embeddings provider is not built yet");
+
+  async embed(texts: string[], signal?: AbortSignal): Promise<EmbeddingResult> {
+    if (texts.length === 0) return { vectors: [], model: this.model, inputTokens: 0 };
+    let answer = await this.request(texts, signal);
+    if (!this.askForDimensions && answer.data.some((item) => item.embedding.length > EMBEDDING_DIMENSIONS)) {
+      this.askForDimensions = true;
+      answer = await this.request(texts, signal);
+    }
+    if (answer.data.length !== texts.length) {
+      throw new UpstreamError(`The embeddings provider answered ${answer.data.length} vectors for ${texts.length} inputs`);
+    }
+    const vectors = new Array<number[]>(texts.length);
+    for (const item of answer.data) {
+      if (!Number.isInteger(item.index) || item.index < 0 || item.index >= texts.length) {
+        throw new UpstreamError("The embeddings provider answered an out-of-range index");
+      }
+      vectors[item.index] = padEmbedding(item.embedding);
+    }
+    return { vectors, model: answer.model || this.model, inputTokens: answer.usage?.prompt_tokens ?? 0 };
+  }
+
+  private async request(texts: string[], signal: AbortSignal | undefined) {
+    try {
+      return await this.client.embeddings.create(
+        { model: this.model, input: texts, ...(this.askForDimensions ? { dimensions: EMBEDDING_DIMENSIONS } : {}) },
+        signal ? { signal } : {},
+      );
+    } catch (error) {
+      if (error instanceof APIUserAbortError || (error as Error).name === "AbortError") throw error;
+      const status = error instanceof APIError ? error.status : undefined;
+      throw new UpstreamError(`The embeddings provider failed: ${(error as Error).message}`, status, { cause: error });
+    }
   }
 }

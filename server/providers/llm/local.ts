@@ -1,13 +1,137 @@
-import { UpstreamError, type ChatCompletion, type ChatModelProvider, type ChatRequest, type ChatStreamChunk } from "./types.ts";
+import { setImmediate as nextTurn } from "node:timers/promises";
+import { LOCAL_CHAT_MODEL } from "../../config.ts";
+import { countChatTokens, countTokens, truncateToTokens } from "./tokens.ts";
+import type { ChatCompletion, ChatModelProvider, ChatRequest, ChatStreamChunk, ChatTurn } from "./types.ts";
 
-// PLACEHOLDER: being replaced by the deterministic offline model.
+/**
+ * The offline default: no model, no network. It answers deterministically from what the context
+ * holds (the persona's name, the user's last message, the first knowledge excerpt), so every
+ * feature works and can be tested without a provider, and its replies say they are offline.
+ */
 export class LocalChatModel implements ChatModelProvider {
   readonly name = "local";
-  async complete(_request: ChatRequest): Promise<ChatCompletion> {
-    throw new UpstreamError("The local model is not built yet");
+
+  async complete(request: ChatRequest): Promise<ChatCompletion> {
+    throwIfAborted(request.signal);
+    const content = localReply(request);
+    return { content, model: LOCAL_CHAT_MODEL, usage: { inputTokens: countChatTokens(request.messages), outputTokens: countTokens(content) } };
   }
-  // eslint-disable-next-line require-yield
-  async *stream(_request: ChatRequest): AsyncIterable<ChatStreamChunk> {
-    throw new UpstreamError("The local model is not built yet");
+
+  async *stream(request: ChatRequest): AsyncIterable<ChatStreamChunk> {
+    throwIfAborted(request.signal);
+    const content = localReply(request);
+    for (const [index, piece] of wordGroups(content, WORDS_PER_PIECE).entries()) {
+      // Give the event loop a turn between pieces, as a real stream would, without slowing tests.
+      if (index > 0) await nextTurn();
+      throwIfAborted(request.signal);
+      yield { type: "delta", content: piece };
+    }
+    yield { type: "usage", usage: { inputTokens: countChatTokens(request.messages), outputTokens: countTokens(content) } };
   }
+}
+
+const WORDS_PER_PIECE = 3;
+const QUOTE_MAX_CHARS = 120;
+const EXCERPT_MAX_CHARS = 200;
+const TITLE_MAX_WORDS = 5;
+const OFFLINE_LABEL = "(offline local model)";
+
+/** The whole reply for a request, cut to its output token limit. */
+export function localReply(request: ChatRequest): string {
+  const persona = personaName(request.messages);
+  const text =
+    request.purpose === "title" ? titleFor(request.messages) : request.purpose === "greeting" ? greetingFor(persona) : replyFor(persona, request.messages);
+  return request.maxOutputTokens === undefined ? text : truncateToTokens(text, request.maxOutputTokens);
+}
+
+function replyFor(persona: string | undefined, turns: ChatTurn[]): string {
+  const speaker = `${persona ?? "Assistant"} ${OFFLINE_LABEL}:`;
+  const lastUserIndex = turns.findLastIndex((turn) => turn.role === "user");
+  if (lastUserIndex < 0) return `${speaker} I am here whenever you want to talk.`;
+  const sentences = [`${speaker} You said "${clip(oneLine(turns[lastUserIndex]!.content), QUOTE_MAX_CHARS)}".`];
+  const excerpt = firstExcerpt(turns);
+  if (excerpt) sentences.push(`According to ${excerpt.source}, "${excerpt.sentence}"`);
+  const earlier = turns.slice(0, lastUserIndex).filter((turn) => turn.role !== "system").length;
+  sentences.push(
+    earlier === 0 ? "This is the start of our conversation." : `We have exchanged ${earlier} earlier ${earlier === 1 ? "message" : "messages"}.`,
+  );
+  return sentences.join(" ");
+}
+
+function greetingFor(persona: string | undefined): string {
+  return persona ? `Hello, I am ${persona}, what shall we talk about today?` : "Hello, what shall we talk about today?";
+}
+
+// Words a title can do without.
+const STOP_WORDS = new Set(
+  ("a an and are as at be but by can could do does for from had has have how i i'm if in is it its me my no not of on or our please " +
+    "should so tell than that the their them then there these they this to us was we were what when where which who why will with " +
+    "would you your yours about just some any all").split(" "),
+);
+
+function titleFor(turns: ChatTurn[]): string {
+  const firstUser = turns.find((turn) => turn.role === "user");
+  const words = firstUser?.content.match(/[\p{L}\p{N}][\p{L}\p{N}'’-]*/gu) ?? [];
+  const keyWords: string[] = [];
+  for (const word of words) {
+    const lower = word.toLowerCase();
+    if (STOP_WORDS.has(lower) || keyWords.some((kept) => kept.toLowerCase() === lower)) continue;
+    keyWords.push(word === lower ? word[0]!.toUpperCase() + word.slice(1) : word);
+    if (keyWords.length === TITLE_MAX_WORDS) break;
+  }
+  return keyWords.length > 0 ? keyWords.join(" ") : "New conversation";
+}
+
+/**
+ * The persona's name from its instructions: the capitalised words after "You are" or "Your name
+ * is" ("You are Captain Nova, a starship pilot" → "Captain Nova"). Lower-case continuations ("You
+ * are a helpful assistant") name nobody.
+ */
+function personaName(turns: ChatTurn[]): string | undefined {
+  for (const turn of turns) {
+    if (turn.role !== "system") continue;
+    const match = /\b(?:You are|You're|Your name is)\s+((?:[\p{Lu}][\p{L}\p{N}'’.-]*)(?:\s+[\p{Lu}][\p{L}\p{N}'’.-]*){0,4})/u.exec(turn.content);
+    if (match) return match[1]!.replace(/\.+$/, "");
+  }
+  return undefined;
+}
+
+/** The first `[source: name#n]` excerpt of the system turns, reduced to its first sentence. */
+function firstExcerpt(turns: ChatTurn[]): { source: string; sentence: string } | undefined {
+  for (const turn of turns) {
+    if (turn.role !== "system") continue;
+    const match = /^\[source:\s*([^\]\n]+)\]\s*\n([\s\S]*?)(?=\n+\[source:|$(?![\s\S]))/m.exec(turn.content);
+    if (!match) continue;
+    const text = oneLine(match[2]!);
+    const sentence = /^.*?[.!?](?=\s|$)/.exec(text)?.[0] ?? text;
+    if (sentence) return { source: match[1]!.trim(), sentence: clip(sentence, EXCERPT_MAX_CHARS) };
+  }
+  return undefined;
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, " ").trim();
+}
+
+/** At most `max` characters, cut at a word boundary when there is one. */
+function clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const cut = text.slice(0, max - 1);
+  const lastSpace = cut.lastIndexOf(" ");
+  return `${lastSpace > max / 2 ? cut.slice(0, lastSpace) : cut}…`;
+}
+
+/** The text in pieces of `size` words, each keeping its following whitespace: joined, they are the text. */
+function wordGroups(text: string, size: number): string[] {
+  const words = text.match(/\s*\S+\s*/g) ?? [];
+  const groups: string[] = [];
+  for (let i = 0; i < words.length; i += size) groups.push(words.slice(i, i + size).join(""));
+  return groups;
+}
+
+function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (!signal?.aborted) return;
+  const error = new Error("The model call was aborted", { cause: signal.reason });
+  error.name = "AbortError";
+  throw error;
 }

@@ -1,15 +1,130 @@
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from "openai";
 import type { Config } from "../../config.ts";
-import { UpstreamError, type ChatCompletion, type ChatModelProvider, type ChatRequest, type ChatStreamChunk } from "./types.ts";
+import { countChatTokens, countTokens } from "./tokens.ts";
+import { UpstreamError, type ChatCompletion, type ChatModelProvider, type ChatRequest, type ChatStreamChunk, type TokenUsage } from "./types.ts";
 
-// PLACEHOLDER: being replaced by the `openai` package implementation.
+const OPENAI_BASE_URL = "https://api.openai.com/v1";
+
+type Settings = Pick<Config["llm"], "baseUrl" | "apiKey" | "maxOutputTokens" | "timeoutMs" | "maxRetries">;
+
+/** The real provider: any OpenAI-compatible chat completions API, through the official package. */
 export class OpenAIChatModel implements ChatModelProvider {
   readonly name = "openai";
-  constructor(_settings: Config["llm"]) {}
-  async complete(_request: ChatRequest): Promise<ChatCompletion> {
-    throw new UpstreamError("The OpenAI provider is not built yet");
+  readonly #client: OpenAI;
+  readonly #settings: Settings;
+  readonly #isOpenAI: boolean;
+
+  constructor(settings: Settings) {
+    this.#settings = settings;
+    const baseURL = settings.baseUrl ?? OPENAI_BASE_URL;
+    this.#isOpenAI = new URL(baseURL).hostname === "api.openai.com";
+    this.#client = new OpenAI({
+      baseURL,
+      // Local servers (Ollama, vLLM, llama.cpp) need no key, but the package insists on one.
+      apiKey: settings.apiKey ?? "not-needed",
+      // Settings come from server/config.ts only: stop the package reading OPENAI_* variables itself.
+      organization: null,
+      project: null,
+      timeout: settings.timeoutMs,
+      maxRetries: settings.maxRetries,
+    });
   }
-  // eslint-disable-next-line require-yield
-  async *stream(_request: ChatRequest): AsyncIterable<ChatStreamChunk> {
-    throw new UpstreamError("The OpenAI provider is not built yet");
+
+  async complete(request: ChatRequest): Promise<ChatCompletion> {
+    try {
+      const response = await this.#client.chat.completions.create({ ...this.#body(request), stream: false }, { signal: request.signal });
+      const content = response.choices[0]?.message.content ?? "";
+      return { content, model: response.model || request.model, usage: usageOf(response.usage, request, content) };
+    } catch (error) {
+      throw this.#providerError(error, request.signal);
+    }
   }
+
+  async *stream(request: ChatRequest): AsyncIterable<ChatStreamChunk> {
+    // The package's timeout ends when the response headers arrive; a stream that then stalls would
+    // hang for ever. This watchdog aborts it after `timeoutMs` without a chunk.
+    const stalled = new AbortController();
+    const signal = request.signal ? AbortSignal.any([request.signal, stalled.signal]) : stalled.signal;
+    let watchdog: NodeJS.Timeout | undefined;
+    let content = "";
+    let upstreamUsage: OpenAI.CompletionUsage | undefined;
+    let finished = false;
+    try {
+      const chunks = await this.#client.chat.completions.create(
+        { ...this.#body(request), stream: true, stream_options: { include_usage: true } },
+        { signal },
+      );
+      watchdog = setTimeout(() => stalled.abort(), this.#settings.timeoutMs);
+      for await (const chunk of chunks) {
+        watchdog.refresh();
+        if (chunk.usage) upstreamUsage = chunk.usage;
+        const choice = chunk.choices[0];
+        if (choice?.finish_reason) finished = true;
+        const delta = choice?.delta?.content;
+        if (delta) {
+          content += delta;
+          yield { type: "delta", content: delta };
+          // Time our consumer took does not count against the provider.
+          watchdog.refresh();
+        }
+      }
+    } catch (error) {
+      throw this.#providerError(error, request.signal, stalled.signal);
+    } finally {
+      clearTimeout(watchdog);
+    }
+    // The package ends the iteration quietly when the request is aborted, so check why it ended.
+    if (request.signal?.aborted) throw abortError(request.signal);
+    if (stalled.signal.aborted) throw this.#timeoutError();
+    // A stream closed cleanly but early (a proxy cut it) ends without a finish reason or usage.
+    if (!finished && !upstreamUsage) throw new UpstreamError("The model provider's stream ended before the reply was complete");
+    yield { type: "usage", usage: usageOf(upstreamUsage, request, content) };
+  }
+
+  #body(request: ChatRequest): OpenAI.ChatCompletionCreateParamsNonStreaming {
+    const maxTokens = request.maxOutputTokens ?? this.#settings.maxOutputTokens;
+    return {
+      model: request.model,
+      messages: request.messages.map((turn) => ({ role: turn.role, content: turn.content })),
+      // OpenAI rejects `max_tokens` for its reasoning models; most compatible servers only know
+      // `max_tokens`. Each gets the name it understands.
+      ...(this.#isOpenAI ? { max_completion_tokens: maxTokens } : { max_tokens: maxTokens }),
+    };
+  }
+
+  #timeoutError(): UpstreamError {
+    return new UpstreamError(`The model provider did not answer within ${this.#settings.timeoutMs} ms`);
+  }
+
+  /**
+   * The error callers see. Messages are ours, never the upstream's: those can echo part of the API
+   * key (OpenAI's 401 does) or the prompt. Only the status and a short error code are kept.
+   */
+  #providerError(error: unknown, signal: AbortSignal | undefined, stalled?: AbortSignal): Error {
+    if (signal?.aborted) return abortError(signal);
+    if (stalled?.aborted || error instanceof APIConnectionTimeoutError) return this.#timeoutError();
+    if (error instanceof UpstreamError) return error;
+    if (error instanceof APIConnectionError) return new UpstreamError("Could not reach the model provider", undefined, { cause: error.cause });
+    if (error instanceof APIError) {
+      const code = [error.code, error.type].find((c): c is string => typeof c === "string" && /^[\w.-]{1,64}$/.test(c));
+      if (error.status === undefined) return new UpstreamError(`The model provider sent an error in its stream${code ? ` (${code})` : ""}`);
+      return new UpstreamError(`The model provider answered ${error.status}${code ? ` (${code})` : ""}`, error.status);
+    }
+    // What is left are failures while reading the body: a dropped connection, malformed SSE data.
+    return new UpstreamError("The model provider's stream broke off", undefined, { cause: error });
+  }
+}
+
+function usageOf(upstream: OpenAI.CompletionUsage | null | undefined, request: ChatRequest, content: string): TokenUsage {
+  return {
+    inputTokens: upstream?.prompt_tokens ?? countChatTokens(request.messages),
+    outputTokens: upstream?.completion_tokens ?? countTokens(content),
+  };
+}
+
+/** What callers expect when their own signal ends the call: an error named `AbortError`. */
+function abortError(signal: AbortSignal): Error {
+  const error = new Error("The model call was aborted", { cause: signal.reason });
+  error.name = "AbortError";
+  return error;
 }

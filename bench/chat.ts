@@ -1,0 +1,174 @@
+// `npm run bench:chat`: what the chat path costs, in one run against an instant fake OpenAI-compatible
+// upstream on loopback. (a) Time to the first `delta` at 50 concurrent streams, through Persona and
+// straight from the upstream (the baseline), so the difference is what the service adds; (b) blocking
+// sends per second; (c) GET /v1/personas/:id requests/s as a ratio to GET /healthz. Persona runs in
+// its own child process on the embedded in-memory database; the fake runs in this process, where the
+// baseline and the measured streams share the same client overhead.
+import { randomBytes } from "node:crypto";
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+import { startFakeOpenAI, type FakeOpenAI } from "../test/fakes/openai-server.ts";
+import { childGroup } from "./lib/children.ts";
+import { measure, type LoadOptions, type LoadResult } from "./lib/load.ts";
+import { freePort, startNode } from "./lib/processes.ts";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const STREAMS = 50;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 12);
+const TARGET_ADDED_P50_MS = 5;
+const readLoad: LoadOptions = { connections: 50, durationS: 8, warmupS: 2, pipelining: 1 };
+const sendLoad: LoadOptions = { connections: 10, durationS: 8, warmupS: 2, pipelining: 1 };
+
+const group = childGroup();
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+const summary = (samples: number[]) => {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), n: sorted.length };
+};
+
+/** Milliseconds from sending `init` to `url` until the body first contains `marker`; the rest is read to the end. */
+async function timeToMarker(url: string, init: RequestInit, marker: string): Promise<number> {
+  const started = performance.now();
+  const response = await fetch(url, init);
+  if (response.status !== 200) throw new Error(`${url} answered ${response.status}: ${await response.text()}`);
+  const decoder = new TextDecoder();
+  let seen = "";
+  let at: number | undefined;
+  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+    if (at === undefined) {
+      seen += decoder.decode(chunk, { stream: true });
+      if (seen.includes(marker)) at = performance.now() - started;
+    }
+  }
+  if (at === undefined) throw new Error(`${url}: no ${marker} in ${seen.slice(0, 300)}`);
+  return at;
+}
+
+/** `ROUNDS` rounds of `STREAMS` concurrent streams; a warm-up round first. */
+async function concurrentSamples(run: (i: number) => Promise<number>): Promise<number[]> {
+  await Promise.all(Array.from({ length: STREAMS }, (_, i) => run(i)));
+  const samples: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) samples.push(...(await Promise.all(Array.from({ length: STREAMS }, (_, i) => run(i)))));
+  return samples;
+}
+
+async function json(url: string, path: string, init: RequestInit = {}): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(url + path, init);
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+const row = (label: string, r: LoadResult) =>
+  `${label.padEnd(40)} ${r.requestsPerSecond.toFixed(0).padStart(7)} req/s   p50 ${String(r.p50).padStart(4)} ms   p99 ${String(r.p99).padStart(4)} ms   (${r.total} requests)`;
+
+function expectAll(label: string, result: LoadResult, status: number): string | undefined {
+  const others = Object.entries(result.statusCounts).filter(([code]) => Number(code) !== status);
+  return others.length || result.errors || result.timeouts
+    ? `${label}: want all ${status}, got ${JSON.stringify(result.statusCounts)} errors=${result.errors} timeouts=${result.timeouts}`
+    : undefined;
+}
+
+async function main(fake: FakeOpenAI): Promise<number> {
+  console.log(`node ${process.version} (${process.platform}/${process.arch}); upstream: fake OpenAI-compatible server, instant`);
+  const port = await freePort();
+  const dbPort = await freePort();
+  const persona = group.add(
+    await startNode(
+      "persona",
+      [`${root}server/main.ts`],
+      {
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        EMBEDDED_DB_IN_MEMORY: "true",
+        EMBEDDED_DB_PORT: String(dbPort),
+        DATABASE_URL: "",
+        LOG_LEVEL: "warn",
+        RATE_LIMIT_PER_MINUTE: "10000000",
+        AUTH_ATTEMPTS_PER_IP: "1000000",
+        LLM_PROVIDER: "openai",
+        EMBEDDINGS_PROVIDER: "local",
+        OPENAI_BASE_URL: fake.baseUrl,
+        OPENAI_API_KEY: "bench",
+      },
+      `http://127.0.0.1:${port}`,
+      "/healthz",
+    ),
+  );
+  const url = persona.url;
+  const suffix = randomBytes(4).toString("hex");
+  const registered = await json(url, "/v1/auth/register", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email: `bench_${suffix}@example.com`, username: `bench_${suffix}`, password: "Correct-horse-9" }),
+  });
+  if (registered.status !== 201) throw new Error(`register answered ${registered.status}`);
+  const auth = { authorization: `Bearer ${registered.body.access_token as string}`, "content-type": "application/json" };
+  // The creator plan's 50,000 messages a month leave room for the whole run.
+  const db = new pg.Client({ connectionString: `postgres://postgres@127.0.0.1:${dbPort}/postgres` });
+  await db.connect();
+  await db.query("UPDATE users SET plan = 'creator' WHERE id = $1", [(registered.body.user as { id: string }).id]);
+  await db.end();
+
+  const created = await json(url, "/v1/personas", {
+    method: "POST",
+    headers: auth,
+    body: JSON.stringify({ name: "Bench", instructions: "You are a benchmark persona. Answer briefly.", greeting_message: "Hello!" }),
+  });
+  if (created.status !== 201) throw new Error(`persona create answered ${created.status}: ${JSON.stringify(created.body)}`);
+  const personaId = created.body.id as string;
+  const conversations: string[] = [];
+  for (let i = 0; i < STREAMS; i++) {
+    const conversation = await json(url, "/v1/conversations", { method: "POST", headers: auth, body: JSON.stringify({ persona_id: personaId, title: `c${i}` }) });
+    conversations.push(conversation.body.id as string);
+  }
+
+  process.stderr.write(`  first delta, ${STREAMS} concurrent streams x ${ROUNDS} rounds: upstream directly...\n`);
+  const upstreamBody = JSON.stringify({ model: "gpt-4o-mini", stream: true, messages: [{ role: "user", content: "Say hello" }] });
+  const direct = await concurrentSamples(() =>
+    timeToMarker(`${fake.baseUrl}/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer bench" }, body: upstreamBody }, '"content"'),
+  );
+  process.stderr.write("  ... and through Persona\n");
+  const served = await concurrentSamples((i) =>
+    timeToMarker(`${url}/v1/conversations/${conversations[i]}/messages/stream`, { method: "POST", headers: auth, body: JSON.stringify({ content: "Say hello" }) }, "event: delta"),
+  );
+  const base = summary(direct);
+  const through = summary(served);
+  const added = { p50: through.p50 - base.p50, p99: through.p99 - base.p99 };
+
+  process.stderr.write("  blocking sends...\n");
+  const send = await measure(url, { method: "POST", path: `/v1/conversations/${conversations[0]}/messages`, headers: auth, body: JSON.stringify({ content: "Hello there" }) }, sendLoad);
+  process.stderr.write("  GET /healthz and GET /v1/personas/:id...\n");
+  const healthz = await measure(url, { method: "GET", path: "/healthz" }, readLoad);
+  const getPersona = await measure(url, { method: "GET", path: `/v1/personas/${personaId}`, headers: { authorization: auth.authorization } }, readLoad);
+  const problems = [expectAll("blocking send", send, 201), expectAll("healthz", healthz, 200), expectAll("get persona", getPersona, 200)].filter(Boolean);
+
+  console.log("");
+  console.log(`time to first delta, ${STREAMS} concurrent streams, ${base.n} samples each (ms):`);
+  console.log(`  upstream directly (baseline)   p50 ${base.p50.toFixed(1).padStart(7)}   p99 ${base.p99.toFixed(1).padStart(7)}`);
+  console.log(`  through Persona                p50 ${through.p50.toFixed(1).padStart(7)}   p99 ${through.p99.toFixed(1).padStart(7)}`);
+  console.log(`  added by Persona               p50 ${added.p50.toFixed(1).padStart(7)}   p99 ${added.p99.toFixed(1).padStart(7)}`);
+  console.log("");
+  console.log(row(`blocking send, ${sendLoad.connections} connections`, send));
+  console.log(row("GET /healthz", healthz));
+  console.log(row("GET /v1/personas/:id", getPersona));
+  console.log("");
+  console.log(`bench:chat first-delta added p50 = ${added.p50.toFixed(1)} ms (target <= ${TARGET_ADDED_P50_MS} ms)${added.p50 <= TARGET_ADDED_P50_MS ? "" : " MISSED"}; p99 = ${added.p99.toFixed(1)} ms`);
+  console.log(`bench:chat first-delta through/direct p50 = ${(through.p50 / base.p50).toFixed(2)}`);
+  console.log(`bench:chat blocking messages/s = ${send.requestsPerSecond.toFixed(0)} (each stores 2 messages)`);
+  console.log(`bench:chat get-persona/healthz = ${(getPersona.requestsPerSecond / healthz.requestsPerSecond).toFixed(2)}`);
+  for (const problem of problems) console.log(`bench:chat: ${problem}`);
+  return problems.length ? 1 : 0;
+}
+
+const fake = await startFakeOpenAI();
+let code = 1;
+try {
+  code = await main(fake);
+} catch (error) {
+  console.error(`bench:chat failed: ${error instanceof Error ? error.message : String(error)}`);
+  group.dump();
+} finally {
+  await group.stopAll();
+  await fake.close();
+}
+process.exitCode = code;

@@ -1,0 +1,91 @@
+import type { RetrievedChunk } from "../knowledge/retrieval.ts";
+import { countTokens, truncateToTokens } from "../providers/llm/tokens.ts";
+import type { ChatTurn } from "../providers/llm/types.ts";
+import type { MessageRow } from "./store.ts";
+
+// Per-turn overhead OpenAI documents (role and separators), so budgets hold for the real bill.
+const TURN_OVERHEAD = 4;
+// Knowledge may take at most this share of what is left after instructions and the new message,
+// so that a long document never crowds out the conversation itself.
+const KNOWLEDGE_SHARE = 0.4;
+// Instructions longer than this share of the budget are cut (a persona's prompt can be 32,000 chars).
+const INSTRUCTIONS_SHARE = 0.5;
+
+export const KNOWLEDGE_PREAMBLE =
+  "Relevant excerpts from your knowledge base follow. Use them when they help answer, and say which source you used. " +
+  "If they do not cover the question, answer from your own knowledge.";
+
+export interface ContextInput {
+  instructions: string;
+  greeting: string | null;
+  /** Earlier messages, newest first (as read from the store). */
+  history: MessageRow[];
+  userMessage: string;
+  knowledge: RetrievedChunk[];
+  /** Tokens the whole context may use: the model's window minus room for the reply. */
+  budget: number;
+}
+
+export interface AssembledContext {
+  turns: ChatTurn[];
+  /** The knowledge chunks that fit and were put into the context (what the reply cites). */
+  used: RetrievedChunk[];
+  tokens: number;
+}
+
+const turnTokens = (content: string) => countTokens(content) + TURN_OVERHEAD;
+
+/** How a chunk appears in the context: its source line, then its text. */
+export function formatKnowledge(chunk: RetrievedChunk): string {
+  return `[source: ${chunk.filename}#${chunk.chunk_index}]\n${chunk.content}`;
+}
+
+/**
+ * The model's context: the persona's active instructions, then knowledge excerpts for this message,
+ * the greeting as the first assistant turn, as many recent messages as fit the budget (oldest
+ * first), and the new user message. Messages that do not fit are left out from the oldest on.
+ */
+export function assembleContext(input: ContextInput): AssembledContext {
+  let remaining = input.budget;
+  const instructions = truncateToTokens(input.instructions, Math.floor(input.budget * INSTRUCTIONS_SHARE));
+  remaining -= turnTokens(instructions) + turnTokens(input.userMessage);
+
+  const used: RetrievedChunk[] = [];
+  let knowledgeTurn: ChatTurn | undefined;
+  if (input.knowledge.length > 0) {
+    let knowledgeBudget = Math.floor(Math.max(0, remaining) * KNOWLEDGE_SHARE) - turnTokens(KNOWLEDGE_PREAMBLE);
+    const parts: string[] = [];
+    for (const chunk of input.knowledge) {
+      const cost = countTokens(formatKnowledge(chunk)) + 2;
+      if (cost > knowledgeBudget) continue;
+      knowledgeBudget -= cost;
+      parts.push(formatKnowledge(chunk));
+      used.push(chunk);
+    }
+    if (used.length > 0) {
+      knowledgeTurn = { role: "system", content: `${KNOWLEDGE_PREAMBLE}\n\n${parts.join("\n\n")}` };
+      remaining -= turnTokens(knowledgeTurn.content);
+    }
+  }
+
+  const greetingTurn: ChatTurn | undefined = input.greeting ? { role: "assistant", content: input.greeting } : undefined;
+  if (greetingTurn) remaining -= turnTokens(greetingTurn.content);
+
+  const history: ChatTurn[] = [];
+  for (const message of input.history) {
+    const cost = (message.content_tokens || countTokens(message.content)) + TURN_OVERHEAD;
+    if (cost > remaining) break;
+    remaining -= cost;
+    history.push({ role: message.role, content: message.content });
+  }
+  history.reverse();
+
+  const turns: ChatTurn[] = [
+    { role: "system", content: instructions },
+    ...(knowledgeTurn ? [knowledgeTurn] : []),
+    ...(greetingTurn ? [greetingTurn] : []),
+    ...history,
+    { role: "user", content: input.userMessage },
+  ];
+  return { turns, used, tokens: input.budget - remaining };
+}

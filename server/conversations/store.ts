@@ -1,0 +1,168 @@
+import type { Knex } from "knex";
+
+export interface ConversationRow {
+  id: string;
+  user_id: string;
+  persona_id: string;
+  title: string | null;
+  message_count: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface CitationRecord {
+  chunk_id: string;
+  document_id: string;
+  filename: string;
+  chunk_index: number;
+  similarity: number;
+}
+
+export interface MessageRow {
+  id: string;
+  conversation_id: string;
+  user_id: string;
+  persona_id: string;
+  role: "user" | "assistant";
+  content: string;
+  content_tokens: number;
+  model: string | null;
+  input_tokens: number | null;
+  output_tokens: number | null;
+  citations: CitationRecord[] | null;
+  created_at: Date;
+}
+
+const CONVERSATION_COLUMNS = ["id", "user_id", "persona_id", "title", "message_count", "created_at", "updated_at"] as const;
+const MESSAGE_COLUMNS = [
+  "id", "conversation_id", "user_id", "persona_id", "role", "content", "content_tokens", "model", "input_tokens",
+  "output_tokens", "citations", "created_at",
+] as const;
+
+export async function insertConversation(knex: Knex, row: ConversationRow): Promise<ConversationRow> {
+  const [inserted] = await knex("conversations").insert(row).returning([...CONVERSATION_COLUMNS]);
+  return inserted as ConversationRow;
+}
+
+/** The user's conversation; undefined for another user's or an unknown id. */
+export async function findUserConversation(knex: Knex, userId: string, id: string): Promise<ConversationRow | undefined> {
+  return knex("conversations").select([...CONVERSATION_COLUMNS]).where({ id, user_id: userId }).first();
+}
+
+export async function listUserConversations(
+  knex: Knex,
+  userId: string,
+  filter: { personaId?: string | undefined; limit: number; offset: number },
+): Promise<{ rows: ConversationRow[]; total: number }> {
+  const base = knex("conversations").where({ user_id: userId });
+  if (filter.personaId) base.andWhere({ persona_id: filter.personaId });
+  const [rows, counted] = await Promise.all([
+    base.clone().select([...CONVERSATION_COLUMNS])
+      .orderBy([{ column: "updated_at", order: "desc" }, { column: "id", order: "desc" }])
+      .limit(filter.limit)
+      .offset(filter.offset),
+    base.clone().count<{ count: number }[]>({ count: "*" }),
+  ]);
+  return { rows: rows as ConversationRow[], total: Number(counted[0]?.count ?? 0) };
+}
+
+export async function deleteUserConversation(knex: Knex, userId: string, id: string): Promise<boolean> {
+  return (await knex("conversations").where({ id, user_id: userId }).delete()) > 0;
+}
+
+/** What titling a conversation needs: its current title and its persona's model. */
+export async function titleSource(knex: Knex, id: string): Promise<{ title: string | null; model: string } | undefined> {
+  return knex("conversations as c").join("personas as p", "p.id", "c.persona_id").select("c.title", "p.model").where("c.id", id).first();
+}
+
+/** Sets a generated title unless the conversation got one meanwhile. */
+export async function setTitleIfUnset(knex: Knex, id: string, title: string): Promise<void> {
+  await knex("conversations").where({ id }).whereNull("title").update({ title });
+}
+
+/** The `count` most recent messages, newest first. */
+export async function recentMessages(knex: Knex, conversationId: string, count: number): Promise<MessageRow[]> {
+  return knex("messages")
+    .select([...MESSAGE_COLUMNS])
+    .where({ conversation_id: conversationId })
+    .orderBy([{ column: "created_at", order: "desc" }, { column: "id", order: "desc" }])
+    .limit(count);
+}
+
+/** The first user message and the first reply of a conversation (for its title). */
+export async function firstMessages(knex: Knex, conversationId: string): Promise<MessageRow[]> {
+  return knex("messages")
+    .select([...MESSAGE_COLUMNS])
+    .where({ conversation_id: conversationId })
+    .orderBy([{ column: "created_at", order: "asc" }, { column: "id", order: "asc" }])
+    .limit(2);
+}
+
+export async function findMessage(knex: Knex, conversationId: string, id: string): Promise<MessageRow | undefined> {
+  return knex("messages").select([...MESSAGE_COLUMNS]).where({ id, conversation_id: conversationId }).first();
+}
+
+/**
+ * A page of messages, newest first, optionally only those older than `before` (by creation time,
+ * then id, so that messages of the same instant still page stably). One extra row tells `hasMore`.
+ */
+export async function pageMessages(
+  knex: Knex,
+  conversationId: string,
+  page: { before?: MessageRow | undefined; limit: number; offset: number },
+): Promise<{ rows: MessageRow[]; hasMore: boolean }> {
+  const query = knex("messages").select([...MESSAGE_COLUMNS]).where({ conversation_id: conversationId });
+  if (page.before) query.andWhereRaw("(created_at, id) < (?, ?)", [page.before.created_at, page.before.id]);
+  const rows = (await query
+    .orderBy([{ column: "created_at", order: "desc" }, { column: "id", order: "desc" }])
+    .limit(page.limit + 1)
+    .offset(page.offset)) as MessageRow[];
+  return { rows: rows.slice(0, page.limit), hasMore: rows.length > page.limit };
+}
+
+/**
+ * Stores messages of one conversation and moves its counters (conversation and persona
+ * `message_count`, `updated_at`) in the caller's transaction.
+ */
+export async function insertMessages(trx: Knex.Transaction, conversation: ConversationRow, messages: MessageRow[], at: Date): Promise<void> {
+  await trx("messages").insert(messages.map((m) => ({ ...m, citations: m.citations === null ? null : JSON.stringify(m.citations) })));
+  await trx("conversations").where({ id: conversation.id }).increment("message_count", messages.length).update({ updated_at: at });
+  await trx("personas").where({ id: conversation.persona_id }).increment("message_count", messages.length);
+}
+
+export interface SearchHitRow extends MessageRow {
+  conversation_title: string | null;
+  highlight_raw: string;
+}
+
+/**
+ * Full-text search over the user's own messages, best match first, newest first among equals.
+ * `ts_headline` marks the matches with control characters (stripped from the content first) so
+ * that the caller can HTML-escape the text and only then turn the markers into `<mark>` tags.
+ */
+export async function searchUserMessages(
+  knex: Knex,
+  userId: string,
+  q: string,
+  page: { limit: number; offset: number; startMark: string; stopMark: string },
+): Promise<{ rows: SearchHitRow[]; total: number }> {
+  const query = knex.raw("websearch_to_tsquery('english', ?)", [q]);
+  const base = knex("messages as m").where("m.user_id", userId).whereRaw("m.search @@ ?", [query]);
+  const [rows, counted] = await Promise.all([
+    base.clone()
+      .join("conversations as c", "c.id", "m.conversation_id")
+      .select(MESSAGE_COLUMNS.map((column) => `m.${column}`))
+      .select({ conversation_title: "c.title" })
+      .select(
+        knex.raw(
+          "ts_headline('english', translate(m.content, ?, '  '), ?, ?) as highlight_raw",
+          [`${page.startMark}${page.stopMark}`, query, `StartSel=${page.startMark}, StopSel=${page.stopMark}, HighlightAll=true`],
+        ),
+      )
+      .orderByRaw("ts_rank_cd(m.search, ?) desc, m.created_at desc, m.id desc", [query])
+      .limit(page.limit)
+      .offset(page.offset),
+    base.clone().count<{ count: number }[]>({ count: "*" }),
+  ]);
+  return { rows: rows as SearchHitRow[], total: Number(counted[0]?.count ?? 0) };
+}

@@ -1,0 +1,67 @@
+import type { Task, TaskList } from "graphile-worker";
+import type { Services } from "../services.ts";
+import { findPersona, setGreetingIfMissing } from "./store.ts";
+
+export const GREETING_TASK = "persona_greeting";
+
+/**
+ * Graphile-worker backs off exponentially (e^attempt seconds); ten attempts ride out an upstream
+ * outage of about three hours before the persona is left without a greeting.
+ */
+export const GREETING_MAX_ATTEMPTS = 10;
+
+/** The contract's limit on a greeting a user writes; a generated one keeps to it too. */
+const GREETING_MAX_CHARS = 2000;
+
+const GREETING_INSTRUCTION =
+  "Write the one-sentence greeting you open every new conversation with, in character. Answer with the greeting only.";
+
+/** Queues the greeting of a persona created without one. */
+export async function enqueueGreeting(services: Services, personaId: string): Promise<void> {
+  try {
+    await services.jobs.add(GREETING_TASK, { personaId }, { maxAttempts: GREETING_MAX_ATTEMPTS });
+  } catch (error) {
+    // The persona is already committed: failing the request would invite a retry that creates a
+    // second one. It stays usable without a greeting (clients show none), and the log says why.
+    services.log.error({ err: error, personaId }, "could not queue the persona's greeting");
+  }
+}
+
+/** Code points, not UTF-16 units, so that a cut never splits a character. */
+function clip(text: string, max: number): string {
+  const chars = [...text];
+  return chars.length > max ? chars.slice(0, max).join("").trimEnd() : text;
+}
+
+/**
+ * Asks the persona's model for its greeting and stores it unless the persona got one meanwhile.
+ * A provider failure or an empty answer throws, so graphile-worker retries the job.
+ */
+export async function generateGreeting(services: Services, personaId: string): Promise<void> {
+  const persona = await findPersona(services.db.knex, personaId);
+  // Deleted, or given a greeting by its owner before the job ran: nothing to do.
+  if (!persona || persona.greeting_message !== null) return;
+  const completion = await services.llm.complete({
+    model: persona.model,
+    purpose: "greeting",
+    maxOutputTokens: 120,
+    messages: [
+      { role: "system", content: `${persona.instructions}\n\n${GREETING_INSTRUCTION}` },
+      // Some chat APIs refuse a context without a user turn.
+      { role: "user", content: "Hello!" },
+    ],
+  });
+  const greeting = clip(completion.content.trim(), GREETING_MAX_CHARS);
+  if (!greeting) throw new Error("The model answered an empty greeting");
+  const stored = await setGreetingIfMissing(services.db.knex, personaId, greeting);
+  services.log.debug({ personaId, stored }, "persona greeting generated");
+}
+
+/** Jobs of the personas area. */
+export function personaTasks(services: Services): TaskList {
+  const greeting: Task = async (payload) => {
+    const { personaId } = payload as { personaId: string };
+    await generateGreeting(services, personaId);
+  };
+  return { [GREETING_TASK]: greeting };
+}

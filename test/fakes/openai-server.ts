@@ -1,0 +1,369 @@
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+
+/**
+ * A fake OpenAI-compatible API on loopback, speaking the real wire format (JSON and SSE), so tests
+ * drive the real `openai` package. Instant by default (no delays); behaviours make it slow or fail.
+ */
+
+export interface ChatBehaviour {
+  /** The whole reply. Default: `Echo: <last user message>`. */
+  reply?: string;
+  /** The reply's stream pieces (overrides `reply`). Default: the reply split after each word. */
+  chunks?: string[];
+  /** Wait before answering (before the first byte of a stream, or before the JSON body). */
+  firstTokenDelayMs?: number;
+  /** Wait between content chunks of a stream. */
+  chunkDelayMs?: number;
+  /** Break the stream after this many content chunks (see `failWith`). */
+  failAfterChunks?: number;
+  /** How the stream breaks: the socket is destroyed (default), or an `error` object is sent as SSE data. */
+  failWith?: "disconnect" | "error-event";
+  /** Answer this HTTP status with an OpenAI error body instead of a completion. */
+  status?: number;
+  /** The error JSON, `{ error: { message, type, code } }`. Default: a generic one for `status`. */
+  errorBody?: object;
+  /** `Retry-After` header of an error answer. */
+  retryAfter?: string;
+}
+
+export interface EmbeddingsBehaviour {
+  status?: number;
+  errorBody?: object;
+  retryAfter?: string;
+  firstTokenDelayMs?: number;
+}
+
+export interface RecordedRequest {
+  method: string;
+  /** The path without the query, e.g. `/v1/chat/completions`. */
+  path: string;
+  /** The parsed JSON body (undefined when there was none or it was not JSON). */
+  body: unknown;
+  headers: IncomingHttpHeaders;
+  /** True when the client closed the connection before the response ended. */
+  aborted: boolean;
+}
+
+export interface BehaviourControl<B> {
+  /** Use `behaviour` for the next call only (queued: several `next` calls apply in order). */
+  next(behaviour: B): void;
+  /** Use `behaviour` for every call without a queued `next` one. */
+  always(behaviour: B): void;
+}
+
+export interface FakeOpenAIOptions {
+  /** Vector size when the request sends no `dimensions`. Default 1536 (text-embedding-3-small). */
+  embeddingDimensions?: number;
+}
+
+export interface FakeOpenAI {
+  /** `http://127.0.0.1:PORT/v1`, the `baseURL` of the `openai` package. */
+  baseUrl: string;
+  /** Every request received, in order (the array is cleared by `reset`, never replaced). */
+  requests: RecordedRequest[];
+  chat: BehaviourControl<ChatBehaviour>;
+  embeddings: BehaviourControl<EmbeddingsBehaviour>;
+  /** Forget behaviours and recorded requests. */
+  reset(): void;
+  /** Resolves with the next request the client aborts (or one aborted earlier and not yet awaited). */
+  waitForAbort(timeoutMs?: number): Promise<RecordedRequest>;
+  /** Stops listening and destroys open sockets. */
+  close(): Promise<void>;
+}
+
+interface ChatMessage {
+  role?: string;
+  content?: unknown;
+}
+
+interface ChatBody {
+  model?: string;
+  messages?: ChatMessage[];
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean };
+}
+
+interface EmbeddingsBody {
+  model?: string;
+  input?: string | string[];
+  dimensions?: number;
+  encoding_format?: "float" | "base64";
+}
+
+/**
+ * A deterministic hashed bag-of-words vector: lower-cased word tokens hashed (FNV-1a) into
+ * `dimensions` buckets, L2-normalised, so texts sharing words are close in cosine distance.
+ */
+export function hashedEmbedding(text: string, dimensions: number): number[] {
+  const vector = new Array<number>(dimensions).fill(0);
+  for (const word of wordsOf(text)) vector[fnv1a(word) % dimensions]! += 1;
+  const norm = Math.sqrt(vector.reduce((sum, v) => sum + v * v, 0));
+  // An empty text still gets a unit vector: a zero vector has no cosine distance.
+  if (norm === 0) {
+    vector[0] = 1;
+    return vector;
+  }
+  return vector.map((v) => v / norm);
+}
+
+function wordsOf(text: string): string[] {
+  return text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+}
+
+function fnv1a(word: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < word.length; i++) {
+    hash ^= word.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash >>> 0;
+}
+
+/** What the `openai` package decodes when it asks for `encoding_format: "base64"` (its default). */
+function float32Base64(vector: number[]): string {
+  const buffer = Buffer.alloc(vector.length * 4);
+  vector.forEach((v, i) => buffer.writeFloatLE(v, i * 4));
+  return buffer.toString("base64");
+}
+
+/** A rough, deterministic token count (about four characters a token), enough for usage fields. */
+function approxTokens(text: string): number {
+  return Math.max(1, Math.ceil(text.length / 4));
+}
+
+function messageText(message: ChatMessage): string {
+  if (typeof message.content === "string") return message.content;
+  if (Array.isArray(message.content)) {
+    return message.content.map((part: { text?: unknown }) => (typeof part?.text === "string" ? part.text : "")).join("");
+  }
+  return "";
+}
+
+function splitAfterWords(text: string): string[] {
+  const pieces = text.match(/\S+\s*/g) ?? [];
+  const leading = /^\s+/.exec(text)?.[0];
+  if (leading && pieces.length > 0) pieces[0] = leading + pieces[0];
+  return pieces.length > 0 ? pieces : [text];
+}
+
+function defaultErrorBody(status: number): object {
+  const type = status === 429 ? "rate_limit_exceeded" : status >= 500 ? "server_error" : "invalid_request_error";
+  return { error: { message: `Fake upstream error ${status}`, type, code: null, param: null } };
+}
+
+function behaviourControl<B>(): BehaviourControl<B> & { take(): B; clear(): void } {
+  const queue: B[] = [];
+  let fallback: B | undefined;
+  return {
+    next: (behaviour) => void queue.push(behaviour),
+    always: (behaviour) => void (fallback = behaviour),
+    take: () => queue.shift() ?? fallback ?? ({} as B),
+    clear: () => {
+      queue.length = 0;
+      fallback = undefined;
+    },
+  };
+}
+
+async function readBody(req: IncomingMessage): Promise<unknown> {
+  const parts: Buffer[] = [];
+  for await (const part of req) parts.push(part as Buffer);
+  const text = Buffer.concat(parts).toString("utf8");
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
+  const embeddingDimensions = options.embeddingDimensions ?? 1536;
+  const requests: RecordedRequest[] = [];
+  const chat = behaviourControl<ChatBehaviour>();
+  const embeddings = behaviourControl<EmbeddingsBehaviour>();
+  const sockets = new Set<Socket>();
+  // Aborted requests not yet handed out by `waitForAbort`, and the callers waiting for one.
+  const unclaimedAborts: RecordedRequest[] = [];
+  const abortWaiters: ((request: RecordedRequest) => void)[] = [];
+  let idCounter = 0;
+
+  function recordAbort(record: RecordedRequest): void {
+    record.aborted = true;
+    const waiter = abortWaiters.shift();
+    if (waiter) waiter(record);
+    else unclaimedAborts.push(record);
+  }
+
+  /** Resolves after `ms` (at once when 0); false when the client went away meanwhile. */
+  function pause(ms: number | undefined, res: ServerResponse): Promise<boolean> {
+    if (res.destroyed) return Promise.resolve(false);
+    if (!ms) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const onClose = (): void => {
+        clearTimeout(timer);
+        resolve(false);
+      };
+      const timer = setTimeout(() => {
+        res.off("close", onClose);
+        resolve(!res.destroyed);
+      }, ms);
+      res.once("close", onClose);
+    });
+  }
+
+  function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+    res.writeHead(status, { "content-type": "application/json", ...headers });
+    res.end(JSON.stringify(body));
+  }
+
+  function sendError(res: ServerResponse, behaviour: { status?: number; errorBody?: object; retryAfter?: string }): void {
+    const status = behaviour.status ?? 500;
+    sendJson(res, status, behaviour.errorBody ?? defaultErrorBody(status), behaviour.retryAfter ? { "retry-after": behaviour.retryAfter } : {});
+  }
+
+  async function handleEmbeddings(body: EmbeddingsBody, res: ServerResponse): Promise<void> {
+    const behaviour = embeddings.take();
+    if (!(await pause(behaviour.firstTokenDelayMs, res))) return;
+    if (behaviour.status) return sendError(res, behaviour);
+    if (body.input === undefined || (Array.isArray(body.input) && body.input.length === 0)) {
+      return sendJson(res, 400, { error: { message: "'input' is required", type: "invalid_request_error", code: null, param: "input" } });
+    }
+    const inputs = Array.isArray(body.input) ? body.input : [body.input];
+    const dimensions = body.dimensions ?? embeddingDimensions;
+    const base64 = body.encoding_format === "base64";
+    const tokens = inputs.reduce((sum, input) => sum + approxTokens(String(input)), 0);
+    sendJson(res, 200, {
+      object: "list",
+      data: inputs.map((input, index) => {
+        const vector = hashedEmbedding(String(input), dimensions);
+        return { object: "embedding", index, embedding: base64 ? float32Base64(vector) : vector };
+      }),
+      model: body.model ?? "text-embedding-3-small",
+      usage: { prompt_tokens: tokens, total_tokens: tokens },
+    });
+  }
+
+  async function handleChat(body: ChatBody, res: ServerResponse, markOwnDisconnect: () => void): Promise<void> {
+    const behaviour = chat.take();
+    const messages = body.messages ?? [];
+    const lastUser = [...messages].reverse().find((m) => m.role === "user");
+    const reply = behaviour.reply ?? `Echo: ${lastUser ? messageText(lastUser) : ""}`;
+    const chunks = behaviour.chunks ?? splitAfterWords(reply);
+    const content = chunks.join("");
+    const promptTokens = messages.reduce((sum, m) => sum + 4 + approxTokens(messageText(m)), 3);
+    const usage = { prompt_tokens: promptTokens, completion_tokens: approxTokens(content), total_tokens: promptTokens + approxTokens(content) };
+    const id = `chatcmpl-fake${++idCounter}`;
+    const created = Math.floor(Date.now() / 1000);
+    const model = body.model ?? "gpt-4o-mini";
+
+    if (!(await pause(behaviour.firstTokenDelayMs, res))) return;
+    if (behaviour.status) return sendError(res, behaviour);
+
+    if (!body.stream) {
+      return sendJson(res, 200, {
+        id,
+        object: "chat.completion",
+        created,
+        model,
+        choices: [{ index: 0, message: { role: "assistant", content, refusal: null }, logprobs: null, finish_reason: "stop" }],
+        usage,
+      });
+    }
+
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+    const send = (data: unknown): void => void res.write(`data: ${JSON.stringify(data)}\n\n`);
+    const chunk = (delta: object, finishReason: string | null = null): object => ({
+      id,
+      object: "chat.completion.chunk",
+      created,
+      model,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+    });
+    send(chunk({ role: "assistant", content: "" }));
+    for (const [index, piece] of chunks.entries()) {
+      if (behaviour.failAfterChunks !== undefined && index === behaviour.failAfterChunks) return breakStream(behaviour, res, send, markOwnDisconnect);
+      if (index > 0 && !(await pause(behaviour.chunkDelayMs, res))) return;
+      send(chunk({ content: piece }));
+    }
+    if (behaviour.failAfterChunks !== undefined && behaviour.failAfterChunks >= chunks.length) return breakStream(behaviour, res, send, markOwnDisconnect);
+    send(chunk({}, "stop"));
+    if (body.stream_options?.include_usage) send({ id, object: "chat.completion.chunk", created, model, choices: [], usage });
+    res.end("data: [DONE]\n\n");
+  }
+
+  function breakStream(behaviour: ChatBehaviour, res: ServerResponse, send: (data: unknown) => void, markOwnDisconnect: () => void): void {
+    if (behaviour.failWith === "error-event") {
+      send(behaviour.errorBody ?? { error: { message: "Fake stream failure", type: "server_error", code: null } });
+      res.end();
+      return;
+    }
+    markOwnDisconnect();
+    // Drop the connection without ending the chunked body, once what was written is on the wire
+    // (destroying at once could discard it, and the client would see no delta at all).
+    const socket = res.socket;
+    socket?.write("", () => socket.destroy());
+  }
+
+  const server = createServer((req, res) => {
+    const record: RecordedRequest = { method: req.method ?? "GET", path: (req.url ?? "/").split("?")[0]!, body: undefined, headers: req.headers, aborted: false };
+    requests.push(record);
+    let ownDisconnect = false;
+    res.on("close", () => {
+      if (!res.writableFinished && !ownDisconnect) recordAbort(record);
+    });
+    void (async () => {
+      record.body = await readBody(req);
+      if (req.method === "POST" && record.path === "/v1/embeddings") return handleEmbeddings((record.body ?? {}) as EmbeddingsBody, res);
+      if (req.method === "POST" && record.path === "/v1/chat/completions") {
+        return handleChat((record.body ?? {}) as ChatBody, res, () => void (ownDisconnect = true));
+      }
+      if (req.method === "GET" && record.path === "/v1/models") {
+        return sendJson(res, 200, { object: "list", data: [{ id: "gpt-4o-mini", object: "model", created: 0, owned_by: "fake" }] });
+      }
+      sendJson(res, 404, { error: { message: `Unknown route ${req.method} ${record.path}`, type: "invalid_request_error", code: "unknown_url" } });
+    })().catch((error: unknown) => {
+      if (!res.headersSent) sendJson(res, 500, { error: { message: String(error), type: "server_error", code: null } });
+      else res.destroy();
+    });
+  });
+  server.on("connection", (socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    requests,
+    chat: { next: chat.next, always: chat.always },
+    embeddings: { next: embeddings.next, always: embeddings.always },
+    reset() {
+      chat.clear();
+      embeddings.clear();
+      requests.length = 0;
+      unclaimedAborts.length = 0;
+    },
+    waitForAbort(timeoutMs = 5000) {
+      const earlier = unclaimedAborts.shift();
+      if (earlier) return Promise.resolve(earlier);
+      return new Promise((resolve, reject) => {
+        const waiter = (request: RecordedRequest): void => {
+          clearTimeout(timer);
+          resolve(request);
+        };
+        const timer = setTimeout(() => {
+          abortWaiters.splice(abortWaiters.indexOf(waiter), 1);
+          reject(new Error(`No request was aborted within ${timeoutMs} ms`));
+        }, timeoutMs);
+        abortWaiters.push(waiter);
+      });
+    },
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,174 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { v7 as uuidv7 } from "uuid";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { GREETING_TASK, generateGreeting } from "../../server/personas/greeting-job.ts";
+import { UpstreamError, type ChatCompletion, type ChatModelProvider, type ChatRequest } from "../../server/providers/llm/types.ts";
+import type { Services } from "../../server/services.ts";
+import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
+import { registerUser, type TestUser } from "../support/users.ts";
+
+// The greeting a persona gets from its model when created without one: a graphile-worker job.
+let service: TestService;
+let alice: TestUser;
+
+/** Every request the service's model was given. */
+const requests: ChatRequest[] = [];
+
+/** Answers a greeting, padded with whitespace the job must trim; fails for instructions saying FAIL. */
+const model: ChatModelProvider = {
+  name: "fake",
+  complete: async (request) => {
+    requests.push(request);
+    if (request.messages[0]?.content.includes("FAIL")) throw new UpstreamError("The fake model is down", 503);
+    return { content: "  Ahoy, cadet! Which star shall we visit first?\n", model: request.model, usage: { inputTokens: 20, outputTokens: 10 } };
+  },
+  // eslint-disable-next-line require-yield
+  stream: async function* () {
+    throw new Error("not used");
+  },
+};
+
+/** A model whose one answer waits until `answer` is called. */
+function heldModel(): ChatModelProvider & { answer: (content: string) => void; asked: Promise<void> } {
+  let answer!: (content: string) => void;
+  let asked!: () => void;
+  const reply = new Promise<string>((resolve) => (answer = resolve));
+  const askedPromise = new Promise<void>((resolve) => (asked = resolve));
+  return {
+    name: "held",
+    answer,
+    asked: askedPromise,
+    complete: async (request): Promise<ChatCompletion> => {
+      asked();
+      return { content: await reply, model: request.model, usage: { inputTokens: 1, outputTokens: 1 } };
+    },
+    // eslint-disable-next-line require-yield
+    stream: async function* () {
+      throw new Error("not used");
+    },
+  };
+}
+
+const withModel = (llm: ChatModelProvider): Services => ({ ...service.services, llm });
+
+async function create(fields: Record<string, unknown>) {
+  const response = await service.fetch("/v1/personas", {
+    method: "POST",
+    headers: { ...jsonHeaders, ...alice.auth },
+    body: JSON.stringify({ name: "Captain Nova", ...fields }),
+  });
+  const body = await response.json();
+  expect(response.status, JSON.stringify(body)).toBe(201);
+  return body;
+}
+
+async function read(id: string) {
+  const response = await service.fetch(`/v1/personas/${id}`, { headers: alice.auth });
+  expect(response.status).toBe(200);
+  return response.json();
+}
+
+/** Polls until `check` answers something; the test's own timeout bounds the wait. */
+async function eventually<T>(check: () => Promise<T | undefined>): Promise<T> {
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    await sleep(50);
+  }
+}
+
+/** A persona row written straight to the database: no greeting, and no job queued for it. */
+async function insertBare(instructions: string): Promise<string> {
+  const id = uuidv7();
+  const now = new Date();
+  await service.services.db.knex("personas").insert({
+    id, creator_id: alice.id, name: "Bare", instructions, model: service.services.config.llm.model, created_at: now, updated_at: now,
+  });
+  return id;
+}
+
+beforeAll(async () => {
+  service = await startTestService({ llm: model });
+  alice = await registerUser(service);
+  await service.services.db.knex("users").where({ id: alice.id }).update({ plan: "creator" });
+});
+
+afterAll(async () => {
+  await service?.close();
+});
+
+describe("the generated greeting", () => {
+  it("is null at creation, then written by the persona's model from its instructions", async () => {
+    const instructions = "You are Captain Nova, a warm retired starship captain.";
+    const made = await create({ instructions });
+    expect(made.greeting_message).toBeNull();
+
+    const greeted = await eventually(async () => {
+      const persona = await read(made.id);
+      return persona.greeting_message === null ? undefined : persona;
+    });
+    expect(greeted).toEqual({ ...made, greeting_message: "Ahoy, cadet! Which star shall we visit first?" });
+
+    const request = requests.find((r) => r.messages[0]?.content.startsWith(instructions))!;
+    expect(request).toMatchObject({ model: made.model, purpose: "greeting" });
+    expect(request.messages[0]).toEqual({ role: "system", content: expect.stringContaining("one-sentence greeting") });
+  });
+
+  it("is not asked for when the persona was given one", async () => {
+    const add = vi.spyOn(service.services.jobs, "add");
+    try {
+      const made = await create({ instructions: "You are terse.", greeting_message: "Yes?" });
+      expect(add.mock.calls.filter(([task]) => task === GREETING_TASK)).toEqual([]);
+      expect((await read(made.id)).greeting_message).toBe("Yes?");
+    } finally {
+      add.mockRestore();
+    }
+  });
+
+  it("does not overwrite a greeting the owner set while the model was writing", async () => {
+    const id = await insertBare("You are patient.");
+    const held = heldModel();
+    const job = generateGreeting(withModel(held), id);
+    await held.asked;
+    const response = await service.fetch(`/v1/personas/${id}`, {
+      method: "PUT",
+      headers: { ...jsonHeaders, ...alice.auth },
+      body: JSON.stringify({ greeting_message: "The owner's own words." }),
+    });
+    expect(response.status).toBe(200);
+    held.answer("The model's words.");
+    await job;
+    expect((await read(id)).greeting_message).toBe("The owner's own words.");
+  });
+
+  it("throws when the model fails or answers nothing, so that graphile-worker retries; nothing is stored", async () => {
+    const id = await insertBare("You are quiet.");
+    const failing = { ...model, complete: async () => Promise.reject(new UpstreamError("down", 502)) };
+    await expect(generateGreeting(withModel(failing), id)).rejects.toThrow("down");
+    const empty = heldModel();
+    empty.answer("   ");
+    await expect(generateGreeting(withModel(empty), id)).rejects.toThrow(/empty greeting/);
+    expect((await read(id)).greeting_message).toBeNull();
+  });
+
+  it("is queued for retry by the worker after a failed attempt", async () => {
+    const made = await create({ instructions: "FAIL: this model call fails." });
+    // This persona's is the only greeting job that fails. graphile-worker counts an attempt when it
+    // takes the job, and records the error once the attempt failed.
+    const job = await eventually(() =>
+      service.services.db.knex("graphile_worker.jobs")
+        .select("attempts", "max_attempts", "last_error")
+        .where({ task_identifier: GREETING_TASK })
+        .whereNotNull("last_error")
+        .first(),
+    );
+    expect(job).toMatchObject({ attempts: 1, max_attempts: 10, last_error: expect.stringContaining("The fake model is down") });
+    expect((await read(made.id)).greeting_message).toBeNull();
+  });
+
+  it("does nothing for a persona deleted before the job ran", async () => {
+    const asked = vi.fn();
+    await generateGreeting(withModel({ ...model, complete: async () => (asked(), Promise.reject(new Error("unreachable"))) }), uuidv7());
+    expect(asked).not.toHaveBeenCalled();
+  });
+});

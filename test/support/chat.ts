@@ -1,0 +1,74 @@
+import { createParser } from "eventsource-parser";
+import { expect } from "vitest";
+import type { TestService } from "./service.ts";
+import { jsonHeaders } from "./service.ts";
+import type { TestUser } from "./users.ts";
+
+/** Creates a persona through the API and answers its body. */
+export async function createPersona(service: TestService, user: TestUser, overrides: Record<string, unknown> = {}) {
+  const response = await service.fetch("/v1/personas", {
+    method: "POST",
+    headers: { ...jsonHeaders, ...user.auth },
+    body: JSON.stringify({ name: "Captain Nova", instructions: "You are Captain Nova, a retired starship captain.", greeting_message: "Welcome aboard!", ...overrides }),
+  });
+  const body = await response.json();
+  expect(response.status, JSON.stringify(body)).toBe(201);
+  return body as { id: string; model: string; is_public: boolean };
+}
+
+export async function createConversation(service: TestService, user: TestUser, personaId: string, title?: string) {
+  const response = await service.fetch("/v1/conversations", {
+    method: "POST",
+    headers: { ...jsonHeaders, ...user.auth },
+    body: JSON.stringify({ persona_id: personaId, ...(title ? { title } : {}) }),
+  });
+  const body = await response.json();
+  expect(response.status, JSON.stringify(body)).toBe(201);
+  return body as { id: string; persona_id: string; title: string | null; message_count: number };
+}
+
+export interface StreamEvent {
+  event: string;
+  data: string;
+}
+
+/** Reads a whole `text/event-stream` body: its named events and its comment lines. */
+export async function readEvents(response: Response): Promise<{ events: StreamEvent[]; comments: string[] }> {
+  const events: StreamEvent[] = [];
+  const comments: string[] = [];
+  const parser = createParser({
+    onEvent: (event) => events.push({ event: event.event ?? "message", data: event.data }),
+    onComment: (comment) => comments.push(comment.trim()),
+  });
+  const decoder = new TextDecoder();
+  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(chunk, { stream: true }));
+  return { events, comments };
+}
+
+export function sendStream(service: TestService, user: TestUser, conversationId: string, content: string, extra: RequestInit & { headers?: Record<string, string> } = {}) {
+  return service.fetch(`/v1/conversations/${conversationId}/messages/stream`, {
+    ...extra,
+    method: "POST",
+    headers: { ...jsonHeaders, ...user.auth, ...(extra.headers ?? {}) },
+    body: JSON.stringify({ content }),
+  });
+}
+
+export function sendBlocking(service: TestService, user: TestUser, conversationId: string, content: string, headers: Record<string, string> = {}) {
+  return service.fetch(`/v1/conversations/${conversationId}/messages`, {
+    method: "POST",
+    headers: { ...jsonHeaders, ...user.auth, ...headers },
+    body: JSON.stringify({ content }),
+  });
+}
+
+/** Polls `check` until it answers something truthy, or fails after `ms`. */
+export async function eventually<T>(check: () => Promise<T | undefined | null | false>, ms = 15_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

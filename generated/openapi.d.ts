@@ -2437,12 +2437,12 @@ export interface components {
             /** @description What to draw. */
             prompt: string;
             /** @default avatar */
-            style: components["schemas"]["ImageStyle"];
+            style?: components["schemas"]["ImageStyle"];
             /**
              * @description The style does not change it: ask for "16:9" explicitly for a banner.
              * @default 1:1
              */
-            aspect_ratio: components["schemas"]["ImageAspectRatio"];
+            aspect_ratio?: components["schemas"]["ImageAspectRatio"];
         };
         /**
          * @description Composition presets: `avatar` is a portrait framed for 1:1, `banner` a landscape framed for
@@ -2479,7 +2479,7 @@ export interface components {
         InstructionVersionCreate: {
             instructions: string;
             /** @default  */
-            changelog: string;
+            changelog?: string;
         };
         /** @description All versions of a persona, newest first; not paginated. */
         InstructionVersionList: {
@@ -2663,7 +2663,7 @@ export interface components {
              * @description Most chunks to return.
              * @default 5
              */
-            limit: number;
+            limit?: number;
         };
         /**
          * @description The chunks most relevant to a query, best first by the fused (vector and full-text) rank; each
@@ -2959,7 +2959,7 @@ export interface components {
              * @description Only `user` is accepted.
              * @default user
              */
-            role: components["schemas"]["MessageSendRole"];
+            role?: components["schemas"]["MessageSendRole"];
         };
         /**
          * @description `data` of a `message.created` delivery (see `WebhookEvent` for the `X-Persona-Signature` header,
@@ -3152,19 +3152,19 @@ export interface components {
             name: string;
             instructions: string;
             /** @default  */
-            description: string;
+            description?: string;
             /** @description Defaults to the server's default model. */
             model?: string;
             /** @description Omit to have an avatar generated from the name and description. */
             avatar_url?: components["schemas"]["HttpsUrl"];
             /** @default false */
-            is_public: boolean;
+            is_public?: boolean;
             /** @default other */
-            category: components["schemas"]["PersonaCategory"];
+            category?: components["schemas"]["PersonaCategory"];
             /** @description Omit to have the model write one. */
             greeting_message?: string;
             /** @default alloy */
-            voice_id: components["schemas"]["VoiceId"];
+            voice_id?: components["schemas"]["VoiceId"];
         };
         /** @description The list envelope with `total`, `limit` and `offset`. */
         PersonaList: {
@@ -3423,14 +3423,14 @@ export interface components {
         RoomCreate: {
             name: string;
             /** @default  */
-            description: string;
+            description?: string;
             /**
              * @description Personas to add at once: each must be owned by the caller or public, else 404. Duplicates are
              *     rejected with 400.
              */
             persona_ids?: components["schemas"]["Uuid"][];
             /** @default false */
-            is_public: boolean;
+            is_public?: boolean;
         };
         /** @description The list envelope with `total`, `limit` and `offset`. */
         RoomList: {
@@ -3979,7 +3979,7 @@ export interface components {
             /** @description The text to speak. */
             text: string;
             /** @default alloy */
-            voice_id: components["schemas"]["VoiceId"];
+            voice_id?: components["schemas"]["VoiceId"];
         };
         /** @description A registered webhook, without its secret. */
         Webhook: {

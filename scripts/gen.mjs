@@ -27,7 +27,7 @@ try {
   mkdirSync(outDir, { recursive: true });
   const yamlPath = join(outDir, "openapi.yaml");
   writeFileSync(yamlPath, YAML.stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false }));
-  execFileSync(bin("openapi-typescript"), [yamlPath, "--output", join(outDir, "openapi.d.ts"), "--root-types"], {
+  execFileSync(bin("openapi-typescript"), [yamlPath, "--output", join(outDir, "openapi.d.ts"), "--root-types", "--default-non-nullable", "false"], {
     cwd: root,
     env,
     stdio: ["ignore", "ignore", "inherit"],

@@ -13,6 +13,7 @@ import { createLogger, type Logger } from "./logger.ts";
 import { createMailer } from "./providers/email/index.ts";
 import { createEmbeddings } from "./providers/embeddings/index.ts";
 import { createChatModel } from "./providers/llm/index.ts";
+import { warmUpTokenizer } from "./providers/llm/tokens.ts";
 import type { Services } from "./services.ts";
 import type { ChatModelProvider } from "./providers/llm/index.ts";
 
@@ -62,6 +63,8 @@ export async function startService(config: Config, options: StartOptions = {}): 
       health: { worker: config.worker.enabled ? "ok" : "disabled" },
     };
     if (config.worker.enabled) worker = await startWorker(services, options.extraTasks);
+    // Loading the tokenizer's rank file takes a moment; the first chat request should not pay it.
+    if (options.http !== false) warmUpTokenizer();
     let url = "";
     let drain: ((timeoutMs: number) => Promise<void>) | undefined;
     if (options.http !== false) {

@@ -1,7 +1,7 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { LOCAL_CHAT_MODEL } from "../../config.ts";
 import { countChatTokens, countTokens, truncateToTokens } from "./tokens.ts";
-import type { ChatCompletion, ChatModelProvider, ChatRequest, ChatStreamChunk, ChatTurn } from "./types.ts";
+import { abortError, type ChatCompletion, type ChatModelProvider, type ChatRequest, type ChatStreamChunk, type ChatTurn } from "./types.ts";
 
 /**
  * The offline default: no model, no network. It answers deterministically from what the context
@@ -90,8 +90,8 @@ function titleFor(turns: ChatTurn[]): string {
 function personaName(turns: ChatTurn[]): string | undefined {
   for (const turn of turns) {
     if (turn.role !== "system") continue;
-    const match = /\b(?:You are|You're|Your name is)\s+((?:[\p{Lu}][\p{L}\p{N}'’.-]*)(?:\s+[\p{Lu}][\p{L}\p{N}'’.-]*){0,4})/u.exec(turn.content);
-    if (match) return match[1]!.replace(/\.+$/, "");
+    const match = /\b(?:You are|You're|Your name is)\s+(\p{Lu}[\p{L}\p{N}'’-]*(?:[ \t]+\p{Lu}[\p{L}\p{N}'’-]*){0,4})/u.exec(turn.content);
+    if (match) return match[1];
   }
   return undefined;
 }
@@ -130,8 +130,5 @@ function wordGroups(text: string, size: number): string[] {
 }
 
 function throwIfAborted(signal: AbortSignal | undefined): void {
-  if (!signal?.aborted) return;
-  const error = new Error("The model call was aborted", { cause: signal.reason });
-  error.name = "AbortError";
-  throw error;
+  if (signal?.aborted) throw abortError(signal);
 }

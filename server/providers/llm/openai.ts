@@ -1,7 +1,7 @@
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from "openai";
 import type { Config } from "../../config.ts";
 import { countChatTokens, countTokens } from "./tokens.ts";
-import { UpstreamError, type ChatCompletion, type ChatModelProvider, type ChatRequest, type ChatStreamChunk, type TokenUsage } from "./types.ts";
+import { abortError, UpstreamError, type ChatCompletion, type ChatModelProvider, type ChatRequest, type ChatStreamChunk, type TokenUsage } from "./types.ts";
 
 const OPENAI_BASE_URL = "https://api.openai.com/v1";
 
@@ -120,11 +120,4 @@ function usageOf(upstream: OpenAI.CompletionUsage | null | undefined, request: C
     inputTokens: upstream?.prompt_tokens ?? countChatTokens(request.messages),
     outputTokens: upstream?.completion_tokens ?? countTokens(content),
   };
-}
-
-/** What callers expect when their own signal ends the call: an error named `AbortError`. */
-function abortError(signal: AbortSignal): Error {
-  const error = new Error("The model call was aborted", { cause: signal.reason });
-  error.name = "AbortError";
-  return error;
 }

@@ -52,3 +52,10 @@ export class UpstreamError extends Error {
     this.status = status;
   }
 }
+
+/** What callers expect when their own signal ends a model call: an error named `AbortError`. */
+export function abortError(signal: AbortSignal): Error {
+  const error = new Error("The model call was aborted", { cause: signal.reason });
+  error.name = "AbortError";
+  return error;
+}

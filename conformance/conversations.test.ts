@@ -1,0 +1,81 @@
+import { randomUUID } from "node:crypto";
+import { beforeAll, describe, expect } from "vitest";
+import { call } from "./support/client.ts";
+import { contract } from "./support/contract.ts";
+import { createPersona, registerUser, type TestUser } from "./support/fixtures.ts";
+import { op } from "./support/op.ts";
+import { idOr } from "./support/placeholders.ts";
+import { schemaErrors } from "./support/schema.ts";
+import { parseSse } from "./support/sse.ts";
+import { target } from "./support/target.ts";
+
+// The data of each stream event, by event name (the contract declares them as named schemas).
+const EVENT_SCHEMAS: Record<string, string> = { delta: "ChatStreamDelta", done: "ChatStreamDone", error: "ChatStreamError" };
+
+describe("conversations", () => {
+  let user: TestUser;
+  let personaId: string | undefined;
+  let conversationId: string | undefined;
+
+  beforeAll(async () => {
+    user = await registerUser("chat");
+    personaId = await createPersona(user);
+  });
+
+  op("conversations_create", async () => {
+    const json = { persona_id: idOr(personaId), title: "The bright planet in the west" };
+    const answer = await call("conversations_create", { token: user.token, json, expect: [201] });
+    conversationId = (answer.json as { id: string }).id;
+    if (target.stateful) expect(answer.json).toMatchObject({ persona_id: personaId, message_count: 0 });
+  });
+
+  op("conversations_list", async () => {
+    const answer = await call("conversations_list", { token: user.token, query: { persona_id: personaId, limit: 10 }, expect: [200] });
+    if (target.stateful && conversationId) expect((answer.json as { data: { id: string }[] }).data.map((c) => c.id)).toContain(conversationId);
+  });
+
+  op("conversations_send_message", async () => {
+    const json = { content: "Which planet is the bright one low in the west after sunset?" };
+    const headers = { "idempotency-key": randomUUID() };
+    await call("conversations_send_message", { token: user.token, path: { id: idOr(conversationId) }, json, headers, expect: [201] });
+  }, 60_000);
+
+  op("conversations_stream_message", async () => {
+    const answer = await call("conversations_stream_message", {
+      token: user.token,
+      path: { id: idOr(conversationId) },
+      json: { content: "Say hello to the crew!" },
+      expect: [200],
+    });
+    if (answer.status !== 200) return;
+    expect(answer.contentType).toBe("text/event-stream");
+    const events = parseSse(answer.text);
+    expect(events.length).toBeGreaterThan(0);
+    for (const event of events) {
+      const schema = EVENT_SCHEMAS[event.event];
+      expect(schema, `unexpected stream event ${event.event}`).toBeDefined();
+      expect(schemaErrors(contract.components.schemas[schema!]!, JSON.parse(event.data)), `${event.event} event ${event.data}`).toEqual([]);
+    }
+    // A stream ends with exactly one done or error event; the offline model does not fail.
+    expect(events.at(-1)!.event).toBe("done");
+    expect(events.slice(0, -1).every((e) => e.event === "delta")).toBe(true);
+  }, 60_000);
+
+  op("conversations_list_messages", async () => {
+    const answer = await call("conversations_list_messages", { token: user.token, path: { id: idOr(conversationId) }, query: { limit: 20 }, expect: [200] });
+    if (target.stateful) expect((answer.json as { data: unknown[] }).data.length).toBe(4);
+  });
+
+  op("conversations_get", async () => {
+    const answer = await call("conversations_get", { token: user.token, path: { id: idOr(conversationId) }, expect: [200] });
+    if (target.stateful) expect(answer.json).toMatchObject({ id: conversationId, message_count: 4 });
+  });
+
+  op("conversations_search", async () => {
+    await call("conversations_search", { token: user.token, query: { q: "planet", limit: 5 }, expect: [200] });
+  });
+
+  op("conversations_delete", async () => {
+    await call("conversations_delete", { token: user.token, path: { id: idOr(conversationId) }, expect: [200] });
+  });
+});

@@ -1,0 +1,69 @@
+import { randomUUID } from "node:crypto";
+import { beforeAll, describe, expect } from "vitest";
+import { call } from "./support/client.ts";
+import { createPersona, registerUser, type TestUser } from "./support/fixtures.ts";
+import { op } from "./support/op.ts";
+import { idOr } from "./support/placeholders.ts";
+import { target } from "./support/target.ts";
+
+describe("rooms", () => {
+  let owner: TestUser;
+  let member: TestUser;
+  let personaId: string | undefined;
+  let roomId: string | undefined;
+
+  beforeAll(async () => {
+    [owner, member] = await Promise.all([registerUser("host"), registerUser("guest")]);
+    personaId = await createPersona(owner);
+  });
+
+  op("rooms_create", async () => {
+    const json = { name: "Stargazers' Club", description: "Friday-night sky watching with Captain Nova.", is_public: false };
+    const answer = await call("rooms_create", { token: owner.token, json, headers: { "idempotency-key": randomUUID() }, expect: [201] });
+    roomId = (answer.json as { id: string }).id;
+    if (target.stateful) expect(answer.json).toMatchObject({ name: json.name, owner_id: owner.id });
+  });
+
+  op("rooms_list", async () => {
+    const answer = await call("rooms_list", { token: owner.token, query: { limit: 10 }, expect: [200] });
+    if (target.stateful && roomId) expect(JSON.stringify(answer.json)).toContain(roomId);
+  });
+
+  op("rooms_get", async () => {
+    await call("rooms_get", { token: owner.token, path: { id: idOr(roomId) }, expect: [200] });
+  });
+
+  op("rooms_update", async () => {
+    await call("rooms_update", { token: owner.token, path: { id: idOr(roomId) }, json: { name: "Stargazers' Club (Fridays)" }, expect: [200] });
+  });
+
+  op("rooms_add_member", async () => {
+    await call("rooms_add_member", { token: owner.token, path: { id: idOr(roomId) }, json: { user_id: member.id }, expect: [200] });
+  });
+
+  op("rooms_add_persona", async () => {
+    await call("rooms_add_persona", { token: owner.token, path: { id: idOr(roomId) }, json: { persona_id: idOr(personaId) }, expect: [200] });
+  });
+
+  op("rooms_send_message", async () => {
+    const json = { content: "Captain Nova, which planet is the bright one low in the west tonight?" };
+    await call("rooms_send_message", { token: member.token, path: { id: idOr(roomId) }, json, expect: [201] });
+  }, 60_000);
+
+  op("rooms_list_messages", async () => {
+    const answer = await call("rooms_list_messages", { token: member.token, path: { id: idOr(roomId) }, query: { limit: 20 }, expect: [200] });
+    if (target.stateful && roomId) expect((answer.json as { data: unknown[] }).data.length).toBeGreaterThan(0);
+  });
+
+  op("rooms_remove_persona", async () => {
+    await call("rooms_remove_persona", { token: owner.token, path: { id: idOr(roomId), persona_id: idOr(personaId) }, expect: [200] });
+  });
+
+  op("rooms_remove_member", async () => {
+    await call("rooms_remove_member", { token: owner.token, path: { id: idOr(roomId), user_id: member.id }, expect: [200] });
+  });
+
+  op("rooms_delete", async () => {
+    await call("rooms_delete", { token: owner.token, path: { id: idOr(roomId) }, expect: [200] });
+  });
+});

@@ -83,7 +83,7 @@ async function main(fake: FakeOpenAI): Promise<number> {
         EMBEDDED_DB_PORT: String(dbPort),
         DATABASE_URL: "",
         LOG_LEVEL: "warn",
-        RATE_LIMIT_PER_MINUTE: "10000000",
+        RATE_LIMIT_PER_MINUTE: "1000000",
         AUTH_ATTEMPTS_PER_IP: "1000000",
         LLM_PROVIDER: "openai",
         EMBEDDINGS_PROVIDER: "local",

@@ -12,16 +12,28 @@ export async function userPlan(knex: Knex, userId: string): Promise<string> {
 }
 
 /**
- * Counts one message against the month's quota in a single statement, only while under `limit`;
- * answers the new count, or undefined when the quota is used up. Concurrent sends cannot overshoot.
+ * Counts one message against the month's quota in a single statement, only while under the limit
+ * of the user's plan (`limits` by plan name, `fallback` for any other); answers the new count, or
+ * undefined when the quota is used up. Concurrent sends cannot overshoot, and the plan lookup costs
+ * no extra round trip.
  */
-export async function incrementMessagesUnder(knex: Knex, userId: string, periodStart: string, limit: number): Promise<number | undefined> {
+export async function incrementMessagesUnderPlan(
+  knex: Knex,
+  userId: string,
+  periodStart: string,
+  limits: Record<string, number>,
+  fallback: number,
+): Promise<number | undefined> {
+  const entries = Object.entries(limits);
+  const limitOf = `CASE u.plan ${entries.map(() => "WHEN ? THEN ?::int").join(" ")} ELSE ?::int END`;
   const result = await knex.raw<{ rows: { messages_sent: number }[] }>(
-    `INSERT INTO usage_counters (user_id, period_start, messages_sent) SELECT ?, ?, 1 WHERE ? > 0
+    `WITH quota AS (SELECT ${limitOf} AS messages_limit FROM users u WHERE u.id = ?)
+     INSERT INTO usage_counters (user_id, period_start, messages_sent)
+       SELECT ?, ?, 1 FROM quota WHERE quota.messages_limit > 0
      ON CONFLICT (user_id, period_start) DO UPDATE SET messages_sent = usage_counters.messages_sent + 1
-       WHERE usage_counters.messages_sent < ?
+       WHERE usage_counters.messages_sent < (SELECT messages_limit FROM quota)
      RETURNING messages_sent`,
-    [userId, periodStart, limit, limit],
+    [...entries.flat(), fallback, userId, userId, periodStart],
   );
   return result.rows[0]?.messages_sent;
 }

@@ -1,8 +1,10 @@
 import type { Knex } from "knex";
 import { ApiError } from "../http/errors.ts";
 import type { Services } from "../services.ts";
-import { limitsOf, type PlanLimits, type PlanName } from "./plans.ts";
-import { decrementMessages, incrementMessagesUnder, lockUserPlan, messagesSent, userPlan } from "./usage-store.ts";
+import { limitsOf, PLAN_LIMITS, type PlanLimits, type PlanName } from "./plans.ts";
+import { decrementMessages, incrementMessagesUnderPlan, lockUserPlan, messagesSent, userPlan } from "./usage-store.ts";
+
+const MESSAGE_LIMITS = Object.fromEntries(Object.entries(PLAN_LIMITS).map(([plan, limits]) => [plan, limits.messagesPerMonth]));
 
 /** The usage period a moment falls in: the calendar month, UTC (first day as `YYYY-MM-DD`). */
 export function periodOf(now: Date): { start: string; end: Date } {
@@ -36,11 +38,12 @@ export interface MessageReservation {
  */
 export async function reserveMessage(services: Services, userId: string): Promise<MessageReservation> {
   const { knex } = services.db;
-  const plan = await userPlan(knex, userId);
-  const limit = limitsOf(plan).messagesPerMonth;
   const period = periodOf(services.now()).start;
-  const count = await incrementMessagesUnder(knex, userId, period, limit);
-  if (count === undefined) throw planLimitExceeded("messagesPerMonth", plan, limit, await messagesSent(knex, userId, period));
+  const count = await incrementMessagesUnderPlan(knex, userId, period, MESSAGE_LIMITS, PLAN_LIMITS.free.messagesPerMonth);
+  if (count === undefined) {
+    const plan = await userPlan(knex, userId);
+    throw planLimitExceeded("messagesPerMonth", plan, limitsOf(plan).messagesPerMonth, await messagesSent(knex, userId, period));
+  }
   let released = false;
   return {
     release: async () => {

@@ -1,7 +1,7 @@
 import type { Request } from "express";
 import { v7 as uuidv7 } from "uuid";
 import { reserveMessage, type MessageReservation } from "../billing/usage.ts";
-import { recordEvent } from "../events/outbox.ts";
+import { outboxRow, recordEvent } from "../events/outbox.ts";
 import { ApiError } from "../http/errors.ts";
 import { idempotentOutcomeOf } from "../http/idempotency.ts";
 import { SSEWriter } from "../http/sse.ts";
@@ -106,20 +106,18 @@ function replyMessage(turn: Turn, content: string, model: string, usage: TokenUs
   });
 }
 
-/** Stores messages with their `message.created` events in one transaction, then asks for a title. */
+/** Stores messages with their `message.created` events in one statement, then asks for a title. */
 async function storeMessages(services: Services, turn: Turn, messages: MessageRow[]): Promise<void> {
   const at = messages.at(-1)!.created_at;
-  await services.db.knex.transaction(async (trx) => {
-    await insertMessages(trx, turn.conversation, messages, at);
-    for (const message of messages) {
-      await recordEvent(trx, {
-        userId: turn.conversation.user_id,
-        type: "message.created",
-        data: { conversation_id: turn.conversation.id, message_id: message.id, role: message.role, content: message.content, persona_id: turn.persona.id },
-        at,
-      });
-    }
-  });
+  const events = messages.map((message) =>
+    outboxRow({
+      userId: turn.conversation.user_id,
+      type: "message.created",
+      data: { conversation_id: turn.conversation.id, message_id: message.id, role: message.role, content: message.content, persona_id: turn.persona.id },
+      at,
+    }),
+  );
+  await insertMessages(services.db.knex, turn.conversation, messages, events, at);
   if (turn.conversation.title === null && messages.some((message) => message.role === "assistant")) {
     await enqueueTitle(services, turn.conversation.id);
   }
@@ -193,13 +191,16 @@ export async function streamMessage(services: Services, req: Request, userId: st
       if (!(await idempotent!.reclaim())) throw new ApiError(409, "conflict", "A request with this Idempotency-Key is still in progress");
       userMessage = await findMessage(services.db.knex, turn.conversation.id, previous.user_message_id);
     }
-    if (!userMessage) {
-      userMessage = newMessage(turn, "user", content, services.now());
-      await storeMessages(services, turn, [userMessage]);
-    }
   } catch (error) {
     await turn.reservation.release();
     throw error;
+  }
+  // The user message is stored while the model is asked: the first delta need not wait for it.
+  let storing = Promise.resolve();
+  if (!userMessage) {
+    userMessage = newMessage(turn, "user", content, services.now());
+    storing = storeMessages(services, turn, [userMessage]);
+    storing.catch(() => undefined);
   }
 
   const sse = new SSEWriter(res, { keepAliveMs: services.config.streamKeepAliveMs });
@@ -216,6 +217,7 @@ export async function streamMessage(services: Services, req: Request, userId: st
         usage = chunk.usage;
       }
     }
+    await storing;
     if (sse.signal.aborted) throw sse.signal.reason;
     usage ??= { inputTokens: 0, outputTokens: countTokens(text) };
     const reply = replyMessage(turn, text, prepared.request.model, usage, prepared.citations, services.now());
@@ -228,7 +230,8 @@ export async function streamMessage(services: Services, req: Request, userId: st
     const failure = aborted ? new ApiError(500, "internal_error", "The client disconnected before the reply was complete") : upstreamFailure(error);
     if (!aborted && failure.status === 500) services.log.error({ err: error }, "streamed reply failed");
     if (aborted) req.log.info({ conversationId, receivedChars: text.length }, "client disconnected; upstream call aborted");
-    await recordFailure(services, turn, failure, userMessageId);
+    const stored = await storing.then(() => true, () => false);
+    await recordFailure(services, turn, failure, stored ? userMessageId : null);
     await idempotent?.record({ outcome: "failed", user_message_id: userMessageId } satisfies StreamOutcome)
       .catch((failure2: unknown) => services.log.error({ err: failure2 }, "could not record a failed stream"));
     sse.event("error", { code: failure.code, message: failure.message });

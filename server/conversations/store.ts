@@ -121,13 +121,20 @@ export async function pageMessages(
 }
 
 /**
- * Stores messages of one conversation and moves its counters (conversation and persona
- * `message_count`, `updated_at`) in the caller's transaction.
+ * Stores messages of one conversation with their outbox events and moves the counters
+ * (conversation and persona `message_count`, `updated_at`), all in one statement: atomic without a
+ * transaction's extra round trips, which matters on the chat path where every round trip is latency.
  */
-export async function insertMessages(trx: Knex.Transaction, conversation: ConversationRow, messages: MessageRow[], at: Date): Promise<void> {
-  await trx("messages").insert(messages.map((m) => ({ ...m, citations: m.citations === null ? null : JSON.stringify(m.citations) })));
-  await trx("conversations").where({ id: conversation.id }).increment("message_count", messages.length).update({ updated_at: at });
-  await trx("personas").where({ id: conversation.persona_id }).increment("message_count", messages.length);
+export async function insertMessages(knex: Knex, conversation: ConversationRow, messages: MessageRow[], events: object[], at: Date): Promise<void> {
+  const rows = messages.map((m) => ({ ...m, citations: m.citations === null ? null : JSON.stringify(m.citations) }));
+  await knex
+    .with("stored", (q) => q.insert(rows).into("messages"))
+    .with("events", (q) => q.insert(events).into("event_outbox"))
+    .with("conversation", (q) =>
+      q.table("conversations").where({ id: conversation.id }).update({ message_count: knex.raw("message_count + ?", [messages.length]), updated_at: at }),
+    )
+    .with("persona", (q) => q.table("personas").where({ id: conversation.persona_id }).update({ message_count: knex.raw("message_count + ?", [messages.length]) }))
+    .select(knex.raw("1"));
 }
 
 export interface SearchHitRow extends MessageRow {

@@ -203,6 +203,14 @@ describe("LocalChatModel", () => {
     expect(content).not.toContain("Titan");
   });
 
+  it("finds the persona's name in its instructions", async () => {
+    const greet = async (instructions: string) =>
+      (await local.complete({ model: "local-offline-v1", purpose: "greeting", messages: [{ role: "system", content: instructions }] })).content;
+    expect(await greet("You are Captain Nova. You love Saturn.")).toBe("Hello, I am Captain Nova, what shall we talk about today?");
+    expect(await greet("Your name is Ada Lovelace\nBe kind.")).toBe("Hello, I am Ada Lovelace, what shall we talk about today?");
+    expect(await greet("You are a helpful assistant.")).toBe("Hello, what shall we talk about today?");
+  });
+
   it("writes a short title from the first user message", async () => {
     const { content } = await local.complete({ ...conversation, purpose: "title" });
     expect(content).toBe("Hi");

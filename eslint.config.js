@@ -3,7 +3,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", "generated/", "dist/", ".persona/", "coverage/"] },
+  { ignores: ["node_modules/", "generated/", "dist/", "sdk/dist/", ".persona/", "coverage/"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -33,5 +33,7 @@ try {
 }
 step("lint the OpenAPI document (Redocly)", "redocly", ["lint", "generated/openapi.yaml", "--format", "stylish"]);
 step("type-check (tsc)", "tsc", ["--noEmit", "-p", "tsconfig.json"]);
+step("type-check the SDK on its own terms (no Node types)", "tsc", ["--noEmit", "-p", "sdk/tsconfig.json"]);
+step("type-check the conformance suite", "tsc", ["--noEmit", "-p", "conformance/tsconfig.json"]);
 step("lint the code (ESLint)", "eslint", ["--max-warnings", "0", "."]);
 process.stdout.write("check: all passed\n");

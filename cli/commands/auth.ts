@@ -1,0 +1,98 @@
+import type { Command } from "commander";
+import { contextOf } from "../context.ts";
+import { credentialsPath, removeLogin, saveLogin } from "../credentials.ts";
+import { examples } from "../help.ts";
+import { printFields } from "../output.ts";
+import { valueOrAsk } from "../prompt.ts";
+
+/** Reads a whole stream (for --password-stdin). */
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8").replace(/\r?\n$/, "");
+}
+
+const isStatus = (error: unknown, status: number) => (error as { status?: unknown }).status === status;
+
+/** login, logout, whoami: the stored credentials the other client commands use. */
+export function registerAuthCommands(program: Command): void {
+  program
+    .command("login")
+    .description("Log in and store the credentials in your config directory (file mode 600)")
+    .option("--email <email>", "account e-mail (prompted for on a terminal)")
+    .option("--password <password>", "password (prompted for on a terminal; prefer --password-stdin in scripts)")
+    .option("--password-stdin", "read the password from stdin")
+    .addHelpText(
+      "after",
+      "\nWith the global --api-key, stores that key instead of logging in with a password.\n" +
+        "The login is kept per server (base URL); PERSONA_CONFIG_DIR moves the config directory.\n" +
+        examples([
+          "persona login",
+          "persona --base-url https://persona.example.com login --email ada@example.com",
+          "printf '%s' \"$PASSWORD\" | persona login --email ada@example.com --password-stdin --json",
+          "persona login --api-key pk_…",
+        ]),
+    )
+    .action(async (options: { email?: string; password?: string; passwordStdin?: boolean }, command: Command) => {
+      const ctx = await contextOf(command);
+      const apiKey = command.optsWithGlobals<{ apiKey?: string }>().apiKey;
+      if (apiKey) {
+        // Checks the key before storing it. /auth/me needs the admin scope: a narrower key is
+        // valid (403, not 401) but cannot say whose it is.
+        let user = null;
+        try {
+          const me = await ctx.client().auth.me();
+          user = { id: me.id, email: me.email, username: me.username };
+        } catch (error) {
+          if (!isStatus(error, 403)) throw error;
+        }
+        await saveLogin(ctx.env.configDir, { base_url: ctx.baseUrl, auth: { type: "api_key", api_key: apiKey }, user });
+        const result = { base_url: ctx.baseUrl, auth: "api_key", user, config_file: credentialsPath(ctx.env.configDir) };
+        ctx.out.result(result, () => ctx.out.line(`Stored the API key for ${ctx.baseUrl}${user ? ` (${user.username})` : ""}.`));
+        return;
+      }
+      const email = await valueOrAsk(options.email, "--email", "E-mail: ");
+      const password = options.passwordStdin ? await readStdin() : await valueOrAsk(options.password, "--password", "Password: ", true);
+      const answer = await ctx.anonymousClient().auth.login({ email, password });
+      const user = { id: answer.user.id, email: answer.user.email, username: answer.user.username };
+      await saveLogin(ctx.env.configDir, {
+        base_url: ctx.baseUrl,
+        auth: { type: "session", access_token: answer.access_token, refresh_token: answer.refresh_token },
+        user,
+      });
+      // Tokens stay in the file: printing them would put secrets into shell histories and CI logs.
+      const result = { base_url: ctx.baseUrl, auth: "session", user, config_file: credentialsPath(ctx.env.configDir) };
+      ctx.out.result(result, () => ctx.out.line(`Logged in to ${ctx.baseUrl} as ${user.username} (${user.email}).`));
+    });
+
+  program
+    .command("logout")
+    .description("Forget the stored credentials")
+    .addHelpText("after", examples(["persona logout"]))
+    .action(async (_options: unknown, command: Command) => {
+      const ctx = await contextOf(command);
+      const removed = await removeLogin(ctx.env.configDir);
+      ctx.out.result({ logged_out: removed, base_url: ctx.login?.base_url ?? null }, () =>
+        ctx.out.line(removed ? `Logged out of ${ctx.login?.base_url ?? "the stored server"}.` : "Not logged in."),
+      );
+    });
+
+  program
+    .command("whoami")
+    .description("Show the account the stored login or --api-key acts as")
+    .addHelpText("after", examples(["persona whoami", "persona whoami --json"]))
+    .action(async (_options: unknown, command: Command) => {
+      const ctx = await contextOf(command);
+      const me = await ctx.client().auth.me();
+      ctx.out.result({ base_url: ctx.baseUrl, user: me }, () =>
+        printFields([
+          ["server", ctx.baseUrl],
+          ["id", me.id],
+          ["username", me.username],
+          ["email", me.email],
+          ["email_verified", me.email_verified],
+          ["plan", me.plan],
+        ]),
+      );
+    });
+}

@@ -1,0 +1,66 @@
+import type { Command } from "commander";
+import { examples } from "../help.ts";
+import { stderrLogger } from "../internals/database.ts";
+import { keepProcessAlive } from "../lifecycle.ts";
+
+// Loaded on use: the server's modules take seconds to import, which the API commands should not pay.
+const config = () => import("../../server/config.ts");
+const runtime = async () => ({ ...(await import("../../server/runtime.ts")), ...(await import("../../server/process.ts")) });
+
+/**
+ * serve, worker, migrate: these start parts of the server itself, configured from the environment
+ * by server/config.ts (see the README's settings table), not through the API.
+ */
+export function registerServerCommands(program: Command): void {
+  program
+    .command("serve")
+    .description("Run the HTTP API (with an in-process job worker unless --no-worker)")
+    .option("--no-worker", "do not run jobs in this process; run `persona worker` separately")
+    .option("-p, --port <port>", "port to listen on (overrides PORT)")
+    .addHelpText("after", examples(["persona serve", "PORT=8080 DATABASE_URL=postgres://… persona serve --no-worker"]))
+    .action(async (options: { worker: boolean; port?: string }) => {
+      const [{ loadConfig }, { startService, runUntilSignal }] = await Promise.all([config(), runtime()]);
+      const settings = loadConfig({ ...process.env, ...(options.port ? { PORT: options.port } : {}) });
+      settings.worker.enabled = options.worker;
+      const service = await startService(settings);
+      keepProcessAlive();
+      runUntilSignal(service.stop, service.services.log);
+    });
+
+  program
+    .command("worker")
+    .description("Run only the job worker (scale out next to `persona serve --no-worker`)")
+    .addHelpText("after", examples(["DATABASE_URL=postgres://… persona worker"]))
+    .action(async () => {
+      const [{ loadConfig }, { startService, runUntilSignal }] = await Promise.all([config(), runtime()]);
+      const settings = loadConfig();
+      settings.worker.enabled = true;
+      const service = await startService(settings, { http: false });
+      keepProcessAlive();
+      runUntilSignal(service.stop, service.services.log);
+    });
+
+  program
+    .command("migrate")
+    .description("Apply pending database migrations, then exit")
+    .addHelpText("after", examples(["persona migrate", "DATABASE_URL=postgres://… persona migrate"]))
+    .action(async (_options: unknown, command: Command) => {
+      const json = Boolean(command.optsWithGlobals().json);
+      const [{ loadConfig }, { openDatabase }, { createLogger }] = await Promise.all([
+        config(),
+        import("../../server/db/database.ts"),
+        import("../../server/logger.ts"),
+      ]);
+      const settings = loadConfig();
+      // With --json stdout carries only the result document, so the log moves to stderr.
+      const log = json ? await stderrLogger() : createLogger(settings);
+      const db = await openDatabase(settings, log);
+      try {
+        await db.migrate();
+        if (json) process.stdout.write(`${JSON.stringify({ migrated: true, database: db.kind })}\n`);
+        else log.info("migrations are up to date");
+      } finally {
+        await db.close();
+      }
+    });
+}

@@ -1,0 +1,68 @@
+import type { Middleware } from "openapi-fetch";
+import { randomKey } from "./signal.ts";
+import type { paths } from "./types.ts";
+
+type Method = "get" | "put" | "post" | "delete" | "patch";
+
+/** `METHOD /path` of every operation whose contract declares an `Idempotency-Key` header. */
+type KeyedRoute = {
+  [Path in keyof paths]: {
+    [M in Method]: paths[Path][M] extends { parameters: { header?: infer Header } }
+      ? // keyof never is every key, so operations without headers are ruled out first.
+        [NonNullable<Header>] extends [never]
+        ? never
+        : "Idempotency-Key" extends keyof NonNullable<Header>
+          ? `${Uppercase<M>} ${Path}`
+          : never
+      : never;
+  }[Method];
+}[keyof paths];
+
+/**
+ * The operations that take an `Idempotency-Key`, as the contract says. Written out because the SDK
+ * ships no OpenAPI document; the type checks below fail the build when the contract gains or loses one.
+ */
+const KEYED_ROUTES = [
+  "POST /v1/api-keys",
+  "POST /v1/auth/api-keys",
+  "POST /v1/auth/register",
+  "POST /v1/conversations",
+  "POST /v1/conversations/{id}/messages",
+  "POST /v1/conversations/{id}/messages/stream",
+  "POST /v1/integrations/forum",
+  "POST /v1/integrations/messenger",
+  "POST /v1/integrations/workspace",
+  "POST /v1/knowledge/{persona_id}/documents",
+  "POST /v1/marketplace/{id}/rate",
+  "POST /v1/personas",
+  "POST /v1/rooms",
+  "POST /v1/rooms/{id}/messages",
+  "POST /v1/studio/{persona_id}/variants",
+  "POST /v1/studio/{persona_id}/versions",
+  "POST /v1/webhooks",
+] as const satisfies readonly KeyedRoute[];
+
+type Missing = Exclude<KeyedRoute, (typeof KEYED_ROUTES)[number]>;
+// Fails to compile, naming the route, when the contract declares a keyed operation missing above.
+const everyKeyedRouteListed: [Missing] extends [never] ? true : Missing = true;
+void everyKeyedRouteListed;
+
+const keyed: ReadonlySet<string> = new Set(KEYED_ROUTES);
+
+/** Whether the contract lets `method` on `schemaPath` (e.g. `/v1/personas/{id}`) carry an Idempotency-Key. */
+export function acceptsIdempotencyKey(method: string, schemaPath: string): boolean {
+  return keyed.has(`${method.toUpperCase()} ${schemaPath}`);
+}
+
+/**
+ * Gives every keyed request without a key a random one, before the transport sees it, so that all
+ * attempts of one call share the key and the service acts at most once.
+ */
+export const idempotencyMiddleware: Middleware = {
+  onRequest({ request, schemaPath }) {
+    if (acceptsIdempotencyKey(request.method, schemaPath) && !request.headers.has("idempotency-key")) {
+      request.headers.set("Idempotency-Key", randomKey());
+    }
+    return request;
+  },
+};

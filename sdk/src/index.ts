@@ -1,0 +1,52 @@
+/**
+ * The Persona SDK: a typed client for the Persona REST API.
+ *
+ * @example
+ * import { createClient } from "@persona-platform/sdk";
+ * const client = createClient({ baseUrl: "http://127.0.0.1:3000", apiKey: "pk_..." });
+ * const me = await client.auth.me();
+ */
+export { createClient, PersonaClient, type ClientCredentials, type ClientOptions, type ListPath } from "./client.ts";
+export type { Credentials, Tokens } from "./credentials.ts";
+export {
+  AuthenticationError,
+  BadRequestError,
+  ConflictError,
+  ConnectionError,
+  InternalServerError,
+  NotFoundError,
+  NotImplementedError,
+  PayloadTooLargeError,
+  PermissionDeniedError,
+  PersonaError,
+  PlanLimitError,
+  ProviderUnavailableError,
+  RateLimitError,
+  StreamError,
+  TimeoutError,
+  UnsupportedMediaTypeError,
+  UpstreamError,
+  errorFromResponse,
+} from "./errors.ts";
+export { PageIterator, type Cursor, type ListPage } from "./pagination.ts";
+export { ChatStream, type ChatStreamEvent } from "./stream.ts";
+export type { Uploadable, UploadOptions } from "./upload.ts";
+export type { RawClient } from "./core.ts";
+export type { Auth, ApiKeys } from "./resources/auth.ts";
+export type { Conversations, Messages } from "./resources/conversations.ts";
+export type { Knowledge } from "./resources/knowledge.ts";
+export type { Personas } from "./resources/personas.ts";
+export type { Voice } from "./resources/voice.ts";
+export type {
+  components,
+  ErrorCode,
+  IdempotentRequestOptions,
+  operations,
+  OperationId,
+  paths,
+  QueryOf,
+  RequestBody,
+  RequestOptions,
+  ResponseOf,
+  Schemas,
+} from "./types.ts";

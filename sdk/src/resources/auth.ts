@@ -1,0 +1,95 @@
+import { init, list, unwrap, type Core } from "../core.ts";
+import type { PageIterator } from "../pagination.ts";
+import type { IdempotentRequestOptions, RequestBody, RequestOptions, ResponseOf, Schemas } from "../types.ts";
+
+/**
+ * Accounts and sessions.
+ *
+ * @example
+ * const anonymous = createClient({ baseUrl });
+ * const session = await anonymous.auth.login({ email, password });
+ * const client = createClient({ baseUrl, accessToken: session.access_token, refreshToken: session.refresh_token });
+ * const me = await client.auth.me();
+ */
+export class Auth {
+  readonly #core: Core;
+  /** The caller's API keys. */
+  readonly apiKeys: ApiKeys;
+
+  constructor(core: Core) {
+    this.#core = core;
+    this.apiKeys = new ApiKeys(core);
+  }
+
+  /**
+   * Creates an account; the answer is already signed in (user and token pair).
+   * @example
+   * const { user, access_token, refresh_token } = await client.auth.register({ email, username, password });
+   */
+  register(body: RequestBody<"auth_register">, options?: IdempotentRequestOptions): Promise<ResponseOf<"auth_register">> {
+    return unwrap(this.#core.raw.POST("/v1/auth/register", { body, ...init(options) }));
+  }
+
+  /**
+   * Signs in with e-mail and password; a wrong pair is an AuthenticationError.
+   * @example
+   * const { access_token, refresh_token } = await client.auth.login({ email, password });
+   */
+  login(body: RequestBody<"auth_login">, options?: RequestOptions): Promise<ResponseOf<"auth_login">> {
+    return unwrap(this.#core.raw.POST("/v1/auth/login", { body, ...init(options) }));
+  }
+
+  /**
+   * The signed-in user.
+   * @example
+   * const { username, plan } = await client.auth.me();
+   */
+  me(options?: RequestOptions): Promise<ResponseOf<"auth_get_me">> {
+    return unwrap(this.#core.raw.GET("/v1/auth/me", init(options)));
+  }
+
+  /**
+   * Changes the signed-in user's profile.
+   * @example
+   * await client.auth.updateMe({ display_name: "Ada" });
+   */
+  updateMe(body: RequestBody<"auth_update_me">, options?: RequestOptions): Promise<ResponseOf<"auth_update_me">> {
+    return unwrap(this.#core.raw.PUT("/v1/auth/me", { body, ...init(options) }));
+  }
+}
+
+export class ApiKeys {
+  readonly #core: Core;
+
+  constructor(core: Core) {
+    this.#core = core;
+  }
+
+  /**
+   * Creates a scoped key; `key` in the answer is the only time the full secret is shown.
+   * @example
+   * const { key } = await client.auth.apiKeys.create({ name: "ci", scopes: ["personas:read"] });
+   * const ci = createClient({ baseUrl, apiKey: key });
+   */
+  create(body: RequestBody<"api_keys_create">, options?: IdempotentRequestOptions): Promise<ResponseOf<"api_keys_create">> {
+    return unwrap(this.#core.raw.POST("/v1/auth/api-keys", { body, ...init(options) }));
+  }
+
+  /**
+   * The caller's live keys, masked (one page: the list is not paged).
+   * @example
+   * for await (const key of client.auth.apiKeys.list()) console.log(key.name, key.key_hint);
+   */
+  list(options?: RequestOptions): PageIterator<Schemas["ApiKey"], ResponseOf<"api_keys_list">> {
+    return list((_query) => this.#core.raw.GET("/v1/auth/api-keys", init(options)));
+  }
+
+  /**
+   * Revokes a key; requests with it answer 401 at once. Revoking it again is a NotFoundError.
+   * @example
+   * await client.auth.apiKeys.revoke(key.id);
+   */
+  revoke(id: string, options?: RequestOptions): Promise<ResponseOf<"api_keys_revoke">> {
+    return unwrap(this.#core.raw.DELETE("/v1/auth/api-keys/{id}", { params: { path: { id } }, ...init(options) }));
+  }
+}

@@ -1,0 +1,128 @@
+import { init, list, unwrap, type Core } from "../core.ts";
+import type { PageIterator } from "../pagination.ts";
+import { randomKey } from "../signal.ts";
+import { ChatStream } from "../stream.ts";
+import type { IdempotentRequestOptions, QueryOf, RequestBody, RequestOptions, ResponseOf, Schemas } from "../types.ts";
+import { errorFromResponse } from "../errors.ts";
+
+/**
+ * One-to-one chats with a persona.
+ *
+ * @example
+ * const conversation = await client.conversations.create({ persona_id: persona.id });
+ * const reply = await client.conversations.stream(conversation.id, { content: "Hi!" }).text();
+ */
+export class Conversations {
+  readonly #core: Core;
+  /** The messages of a conversation. */
+  readonly messages: Messages;
+
+  constructor(core: Core) {
+    this.#core = core;
+    this.messages = new Messages(core);
+  }
+
+  /**
+   * Starts a conversation with a persona the caller owns or a public one.
+   * @example
+   * const conversation = await client.conversations.create({ persona_id: persona.id, title: "Stars" });
+   */
+  create(body: RequestBody<"conversations_create">, options?: IdempotentRequestOptions): Promise<ResponseOf<"conversations_create">> {
+    return unwrap(this.#core.raw.POST("/v1/conversations", { body, ...init(options) }));
+  }
+
+  /**
+   * The caller's conversations, most recently updated first.
+   * @example
+   * for await (const c of client.conversations.list({ persona_id })) console.log(c.title);
+   */
+  list(query: QueryOf<"conversations_list"> = {}, options?: RequestOptions): PageIterator<Schemas["Conversation"], ResponseOf<"conversations_list">> {
+    return list((q) => this.#core.raw.GET("/v1/conversations", { params: { query: q }, ...init(options) }), query);
+  }
+
+  /**
+   * A conversation with its 50 most recent messages, oldest first.
+   * @example
+   * const { title, messages } = await client.conversations.get(id);
+   */
+  get(id: string, options?: RequestOptions): Promise<ResponseOf<"conversations_get">> {
+    return unwrap(this.#core.raw.GET("/v1/conversations/{id}", { params: { path: { id } }, ...init(options) }));
+  }
+
+  /**
+   * Deletes a conversation and its messages.
+   * @example
+   * await client.conversations.delete(id);
+   */
+  delete(id: string, options?: RequestOptions): Promise<ResponseOf<"conversations_delete">> {
+    return unwrap(this.#core.raw.DELETE("/v1/conversations/{id}", { params: { path: { id } }, ...init(options) }));
+  }
+
+  /**
+   * Sends a message and waits for the whole reply; both are stored together.
+   * @example
+   * const { assistant_message } = await client.conversations.send(id, { content: "What is a nebula?" });
+   */
+  send(id: string, body: RequestBody<"conversations_send_message">, options?: IdempotentRequestOptions): Promise<ResponseOf<"conversations_send_message">> {
+    return unwrap(this.#core.raw.POST("/v1/conversations/{id}/messages", { params: { path: { id } }, body, ...init(options) }));
+  }
+
+  /**
+   * Sends a message and streams the reply as typed events (see ChatStream). Errors the service
+   * answers before streaming (NotFoundError, PlanLimitError, ...) are thrown on first read.
+   * @example
+   * const stream = client.conversations.stream(id, { content: "Tell me about Mars" });
+   * for await (const event of stream) {
+   *   if (event.type === "delta") process.stdout.write(event.content);
+   *   if (event.type === "error") console.error(event.code, event.message);
+   * }
+   * // or: const reply = await client.conversations.stream(id, { content }).text();
+   */
+  stream(id: string, body: RequestBody<"conversations_stream_message">, options: IdempotentRequestOptions = {}): ChatStream {
+    const idempotencyKey = options.idempotencyKey ?? randomKey();
+    return new ChatStream(
+      async (signal) => {
+        const { data, error, response } = await this.#core.raw.POST("/v1/conversations/{id}/messages/stream", {
+          params: { path: { id } },
+          body,
+          parseAs: "stream",
+          ...init({ ...options, idempotencyKey, signal }),
+        });
+        if (!response.ok) throw errorFromResponse(response, error);
+        if (!data) throw errorFromResponse(response, undefined);
+        return data;
+      },
+      { idempotencyKey, idleTimeout: this.#core.timeout, signal: options.signal },
+    );
+  }
+
+  /**
+   * Full-text search over the caller's own messages; `highlight` wraps matches in `<mark>`.
+   * @example
+   * for await (const hit of client.conversations.search({ q: "nebula" })) console.log(hit.highlight);
+   */
+  search(query: QueryOf<"conversations_search">, options?: RequestOptions): PageIterator<Schemas["ConversationSearchHit"], ResponseOf<"conversations_search">> {
+    return list((q) => this.#core.raw.GET("/v1/conversations/search", { params: { query: q as QueryOf<"conversations_search"> }, ...init(options) }), query);
+  }
+}
+
+export class Messages {
+  readonly #core: Core;
+
+  constructor(core: Core) {
+    this.#core = core;
+  }
+
+  /**
+   * A conversation's messages, newest first, paged with `before` (stable while new ones arrive).
+   * @example
+   * for await (const message of client.conversations.messages.list(id)) console.log(message.role, message.content);
+   */
+  list(id: string, query: QueryOf<"conversations_list_messages"> = {}, options?: RequestOptions): PageIterator<Schemas["Message"], ResponseOf<"conversations_list_messages">> {
+    return list(
+      (q) => this.#core.raw.GET("/v1/conversations/{id}/messages", { params: { path: { id }, query: q }, ...init(options) }),
+      query,
+      "before",
+    );
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * What an upload accepts: a Blob or File, bytes (a Node Buffer is a Uint8Array), or, in Node only,
+ * a filesystem path.
+ */
+export type Uploadable = Blob | Uint8Array | ArrayBuffer | string;
+
+export interface UploadOptions {
+  /** File name sent to the service (it checks the extension); defaults to the File's or path's name. */
+  filename?: string;
+  /** Content type of the part; defaults to the Blob's type or application/octet-stream. */
+  contentType?: string;
+}
+
+interface NodeFs {
+  readFile(path: string): Promise<Uint8Array>;
+}
+
+// A variable specifier keeps bundlers from pulling node:fs into browser builds; the magic comments
+// silence webpack and Vite about it. Only the path variant ever loads it.
+const fsModule = "node:fs/promises";
+
+async function readPath(path: string): Promise<Uint8Array> {
+  const fs = (await import(/* webpackIgnore: true */ /* @vite-ignore */ fsModule)) as NodeFs;
+  return fs.readFile(path);
+}
+
+const baseName = (path: string) => path.split(/[\\/]/).pop() || "upload";
+
+/** Turns any Uploadable into a Blob and a file name. */
+export async function toBlob(file: Uploadable, options: UploadOptions = {}): Promise<{ blob: Blob; filename: string }> {
+  const type = options.contentType;
+  if (typeof file === "string") {
+    const bytes = await readPath(file);
+    return { blob: new Blob([bytes as Uint8Array<ArrayBuffer>], { type: type ?? "" }), filename: options.filename ?? baseName(file) };
+  }
+  if (file instanceof Blob) {
+    const named = (file as Blob & { name?: unknown }).name;
+    const blob = type && type !== file.type ? new Blob([file], { type }) : file;
+    return { blob, filename: options.filename ?? (typeof named === "string" && named ? named : "upload") };
+  }
+  return { blob: new Blob([file as Uint8Array<ArrayBuffer>], { type: type ?? "" }), filename: options.filename ?? "upload" };
+}
+
+/** The multipart form the contract describes: one `file` part with its file name. */
+export async function uploadForm(file: Uploadable, options: UploadOptions = {}): Promise<FormData> {
+  const { blob, filename } = await toBlob(file, options);
+  const form = new FormData();
+  form.append("file", blob, filename);
+  return form;
+}

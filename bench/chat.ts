@@ -3,7 +3,8 @@
 // straight from the upstream (the baseline), so the difference is what the service adds; (b) blocking
 // sends per second; (c) GET /v1/personas/:id requests/s as a ratio to GET /healthz. Persona runs in
 // its own child process on the embedded in-memory database; the fake runs in this process, where the
-// baseline and the measured streams share the same client overhead.
+// baseline and the measured streams share the same client overhead. With BENCH_DATABASE_URL (a
+// PostgreSQL server with pgvector) Persona runs on a fresh database there instead.
 import { randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
@@ -68,8 +69,26 @@ function expectAll(label: string, result: LoadResult, status: number): string | 
     : undefined;
 }
 
-async function main(fake: FakeOpenAI): Promise<number> {
+/** A fresh database on BENCH_DATABASE_URL's server, dropped at the end; undefined for the embedded default. */
+async function benchDatabase(): Promise<{ url: string; drop: () => Promise<void> } | undefined> {
+  const server = process.env.BENCH_DATABASE_URL;
+  if (!server) return undefined;
+  const name = `persona_bench_chat_${randomBytes(4).toString("hex")}`;
+  const admin = async (sql: string) => {
+    const client = new pg.Client({ connectionString: server });
+    await client.connect();
+    await client.query(sql);
+    await client.end();
+  };
+  await admin(`CREATE DATABASE ${name}`);
+  const url = new URL(server);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+async function main(fake: FakeOpenAI, database: { url: string } | undefined): Promise<number> {
   console.log(`node ${process.version} (${process.platform}/${process.arch}); upstream: fake OpenAI-compatible server, instant`);
+  console.log(`database: ${database ? "PostgreSQL (BENCH_DATABASE_URL)" : "embedded PGlite, in memory"}`);
   const port = await freePort();
   const dbPort = await freePort();
   const persona = group.add(
@@ -81,7 +100,7 @@ async function main(fake: FakeOpenAI): Promise<number> {
         HOST: "127.0.0.1",
         EMBEDDED_DB_IN_MEMORY: "true",
         EMBEDDED_DB_PORT: String(dbPort),
-        DATABASE_URL: "",
+        DATABASE_URL: database?.url ?? "",
         LOG_LEVEL: "warn",
         RATE_LIMIT_PER_MINUTE: "1000000",
         AUTH_ATTEMPTS_PER_IP: "1000000",
@@ -104,7 +123,7 @@ async function main(fake: FakeOpenAI): Promise<number> {
   if (registered.status !== 201) throw new Error(`register answered ${registered.status}`);
   const auth = { authorization: `Bearer ${registered.body.access_token as string}`, "content-type": "application/json" };
   // The creator plan's 50,000 messages a month leave room for the whole run.
-  const db = new pg.Client({ connectionString: `postgres://postgres@127.0.0.1:${dbPort}/postgres` });
+  const db = new pg.Client({ connectionString: database?.url ?? `postgres://postgres@127.0.0.1:${dbPort}/postgres` });
   await db.connect();
   await db.query("UPDATE users SET plan = 'creator' WHERE id = $1", [(registered.body.user as { id: string }).id]);
   await db.end();
@@ -161,14 +180,16 @@ async function main(fake: FakeOpenAI): Promise<number> {
 }
 
 const fake = await startFakeOpenAI();
+const database = await benchDatabase();
 let code = 1;
 try {
-  code = await main(fake);
+  code = await main(fake, database);
 } catch (error) {
   console.error(`bench:chat failed: ${error instanceof Error ? error.message : String(error)}`);
   group.dump();
 } finally {
   await group.stopAll();
   await fake.close();
+  await database?.drop();
 }
 process.exitCode = code;

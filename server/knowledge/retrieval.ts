@@ -1,6 +1,9 @@
 import type { Services } from "../services.ts";
 import { searchKnowledge } from "./search.ts";
 
+/** A chunk goes into a reply's context only with at least this share of the best chunk's similarity. */
+export const RELATIVE_SIMILARITY_FLOOR = 0.5;
+
 /** A knowledge chunk chosen for a reply's context, and what the reply cites. */
 export interface RetrievedChunk {
   chunk_id: string;
@@ -30,11 +33,15 @@ export interface RetrievalRequest {
  */
 export async function retrieveForChat(services: Services, request: RetrievalRequest): Promise<RetrievedChunk[]> {
   if (request.limit <= 0 || !request.query.trim()) return [];
-  return searchKnowledge(services, {
+  const hits = await searchKnowledge(services, {
     userId: request.userId,
     personaId: request.personaId,
     query: request.query,
     limit: request.limit,
     signal: request.signal,
   });
+  // Fusion always fills `limit`, however unrelated the rest of the knowledge base is; in a reply's
+  // context an unrelated excerpt only misleads the model, so chunks far below the best are left out.
+  const best = Math.max(0, ...hits.map((hit) => hit.similarity));
+  return hits.filter((hit) => hit.similarity >= best * RELATIVE_SIMILARITY_FLOOR);
 }

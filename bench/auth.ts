@@ -3,15 +3,13 @@
 // with a session JWT and with an API key, each as a ratio to GET /healthz on the same server in the
 // same run. Persona runs in its own child process on the embedded in-memory database.
 import { randomBytes, randomUUID } from "node:crypto";
-import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { hashPassword, verifyPassword } from "../server/auth/passwords.ts";
 import { newApiKey, sha256 } from "../server/auth/tokens.ts";
 import { childGroup } from "./lib/children.ts";
-import { measure, type LoadOptions, type LoadRequest, type LoadResult } from "./lib/load.ts";
-import { freePort, startNode } from "./lib/processes.ts";
+import { expectAll, measure, type LoadOptions, type LoadRequest, type LoadResult } from "./lib/load.ts";
+import { startPersona } from "./lib/persona.ts";
 
-const root = fileURLToPath(new URL("..", import.meta.url));
 const HASH_SECONDS = 5;
 const loginLoad: LoadOptions = { connections: 4, durationS: 5, warmupS: 1, pipelining: 1 };
 const readLoad: LoadOptions = { connections: 50, durationS: 10, warmupS: 2, pipelining: 1 };
@@ -69,14 +67,6 @@ async function apiKeyFor(url: string, accessToken: string, userId: string, datab
   return { key: inserted, how: `inserted into api_keys (POST /v1/auth/api-keys answered ${created.status})` };
 }
 
-function expectAll(label: string, result: LoadResult, status: number): string | undefined {
-  const others = Object.entries(result.statusCounts).filter(([code]) => Number(code) !== status);
-  if (others.length || result.errors || result.timeouts) {
-    return `${label}: want all ${status}, got ${JSON.stringify(result.statusCounts)} errors=${result.errors} timeouts=${result.timeouts}`;
-  }
-  return undefined;
-}
-
 const row = (label: string, r: LoadResult) =>
   `${label.padEnd(44)} ${r.requestsPerSecond.toFixed(0).padStart(8)} req/s   p50 ${String(r.p50).padStart(4)} ms   p99 ${String(r.p99).padStart(4)} ms   (${r.total} requests)`;
 
@@ -85,28 +75,8 @@ async function main(): Promise<number> {
   process.stderr.write(`  argon2id verify, ${HASH_SECONDS} s single-threaded...\n`);
   const hashes = await verifiesPerSecond();
 
-  const port = await freePort();
-  const dbPort = await freePort();
-  const persona = group.add(
-    await startNode(
-      "persona",
-      [`${root}server/main.ts`],
-      {
-        PORT: String(port),
-        HOST: "127.0.0.1",
-        EMBEDDED_DB_IN_MEMORY: "true",
-        EMBEDDED_DB_PORT: String(dbPort),
-        DATABASE_URL: "", // the embedded database, whatever the calling shell has set
-        LOG_LEVEL: "warn",
-        RATE_LIMIT_PER_MINUTE: "1000000",
-        AUTH_ATTEMPTS_PER_IP: "1000000",
-        // The login run repeats one e-mail many thousand times.
-        AUTH_ATTEMPTS_PER_EMAIL: "1000000",
-      },
-      `http://127.0.0.1:${port}`,
-      "/healthz",
-    ),
-  );
+  const persona = await startPersona();
+  group.add(persona.child);
   const url = persona.url;
 
   const suffix = randomBytes(4).toString("hex");
@@ -118,7 +88,7 @@ async function main(): Promise<number> {
   });
   if (registered.status !== 201) throw new Error(`register answered ${registered.status}: ${JSON.stringify(registered.body)}`);
   const { access_token: accessToken, user } = registered.body as { access_token: string; user: { id: string } };
-  const apiKey = await apiKeyFor(url, accessToken, user.id, `postgres://postgres@127.0.0.1:${dbPort}/postgres`);
+  const apiKey = await apiKeyFor(url, accessToken, user.id, persona.databaseUrl);
 
   const requests: Record<"login" | "healthz" | "meJwt" | "meKey", LoadRequest> = {
     login: {

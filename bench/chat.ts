@@ -6,14 +6,12 @@
 // baseline and the measured streams share the same client overhead. With BENCH_DATABASE_URL (a
 // PostgreSQL server with pgvector) Persona runs on a fresh database there instead.
 import { randomBytes } from "node:crypto";
-import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { startFakeOpenAI, type FakeOpenAI } from "../test/fakes/openai-server.ts";
 import { childGroup } from "./lib/children.ts";
-import { measure, type LoadOptions, type LoadResult } from "./lib/load.ts";
-import { freePort, startNode } from "./lib/processes.ts";
+import { expectAll, measure, type LoadOptions, type LoadResult } from "./lib/load.ts";
+import { startPersona } from "./lib/persona.ts";
 
-const root = fileURLToPath(new URL("..", import.meta.url));
 const STREAMS = 50;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 12);
 const TARGET_ADDED_P50_MS = 5;
@@ -62,13 +60,6 @@ async function json(url: string, path: string, init: RequestInit = {}): Promise<
 const row = (label: string, r: LoadResult) =>
   `${label.padEnd(40)} ${r.requestsPerSecond.toFixed(0).padStart(7)} req/s   p50 ${String(r.p50).padStart(4)} ms   p99 ${String(r.p99).padStart(4)} ms   (${r.total} requests)`;
 
-function expectAll(label: string, result: LoadResult, status: number): string | undefined {
-  const others = Object.entries(result.statusCounts).filter(([code]) => Number(code) !== status);
-  return others.length || result.errors || result.timeouts
-    ? `${label}: want all ${status}, got ${JSON.stringify(result.statusCounts)} errors=${result.errors} timeouts=${result.timeouts}`
-    : undefined;
-}
-
 /** A fresh database on BENCH_DATABASE_URL's server, dropped at the end; undefined for the embedded default. */
 async function benchDatabase(): Promise<{ url: string; drop: () => Promise<void> } | undefined> {
   const server = process.env.BENCH_DATABASE_URL;
@@ -89,30 +80,14 @@ async function benchDatabase(): Promise<{ url: string; drop: () => Promise<void>
 async function main(fake: FakeOpenAI, database: { url: string } | undefined): Promise<number> {
   console.log(`node ${process.version} (${process.platform}/${process.arch}); upstream: fake OpenAI-compatible server, instant`);
   console.log(`database: ${database ? "PostgreSQL (BENCH_DATABASE_URL)" : "embedded PGlite, in memory"}`);
-  const port = await freePort();
-  const dbPort = await freePort();
-  const persona = group.add(
-    await startNode(
-      "persona",
-      [`${root}server/main.ts`],
-      {
-        PORT: String(port),
-        HOST: "127.0.0.1",
-        EMBEDDED_DB_IN_MEMORY: "true",
-        EMBEDDED_DB_PORT: String(dbPort),
-        DATABASE_URL: database?.url ?? "",
-        LOG_LEVEL: "warn",
-        RATE_LIMIT_PER_MINUTE: "1000000",
-        AUTH_ATTEMPTS_PER_IP: "1000000",
-        LLM_PROVIDER: "openai",
-        EMBEDDINGS_PROVIDER: "local",
-        OPENAI_BASE_URL: fake.baseUrl,
-        OPENAI_API_KEY: "bench",
-      },
-      `http://127.0.0.1:${port}`,
-      "/healthz",
-    ),
-  );
+  const persona = await startPersona({
+    ...(database ? { DATABASE_URL: database.url } : {}),
+    LLM_PROVIDER: "openai",
+    EMBEDDINGS_PROVIDER: "local",
+    OPENAI_BASE_URL: fake.baseUrl,
+    OPENAI_API_KEY: "bench",
+  });
+  group.add(persona.child);
   const url = persona.url;
   const suffix = randomBytes(4).toString("hex");
   const registered = await json(url, "/v1/auth/register", {
@@ -123,7 +98,7 @@ async function main(fake: FakeOpenAI, database: { url: string } | undefined): Pr
   if (registered.status !== 201) throw new Error(`register answered ${registered.status}`);
   const auth = { authorization: `Bearer ${registered.body.access_token as string}`, "content-type": "application/json" };
   // The creator plan's 50,000 messages a month leave room for the whole run.
-  const db = new pg.Client({ connectionString: database?.url ?? `postgres://postgres@127.0.0.1:${dbPort}/postgres` });
+  const db = new pg.Client({ connectionString: persona.databaseUrl });
   await db.connect();
   await db.query("UPDATE users SET plan = 'creator' WHERE id = $1", [(registered.body.user as { id: string }).id]);
   await db.end();

@@ -54,3 +54,12 @@ export async function measure(url: string, request: LoadRequest, options: LoadOp
     timeouts: result.timeouts,
   };
 }
+
+/** A problem line when not every request answered `status` (or some errored or timed out). */
+export function expectAll(label: string, result: LoadResult, status: number): string | undefined {
+  const others = Object.entries(result.statusCounts).filter(([code]) => Number(code) !== status);
+  if (others.length || result.errors || result.timeouts) {
+    return `${label}: want all ${status}, got ${JSON.stringify(result.statusCounts)} errors=${result.errors} timeouts=${result.timeouts}`;
+  }
+  return undefined;
+}

@@ -1,22 +1,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { createServer } from "node:net";
 import { join } from "node:path";
+
+export { freePort } from "../../test/support/processes.ts";
 
 export const root = join(import.meta.dirname, "..", "..");
 const binDir = join(root, "node_modules", ".bin");
-
-/** A free loopback port, found by letting the OS pick one. */
-export function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => (typeof address === "object" && address ? resolvePort(address.port) : reject(new Error("no port"))));
-    });
-  });
-}
 
 export interface Running {
   name: string;

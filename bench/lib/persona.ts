@@ -1,0 +1,33 @@
+import { fileURLToPath } from "node:url";
+import { freePort, startNode, type Child } from "./processes.ts";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+
+/**
+ * Persona in its own child process on the embedded in-memory database (unless `env` names a
+ * DATABASE_URL), with limits high enough that a load run measures the work, not the limiter.
+ * `databaseUrl` reaches the embedded database on its loopback port, for setup the API cannot do.
+ */
+export async function startPersona(env: Record<string, string> = {}): Promise<{ child: Child; url: string; databaseUrl: string }> {
+  const port = await freePort();
+  const dbPort = await freePort();
+  const child = await startNode(
+    "persona",
+    [`${root}server/main.ts`],
+    {
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      EMBEDDED_DB_IN_MEMORY: "true",
+      EMBEDDED_DB_PORT: String(dbPort),
+      DATABASE_URL: "", // the embedded database, whatever the calling shell has set
+      LOG_LEVEL: "warn",
+      RATE_LIMIT_PER_MINUTE: "1000000",
+      AUTH_ATTEMPTS_PER_IP: "1000000",
+      AUTH_ATTEMPTS_PER_EMAIL: "1000000",
+      ...env,
+    },
+    `http://127.0.0.1:${port}`,
+    "/healthz",
+  );
+  return { child, url: child.url, databaseUrl: env.DATABASE_URL || `postgres://postgres@127.0.0.1:${dbPort}/postgres` };
+}

@@ -44,11 +44,12 @@ async function timeToMarker(url: string, init: RequestInit, marker: string): Pro
   return at;
 }
 
-/** `ROUNDS` rounds of `STREAMS` concurrent streams; a warm-up round first. */
-async function concurrentSamples(run: (i: number) => Promise<number>): Promise<number[]> {
-  await Promise.all(Array.from({ length: STREAMS }, (_, i) => run(i)));
+/** `ROUNDS` rounds of `streams` concurrent streams; a warm-up round first. */
+async function concurrentSamples(streams: number, run: (i: number) => Promise<number>): Promise<number[]> {
+  await Promise.all(Array.from({ length: streams }, (_, i) => run(i)));
   const samples: number[] = [];
-  for (let round = 0; round < ROUNDS; round++) samples.push(...(await Promise.all(Array.from({ length: STREAMS }, (_, i) => run(i)))));
+  const rounds = streams === 1 ? ROUNDS * 10 : ROUNDS;
+  for (let round = 0; round < rounds; round++) samples.push(...(await Promise.all(Array.from({ length: streams }, (_, i) => run(i)))));
   return samples;
 }
 
@@ -116,18 +117,21 @@ async function main(fake: FakeOpenAI, database: { url: string } | undefined): Pr
     conversations.push(conversation.body.id as string);
   }
 
-  process.stderr.write(`  first delta, ${STREAMS} concurrent streams x ${ROUNDS} rounds: upstream directly...\n`);
   const upstreamBody = JSON.stringify({ model: "gpt-4o-mini", stream: true, messages: [{ role: "user", content: "Say hello" }] });
-  const direct = await concurrentSamples(() =>
-    timeToMarker(`${fake.baseUrl}/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer bench" }, body: upstreamBody }, '"content"'),
-  );
-  process.stderr.write("  ... and through Persona\n");
-  const served = await concurrentSamples((i) =>
-    timeToMarker(`${url}/v1/conversations/${conversations[i]}/messages/stream`, { method: "POST", headers: auth, body: JSON.stringify({ content: "Say hello" }) }, "event: delta"),
-  );
-  const base = summary(direct);
-  const through = summary(served);
+  const direct = () =>
+    timeToMarker(`${fake.baseUrl}/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer bench" }, body: upstreamBody }, '"content"');
+  const served = (i: number) =>
+    timeToMarker(`${url}/v1/conversations/${conversations[i]}/messages/stream`, { method: "POST", headers: auth, body: JSON.stringify({ content: "Say hello" }) }, "event: delta");
+  const firstDelta: Record<number, { base: ReturnType<typeof summary>; through: ReturnType<typeof summary> }> = {};
+  // One stream at a time shows what a request costs; 50 at once adds the queueing behind the others.
+  for (const streams of [1, STREAMS]) {
+    process.stderr.write(`  first delta, ${streams} concurrent stream(s): upstream directly, then through Persona...\n`);
+    const base = summary(await concurrentSamples(streams, direct));
+    firstDelta[streams] = { base, through: summary(await concurrentSamples(streams, served)) };
+  }
+  const { base, through } = firstDelta[STREAMS]!;
   const added = { p50: through.p50 - base.p50, p99: through.p99 - base.p99 };
+  const single = firstDelta[1]!;
 
   process.stderr.write("  blocking sends...\n");
   const send = await measure(url, { method: "POST", path: `/v1/conversations/${conversations[0]}/messages`, headers: auth, body: JSON.stringify({ content: "Hello there" }) }, sendLoad);
@@ -141,6 +145,7 @@ async function main(fake: FakeOpenAI, database: { url: string } | undefined): Pr
   console.log(`  upstream directly (baseline)   p50 ${base.p50.toFixed(1).padStart(7)}   p99 ${base.p99.toFixed(1).padStart(7)}`);
   console.log(`  through Persona                p50 ${through.p50.toFixed(1).padStart(7)}   p99 ${through.p99.toFixed(1).padStart(7)}`);
   console.log(`  added by Persona               p50 ${added.p50.toFixed(1).padStart(7)}   p99 ${added.p99.toFixed(1).padStart(7)}`);
+  console.log(`one stream at a time, ${single.base.n} samples: upstream p50 ${single.base.p50.toFixed(1)}, through Persona p50 ${single.through.p50.toFixed(1)}, added p50 ${(single.through.p50 - single.base.p50).toFixed(1)} p99 ${(single.through.p99 - single.base.p99).toFixed(1)}`);
   console.log("");
   console.log(row(`blocking send, ${sendLoad.connections} connections`, send));
   console.log(row("GET /healthz", healthz));

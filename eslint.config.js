@@ -7,7 +7,7 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    files: ["scripts/**/*.mjs"],
+    files: ["scripts/**/*.mjs", "sdk/build.mjs"],
     languageOptions: { globals: { process: "readonly", console: "readonly" } },
   },
   {

@@ -3,7 +3,7 @@ import { v7 as uuidv7 } from "uuid";
 import { reserveMessage, type MessageReservation } from "../billing/usage.ts";
 import { outboxRow, recordEvent } from "../events/outbox.ts";
 import { ApiError } from "../http/errors.ts";
-import { idempotentOutcomeOf } from "../http/idempotency.ts";
+import { idempotentOutcomeOf, REPLAYED } from "../http/idempotency.ts";
 import { SSEWriter } from "../http/sse.ts";
 import { retrieveForChat, type RetrievedChunk } from "../knowledge/retrieval.ts";
 import { requireVisiblePersona } from "../personas/service.ts";
@@ -261,6 +261,7 @@ async function replayStream(services: Services, req: Request, userId: string, co
   const conversation = await requireOwnConversation(services, userId, conversationId);
   const reply = await findMessage(services.db.knex, conversation.id, previous.assistant_message_id);
   if (!reply) throw new ApiError(404, "not_found", "The reply this Idempotency-Key produced no longer exists");
+  req.res!.set(REPLAYED, "true");
   const sse = new SSEWriter(req.res!, { keepAliveMs: services.config.streamKeepAliveMs });
   sse.event("delta", { content: reply.content });
   sse.event("done", { message_id: reply.id });

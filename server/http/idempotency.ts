@@ -7,7 +7,8 @@ import { ApiError } from "./errors.ts";
 import { operationIdOf } from "./router.ts";
 import { claimKey, completeKey, findKey, reclaimKey, releaseKey } from "./idempotency-store.ts";
 
-const REPLAYED = "Idempotent-Replayed";
+/** Marks an answer that repeats an earlier request's outcome instead of doing the work again. */
+export const REPLAYED = "Idempotent-Replayed";
 
 /**
  * What a handler of a non-JSON operation (the chat stream) gets for its `Idempotency-Key`: such a
@@ -60,7 +61,6 @@ export function idempotency(services: Services): RequestHandler {
           return next(new ApiError(409, "conflict", "A request with this Idempotency-Key is still in progress"));
         }
         if (!answersJson) {
-          res.set(REPLAYED, "true");
           attachOutcome(req, res, scope, key, { previous: previous.response_body, held: false });
           return next();
         }

@@ -252,7 +252,10 @@ describe("a streamed send", () => {
     fake.chat.next({ status: 500 });
     const failed = await readEvents(await sendStream(service, alice, conversation.id, "try again", { headers }));
     expect(failed.events.at(-1)!.event).toBe("error");
-    const retried = await readEvents(await sendStream(service, alice, conversation.id, "try again", { headers }));
+    const resumed = await sendStream(service, alice, conversation.id, "try again", { headers });
+    // Not a replay: the reply is generated now.
+    expect(resumed.headers.get("idempotent-replayed")).toBeNull();
+    const retried = await readEvents(resumed);
     expect(retried.events.at(-1)!.event).toBe("done");
     const stored = await messagesOf(conversation.id);
     expect(stored.map((m) => [m.role, m.content])).toEqual([["user", "try again"], ["assistant", "Echo: try again"]]);

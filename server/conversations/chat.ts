@@ -49,8 +49,11 @@ async function beginTurn(services: Services, userId: string, conversationId: str
   try {
     const [persona, history, knowledge] = await Promise.all([
       // The persona may have been made private since the conversation started.
-      requireVisiblePersona(services, userId, conversation.persona_id).catch(() => {
-        throw new ApiError(404, "not_found", "The persona of this conversation is no longer available");
+      requireVisiblePersona(services, userId, conversation.persona_id).catch((error: unknown) => {
+        if (error instanceof ApiError && error.status === 404) {
+          throw new ApiError(404, "not_found", "The persona of this conversation is no longer available");
+        }
+        throw error;
       }),
       recentMessages(services.db.knex, conversation.id, HISTORY_WINDOW),
       retrieveKnowledge(services, conversation, content),
@@ -134,9 +137,9 @@ async function storeMessages(services: Services, turn: Turn, messages: MessageRo
     }),
   );
   await insertMessages(services.db.knex, turn.conversation, messages, events, at);
-  if (turn.conversation.title === null && messages.some((message) => message.role === "assistant")) {
-    await enqueueTitle(services, turn.conversation.id);
-  }
+  // Only after the first reply: a title job queued again on every reply would restart its backoff.
+  const firstReply = messages.some((message) => message.role === "assistant") && !turn.history.some((message) => message.role === "assistant");
+  if (turn.conversation.title === null && firstReply) await enqueueTitle(services, turn.conversation.id);
 }
 
 async function recordFailure(services: Services, turn: Turn, error: ApiError, userMessageId: string | null): Promise<void> {
@@ -151,8 +154,7 @@ async function recordFailure(services: Services, turn: Turn, error: ApiError, us
 /** What the client is told when the model provider fails; never the provider's own text, which may carry secrets. */
 function upstreamFailure(error: unknown): ApiError {
   if (error instanceof UpstreamError) {
-    const status = error.status ? ` (status ${error.status})` : "";
-    return new ApiError(502, "upstream_error", `The model provider failed${status}: ${error.message}`);
+    return new ApiError(502, "upstream_error", error.message);
   }
   return new ApiError(500, "internal_error", "The reply could not be generated");
 }

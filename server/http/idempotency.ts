@@ -47,9 +47,12 @@ export function idempotency(services: Services): RequestHandler {
     const scope = clientIdentity(req);
     const answersJson = operationsById.get(operationId)!.answersJson;
     let stored = false;
-    const requestHash = createHash("sha256")
-      .update(`${req.method} ${req.originalUrl}\n${JSON.stringify(req.body ?? null)}`)
-      .digest("hex");
+    const hash = createHash("sha256").update(`${req.method} ${req.originalUrl}\n${JSON.stringify(req.body ?? null)}`);
+    // A multipart body's files are not in req.body: the same key with another file is another request.
+    for (const file of (req.files as { fieldname: string; originalname: string; buffer: Buffer }[] | undefined) ?? []) {
+      hash.update(`\n${file.fieldname}\n${file.originalname}\n`).update(file.buffer);
+    }
+    const requestHash = hash.digest("hex");
     try {
       if (!(await claimKey(knex, scope, key, operationId, requestHash, services.now()))) {
         const previous = await findKey(knex, scope, key);

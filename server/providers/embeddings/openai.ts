@@ -1,4 +1,6 @@
-import OpenAI, { APIError, APIUserAbortError } from "openai";
+import type OpenAI from "openai";
+import { APIUserAbortError } from "openai";
+import { openaiClient, providerError } from "../openai-client.ts";
 import type { Config } from "../../config.ts";
 import { UpstreamError } from "../llm/types.ts";
 import { padEmbedding } from "./pad.ts";
@@ -22,13 +24,7 @@ export class OpenAIEmbeddings implements EmbeddingsProvider {
   constructor(settings: Config["embeddings"], llm: Config["llm"]) {
     this.model = settings.model;
     this.askForDimensions = SHORTENABLE.test(settings.model);
-    this.client = new OpenAI({
-      // A missing key is the provider's 401 to report, not a reason for the service not to start.
-      apiKey: settings.apiKey ?? "unset",
-      ...(settings.baseUrl ? { baseURL: settings.baseUrl } : {}),
-      timeout: llm.timeoutMs,
-      maxRetries: llm.maxRetries,
-    });
+    this.client = openaiClient({ baseUrl: settings.baseUrl, apiKey: settings.apiKey, timeoutMs: llm.timeoutMs, maxRetries: llm.maxRetries });
   }
 
   async embed(texts: string[], signal?: AbortSignal): Promise<EmbeddingResult> {
@@ -59,8 +55,7 @@ export class OpenAIEmbeddings implements EmbeddingsProvider {
       );
     } catch (error) {
       if (error instanceof APIUserAbortError || (error as Error).name === "AbortError") throw error;
-      const status = error instanceof APIError ? error.status : undefined;
-      throw new UpstreamError(`The embeddings provider failed: ${(error as Error).message}`, status, { cause: error });
+      throw providerError(error, "The embeddings provider");
     }
   }
 }

@@ -1,9 +1,8 @@
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from "openai";
+import OpenAI, { APIConnectionTimeoutError } from "openai";
+import { OPENAI_BASE_URL, openaiClient, providerError } from "../openai-client.ts";
 import type { Config } from "../../config.ts";
 import { countChatTokens, countTokens } from "./tokens.ts";
 import { abortError, UpstreamError, type ChatCompletion, type ChatModelProvider, type ChatRequest, type ChatStreamChunk, type TokenUsage } from "./types.ts";
-
-const OPENAI_BASE_URL = "https://api.openai.com/v1";
 
 type Settings = Pick<Config["llm"], "baseUrl" | "apiKey" | "maxOutputTokens" | "timeoutMs" | "maxRetries">;
 
@@ -16,18 +15,8 @@ export class OpenAIChatModel implements ChatModelProvider {
 
   constructor(settings: Settings) {
     this.#settings = settings;
-    const baseURL = settings.baseUrl ?? OPENAI_BASE_URL;
-    this.#isOpenAI = new URL(baseURL).hostname === "api.openai.com";
-    this.#client = new OpenAI({
-      baseURL,
-      // Local servers (Ollama, vLLM, llama.cpp) need no key, but the package insists on one.
-      apiKey: settings.apiKey ?? "not-needed",
-      // Settings come from server/config.ts only: stop the package reading OPENAI_* variables itself.
-      organization: null,
-      project: null,
-      timeout: settings.timeoutMs,
-      maxRetries: settings.maxRetries,
-    });
+    this.#isOpenAI = new URL(settings.baseUrl ?? OPENAI_BASE_URL).hostname === "api.openai.com";
+    this.#client = openaiClient(settings);
   }
 
   async complete(request: ChatRequest): Promise<ChatCompletion> {
@@ -96,22 +85,11 @@ export class OpenAIChatModel implements ChatModelProvider {
     return new UpstreamError(`The model provider did not answer within ${this.#settings.timeoutMs} ms`);
   }
 
-  /**
-   * The error callers see. Messages are ours, never the upstream's: those can echo part of the API
-   * key (OpenAI's 401 does) or the prompt. Only the status and a short error code are kept.
-   */
+  /** The error callers see: ours, never the upstream's text (see `providerError`). */
   #providerError(error: unknown, signal: AbortSignal | undefined, stalled?: AbortSignal): Error {
     if (signal?.aborted) return abortError(signal);
     if (stalled?.aborted || error instanceof APIConnectionTimeoutError) return this.#timeoutError();
-    if (error instanceof UpstreamError) return error;
-    if (error instanceof APIConnectionError) return new UpstreamError("Could not reach the model provider", undefined, { cause: error.cause });
-    if (error instanceof APIError) {
-      const code = [error.code, error.type].find((c): c is string => typeof c === "string" && /^[\w.-]{1,64}$/.test(c));
-      if (error.status === undefined) return new UpstreamError(`The model provider sent an error in its stream${code ? ` (${code})` : ""}`);
-      return new UpstreamError(`The model provider answered ${error.status}${code ? ` (${code})` : ""}`, error.status);
-    }
-    // What is left are failures while reading the body: a dropped connection, malformed SSE data.
-    return new UpstreamError("The model provider's stream broke off", undefined, { cause: error });
+    return providerError(error, "The model provider");
   }
 }
 

@@ -1,7 +1,8 @@
 /**
  * Whether the process should end once its command's action has returned. One-shot commands end
- * at once, even if a library left a timer or a keep-alive socket behind (the SDK's token refresh
- * arms a 60 s timeout timer it never clears); serve and worker keep running until a signal.
+ * at once, even if a library left a timer or a keep-alive socket behind (fetch's pooled keep-alive
+ * connections would otherwise hold the process for seconds); serve and worker keep running until a
+ * signal.
  */
 let keepAlive = false;
 

@@ -3,6 +3,7 @@ import type { ApiClient, Schemas } from "../client.ts";
 import { runChatSession, type ChatTarget } from "../chat-session.ts";
 import { contextOf } from "../context.ts";
 import { examples } from "../help.ts";
+import { nonNegativeInt } from "../parse.ts";
 import { isUuid, resolvePersonaId } from "../resolve.ts";
 
 const status = (error: unknown) => (error as { status?: unknown }).status;
@@ -39,7 +40,7 @@ export function registerChatCommand(program: Command): void {
     .description("Chat with a persona in the terminal, replies streamed as they are written")
     .argument("<persona-or-conversation>", "persona id or name (starts a new conversation), or a conversation id (continues it)")
     .option("--title <title>", "title of a new conversation (default: generated from the first exchange)")
-    .option("--history <n>", "earlier messages to show when continuing a conversation", (raw) => Math.max(0, Number.parseInt(raw, 10) || 0), 10)
+    .option("--history <n>", "earlier messages to show when continuing a conversation", nonNegativeInt, 10)
     .addHelpText(
       "after",
       "\nIn the chat: type a message and press Enter; Ctrl-C stops the reply being written (twice at the\n" +
@@ -51,6 +52,6 @@ export function registerChatCommand(program: Command): void {
       const ctx = await contextOf(command);
       const client = ctx.client();
       const target = await resolveTarget(client, ref, options.title);
-      await runChatSession({ client, baseUrl: ctx.baseUrl, out: ctx.out, target, history: target.history.slice(-options.history) });
+      await runChatSession({ client, baseUrl: ctx.baseUrl, out: ctx.out, target, history: options.history > 0 ? target.history.slice(-options.history) : [] });
     });
 }

@@ -60,9 +60,19 @@ export function acceptsIdempotencyKey(method: string, schemaPath: string): boole
  */
 export const idempotencyMiddleware: Middleware = {
   onRequest({ request, schemaPath }) {
-    if (acceptsIdempotencyKey(request.method, schemaPath) && !request.headers.has("idempotency-key")) {
-      request.headers.set("Idempotency-Key", randomKey());
+    if (acceptsIdempotencyKey(request.method, schemaPath)) {
+      if (!request.headers.has("idempotency-key")) request.headers.set("Idempotency-Key", randomKey());
+      deduplicated.add(request);
     }
     return request;
   },
 };
+
+// Requests of operations the service de-duplicates by their key. The header alone proves nothing:
+// a caller can send one to an operation that ignores it, and a retry of that would act twice.
+const deduplicated = new WeakSet<Request>();
+
+/** Whether the service answers a repeat of `request` with the first result (a keyed operation). */
+export function isDeduplicated(request: Request): boolean {
+  return deduplicated.has(request);
+}

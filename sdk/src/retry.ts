@@ -1,4 +1,5 @@
 import { retryAfterMs } from "./errors.ts";
+import { isDeduplicated } from "./idempotency.ts";
 
 // Methods that HTTP defines as idempotent: repeating them cannot act twice.
 const IDEMPOTENT_METHODS = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE"]);
@@ -9,11 +10,11 @@ const INITIAL_DELAY_MS = 500;
 const MAX_DELAY_MS = 8_000;
 
 /**
- * Whether sending `request` again is safe: an idempotent method, or a POST carrying an
- * `Idempotency-Key` (the service answers a repeat with the first result).
+ * Whether sending `request` again is safe: an idempotent method, or a POST of an operation whose
+ * contract takes an `Idempotency-Key` (the service answers a repeat with the first result).
  */
 export function isReplayable(request: Request): boolean {
-  return IDEMPOTENT_METHODS.has(request.method) || request.headers.has("idempotency-key");
+  return IDEMPOTENT_METHODS.has(request.method) || isDeduplicated(request);
 }
 
 /** 429 and 5xx are worth another try; 501 means "not built", which no retry changes. */

@@ -106,6 +106,9 @@ export class ChatStream implements AsyncIterable<ChatStreamEvent> {
           if (this.#aborted) return;
           if (this.#userSignal?.aborted) throw this.#userSignal.reason;
           throw new ConnectionError("The chat stream broke off", error);
+        } finally {
+          // Only the wait for the server counts: time the caller spends on an event is its own.
+          clearTimeout(idle);
         }
         if (chunk.done) {
           if (this.#aborted) return;

@@ -71,6 +71,14 @@ describe("retries", () => {
     expect(server.requests[0]!.headers["idempotency-key"]).toBeUndefined();
   });
 
+  test("a POST is not retried for carrying a key its operation ignores", async () => {
+    server = await startFakeServer((_req, res) => json(res, 503, errorBody("provider_unavailable"), { "retry-after": "0" }));
+    const client = createClient({ baseUrl: server.url });
+    const login = client.auth.login({ email: "a@example.com", password: "x" }, { headers: { "Idempotency-Key": "not-honoured" } });
+    await expect(login).rejects.toBeInstanceOf(ProviderUnavailableError);
+    expect(server.requests).toHaveLength(1);
+  });
+
   test("a creating POST gets a random Idempotency-Key and is retried with the same key and body", async () => {
     server = await startFakeServer((_req, res, i) =>
       i < 2 ? json(res, 500, errorBody("internal_error"), { "retry-after": "0" }) : json(res, 201, { id: "k1" }),

@@ -141,3 +141,24 @@ test("a stream is read once; breaking out of the loop closes it", async () => {
   }
   await expect(stream.text()).rejects.toThrow("read only once");
 });
+
+test("time the caller spends on an event does not count against the stream's timeout", async () => {
+  const client = await clientFor(
+    async (_req, res) => {
+      sse(res);
+      for (const piece of ["a", "b", "c"]) {
+        res.write(frame("delta", { content: piece }));
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      res.end(frame("done", { message_id: "m3" }));
+    },
+    { timeout: 400 },
+  );
+  const pieces: string[] = [];
+  for await (const event of client.conversations.stream(CONVERSATION, { content: "x" })) {
+    if (event.type === "delta") pieces.push(event.content);
+    // A slow consumer: longer than the timeout, on every event.
+    await new Promise((r) => setTimeout(r, 600));
+  }
+  expect(pieces).toEqual(["a", "b", "c"]);
+});

@@ -6,6 +6,7 @@ import type { Handler } from "../http/router.ts";
 import type { Services } from "../services.ts";
 import { insertApiKey, listLiveApiKeys, revokeLiveApiKey, type StoredApiKey } from "./api-key-store.ts";
 import { newApiKey, sha256 } from "./tokens.ts";
+import { isUuid } from "../http/text.ts";
 
 type ApiKey = components["schemas"]["ApiKey"];
 
@@ -81,9 +82,6 @@ function toApiKey(row: StoredApiKey): ApiKey {
   };
 }
 
-// Ids are UUIDs; anything else cannot name a key (and must not reach a uuid column as a 500).
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** The creation answer, the one time the full key is shown; the two forms differ only in vocabulary. */
 function created<Scope extends string>(row: StoredApiKey, key: string) {
   const { key_hint: _hint, last_used_at: _used, ...fields } = toApiKey(row);
@@ -110,7 +108,7 @@ export const api_keys_list: Handler<"api_keys_list"> = async ({ services, req })
 export const api_keys_revoke: Handler<"api_keys_revoke"> = async ({ services, req, params }) => {
   const userId = principalOf(req).userId;
   const id = params.id;
-  const row = UUID.test(id) ? await revokeLiveApiKey(services.db.knex, userId, id, services.now()) : undefined;
+  const row = isUuid(id) ? await revokeLiveApiKey(services.db.knex, userId, id, services.now()) : undefined;
   if (!row?.revoked_at) throw new ApiError(404, "not_found", "API key not found");
   return { status: 200, body: { message: "API key revoked.", id: row.id, revoked_at: row.revoked_at.toISOString() } };
 };

@@ -1,3 +1,5 @@
+import { escapeHtml } from "../http/text.ts";
+
 /**
  * Search highlights. Postgres marks the matches with two control characters, which the content
  * cannot contain (they are replaced before marking), so after HTML-escaping everything the markers
@@ -5,12 +7,6 @@
  */
 export const START_MARK = "\u0001";
 export const STOP_MARK = "\u0002";
-
-const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (char) => ESCAPES[char]!);
-}
 
 export function renderHighlight(marked: string): string {
   return escapeHtml(marked).replaceAll(START_MARK, "<mark>").replaceAll(STOP_MARK, "</mark>");

@@ -9,15 +9,14 @@ import {
   recentMessages, searchUserMessages, type ConversationRow,
 } from "./store.ts";
 import { toConversation, toMessage } from "./views.ts";
+import { isUuid } from "../http/text.ts";
 
 /** Messages embedded in a single-conversation read (DECISIONS: the 50 most recent, oldest first). */
 export const EMBEDDED_MESSAGES = 50;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** The caller's conversation; another user's, an unknown id or a malformed one are all 404. */
 export async function requireOwnConversation(services: Services, userId: string, id: string): Promise<ConversationRow> {
-  const row = UUID.test(id) ? await findUserConversation(services.db.knex, userId, id) : undefined;
+  const row = isUuid(id) ? await findUserConversation(services.db.knex, userId, id) : undefined;
   if (!row) throw notFound("Conversation");
   return row;
 }
@@ -69,7 +68,7 @@ export async function listMessages(services: Services, userId: string, id: strin
   const conversation = await requireOwnConversation(services, userId, id);
   let before;
   if (query.before !== undefined) {
-    before = UUID.test(query.before) ? await findMessage(services.db.knex, conversation.id, query.before) : undefined;
+    before = isUuid(query.before) ? await findMessage(services.db.knex, conversation.id, query.before) : undefined;
     if (!before) throw notFound("Message given in `before`");
   }
   const { rows, hasMore } = await pageMessages(services.db.knex, conversation.id, { before, limit: query.limit ?? 20, offset: query.offset ?? 0 });

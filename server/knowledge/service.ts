@@ -8,6 +8,7 @@ import { checkUpload, cleanFilename } from "./files.ts";
 import { KNOWLEDGE_PROCESS_MAX_ATTEMPTS, KNOWLEDGE_PROCESS_TASK } from "./jobs.ts";
 import type { RetrievedChunk } from "./retrieval.ts";
 import { embeddingsFailure, searchKnowledge } from "./search.ts";
+import { isUuid } from "../http/text.ts";
 import {
   countUserDocuments,
   deletePersonaDocument,
@@ -72,7 +73,7 @@ export async function listDocuments(services: Services, userId: string, personaI
 
 export async function getDocument(services: Services, userId: string, personaId: string, documentId: string): Promise<DocumentRow> {
   await requireOwnPersona(services, userId, personaId);
-  const row = UUID.test(documentId) ? await findPersonaDocument(services.db.knex, personaId, documentId) : undefined;
+  const row = isUuid(documentId) ? await findPersonaDocument(services.db.knex, personaId, documentId) : undefined;
   if (!row) throw notFound("Document");
   return row;
 }
@@ -80,7 +81,7 @@ export async function getDocument(services: Services, userId: string, personaId:
 /** Deletes a document in any status; a job still processing it finds it gone and stores nothing. */
 export async function deleteDocument(services: Services, userId: string, personaId: string, documentId: string): Promise<void> {
   await requireOwnPersona(services, userId, personaId);
-  const deleted = UUID.test(documentId) && (await deletePersonaDocument(services.db.knex, personaId, documentId));
+  const deleted = isUuid(documentId) && (await deletePersonaDocument(services.db.knex, personaId, documentId));
   if (!deleted) throw notFound("Document");
 }
 
@@ -93,5 +94,3 @@ export async function queryKnowledge(services: Services, userId: string, persona
   }
 }
 
-// Document ids are UUIDs; anything else names no document (and must not reach a uuid column as a 500).
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

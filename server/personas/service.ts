@@ -4,6 +4,7 @@ import { assertUnderCountLimit } from "../billing/usage.ts";
 import { ApiError, notFound } from "../http/errors.ts";
 import type { Services } from "../services.ts";
 import { enqueueGreeting } from "./greeting-job.ts";
+import { isUuid } from "../http/text.ts";
 import {
   countPersonasOf,
   deleteOwnPersona,
@@ -23,7 +24,6 @@ import {
 type PersonaCreate = components["schemas"]["PersonaCreate"];
 type PersonaUpdate = components["schemas"]["PersonaUpdate"];
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** The window `trending` counts messages over (docs/decisions.md, Personas). */
@@ -31,14 +31,14 @@ export const TRENDING_WINDOW_MS = 7 * DAY_MS;
 
 /** A persona the caller may see: their own, or a public one. Anything else is 404. */
 export async function requireVisiblePersona(services: Services, userId: string, personaId: string): Promise<PersonaRow> {
-  const row = UUID.test(personaId) ? await findPersona(services.db.knex, personaId) : undefined;
+  const row = isUuid(personaId) ? await findPersona(services.db.knex, personaId) : undefined;
   if (!row || (row.creator_id !== userId && !row.is_public)) throw notFound("Persona");
   return row;
 }
 
 /** A persona the caller owns. Another user's persona is 404, public or not (knowledge is owner-only). */
 export async function requireOwnPersona(services: Services, userId: string, personaId: string): Promise<PersonaRow> {
-  const row = UUID.test(personaId) ? await findPersona(services.db.knex, personaId) : undefined;
+  const row = isUuid(personaId) ? await findPersona(services.db.knex, personaId) : undefined;
   if (!row || row.creator_id !== userId) throw notFound("Persona");
   return row;
 }

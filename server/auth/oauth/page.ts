@@ -1,12 +1,8 @@
 import type { Response } from "express";
+import { escapeHtml } from "../../http/text.ts";
 import { SCOPE_WORDS, type AuthorizeRequest } from "./flow.ts";
 
-const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
-
-/** Every interpolated value goes through this: the page never carries markup it did not write. */
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
-}
+// Every interpolated value goes through escapeHtml: the page never carries markup it did not write.
 
 export interface ConsentPage {
   clientName: string;

@@ -1,4 +1,5 @@
 import type { Knex } from "knex";
+import { addJobIn } from "../jobs/queue.ts";
 import { toSql } from "pgvector";
 import type { DocumentKind } from "./files.ts";
 
@@ -66,12 +67,7 @@ export async function insertDocumentWithJob(
 ): Promise<DocumentRow> {
   const [inserted] = await trx("knowledge_documents").insert({ ...row, status: "processing" }).returning([...DOCUMENT_COLUMNS]);
   await trx("knowledge_files").insert({ document_id: row.id, content: Buffer.from(content.buffer, content.byteOffset, content.byteLength) });
-  await trx.raw("SELECT graphile_worker.add_job(?, ?::json, max_attempts => ?, job_key => ?)", [
-    job.task,
-    JSON.stringify({ documentId: row.id }),
-    job.maxAttempts,
-    documentJobKey(row.id),
-  ]);
+  await addJobIn(trx, job.task, { documentId: row.id }, { maxAttempts: job.maxAttempts, jobKey: documentJobKey(row.id) });
   return inserted as DocumentRow;
 }
 

@@ -1,4 +1,6 @@
 import type { Task, TaskList } from "graphile-worker";
+import type { Knex } from "knex";
+import { addJobIn } from "../jobs/queue.ts";
 import type { Services } from "../services.ts";
 import { findPersona, setGreetingIfMissing } from "./store.ts";
 
@@ -16,15 +18,9 @@ const GREETING_MAX_CHARS = 2000;
 const GREETING_INSTRUCTION =
   "Write the one-sentence greeting you open every new conversation with, in character. Answer with the greeting only.";
 
-/** Queues the greeting of a persona created without one. */
-export async function enqueueGreeting(services: Services, personaId: string): Promise<void> {
-  try {
-    await services.jobs.add(GREETING_TASK, { personaId }, { maxAttempts: GREETING_MAX_ATTEMPTS });
-  } catch (error) {
-    // The persona is already committed: failing the request would invite a retry that creates a
-    // second one. It stays usable without a greeting (clients show none), and the log says why.
-    services.log.error({ err: error, personaId }, "could not queue the persona's greeting");
-  }
+/** Queues the greeting of a persona created without one, in the transaction that creates it. */
+export async function enqueueGreeting(trx: Knex.Transaction, personaId: string): Promise<void> {
+  await addJobIn(trx, GREETING_TASK, { personaId }, { maxAttempts: GREETING_MAX_ATTEMPTS });
 }
 
 /** Code points, not UTF-16 units, so that a cut never splits a character. */

@@ -64,14 +64,14 @@ function checkModel(services: Services, model: string | undefined): void {
 /**
  * Creates the caller's persona. The plan's persona limit is checked under a lock on the user's row
  * held until the insert commits, so concurrent creations cannot overshoot it. Without a greeting,
- * a job asks the model for one after the commit (the worker must be able to see the row).
+ * a job queued in the same transaction asks the model for one.
  */
 export async function createPersona(services: Services, userId: string, input: PersonaCreate): Promise<PersonaRow> {
   checkModel(services, input.model);
   const now = services.now();
   const row = await services.db.knex.transaction(async (trx) => {
     await assertUnderCountLimit(trx, userId, "personas", () => countPersonasOf(trx, userId));
-    return insertPersona(trx, {
+    const inserted = await insertPersona(trx, {
       id: uuidv7(),
       creator_id: userId,
       name: input.name,
@@ -87,8 +87,9 @@ export async function createPersona(services: Services, userId: string, input: P
       created_at: now,
       updated_at: now,
     });
+    if (inserted.greeting_message === null) await enqueueGreeting(trx, inserted.id);
+    return inserted;
   });
-  if (row.greeting_message === null) await enqueueGreeting(services, row.id);
   return row;
 }
 

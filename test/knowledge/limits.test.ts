@@ -92,7 +92,7 @@ describe("the processing job", () => {
   it("stays processing for a retry while the embeddings provider fails, and fails on the last attempt", async () => {
     const { id } = await uploaded(service, alice, personaId, "tides.md", "# Tides\n\nSpring tides follow the new and full moon.");
     fake.embeddings.next({ status: 503 });
-    await expect(processDocument(service.services, id, false)).rejects.toThrow(/embeddings provider failed/);
+    await expect(processDocument(service.services, id, false)).rejects.toThrow(/The embeddings provider answered 503/);
     expect(await detail(service, alice, personaId, id)).toMatchObject({ status: "processing", chunk_count: null, error: null });
     expect((await detail(service, alice, personaId, id)).processing.started_at).not.toBeNull();
     expect(await chunkCount(service, id)).toBe(0);
@@ -101,7 +101,7 @@ describe("the processing job", () => {
     expect(await processDocument(service.services, id, true)).toBe("failed");
     const failed = await detail(service, alice, personaId, id);
     expect(failed).toMatchObject({ status: "failed", chunk_count: null });
-    expect(failed.error).toMatch(/embeddings provider failed/);
+    expect(failed.error).toMatch(/The embeddings provider answered 503/);
     expect(await chunkCount(service, id)).toBe(0);
   });
 

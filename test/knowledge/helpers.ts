@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { expect } from "vitest";
+import type { components } from "../../generated/openapi.d.ts";
 import type { TestService } from "../support/service.ts";
 import type { TestUser } from "../support/users.ts";
 
@@ -28,17 +29,7 @@ export function upload(service: TestService, user: TestUser, personaId: string, 
   return service.fetch(documentsPath(personaId), { method: "POST", headers: user.auth, body: form });
 }
 
-export interface DocumentDetail {
-  id: string;
-  persona_id: string;
-  filename: string;
-  size_bytes: number;
-  chunk_count: number | null;
-  status: "processing" | "ready" | "failed";
-  error: string | null;
-  created_at: string;
-  processing: { started_at: string | null; completed_at: string | null; duration_ms: number | null };
-}
+export type DocumentDetail = components["schemas"]["DocumentDetail"];
 
 /** Uploads and answers the 202 body. */
 export async function uploaded(service: TestService, user: TestUser, personaId: string, filename: string, content: string | Uint8Array): Promise<{ id: string }> {
@@ -82,14 +73,7 @@ export async function query(service: TestService, user: TestUser, personaId: str
   });
 }
 
-export interface QueryResult {
-  chunk_id: string;
-  document_id: string;
-  filename: string;
-  content: string;
-  similarity: number;
-  chunk_index: number;
-}
+export type QueryResult = components["schemas"]["KnowledgeQueryResult"];
 
 export async function results(service: TestService, user: TestUser, personaId: string, text: string, limit?: number): Promise<QueryResult[]> {
   const response = await query(service, user, personaId, text, limit);

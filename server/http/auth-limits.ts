@@ -8,12 +8,24 @@ import { operationIdOf, type OperationId } from "./router.ts";
 
 const WINDOW_S = 15 * 60;
 
-/** The operations that try a credential or send mail, and whether their body names an e-mail to count. */
-const LIMITED = new Map<OperationId, { perEmail: boolean }>([
+interface Rule {
+  /** Whether the body names an e-mail address to count. */
+  perEmail: boolean;
+  /** Whether this request tries a credential or sends mail; default: every request. */
+  counts?: (req: Request) => boolean;
+}
+
+/**
+ * The operations that try a credential or send mail. Every place that checks a password is here:
+ * the consent form checks one when the user approves, so it is a login by another door and is
+ * counted exactly like one (a denial checks nothing).
+ */
+const LIMITED = new Map<OperationId, Rule>([
   ["auth_register", { perEmail: false }],
   ["auth_login", { perEmail: true }],
   ["auth_forgot_password", { perEmail: true }],
   ["oauth_token", { perEmail: false }],
+  ["oauth_consent", { perEmail: true, counts: (req) => (req.body as { decision?: unknown } | undefined)?.decision === "approve" }],
 ]);
 
 /**
@@ -44,7 +56,7 @@ export function authLimits(services: Services): RequestHandler {
   return async (req, _res, next) => {
     const operationId = operationIdOf(req);
     const rule = operationId && LIMITED.get(operationId);
-    if (!rule) return next();
+    if (!rule || (rule.counts && !rule.counts(req))) return next();
     const email = rule.perEmail ? emailOf(req) : undefined;
     // Both counts are taken on every call, so a refusal by one still counts against the other.
     const outcomes = await Promise.allSettled([

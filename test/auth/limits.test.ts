@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { registerOAuthClient, type RegisteredClient } from "../../server/auth/oauth/clients.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
 
@@ -177,5 +178,65 @@ describe("per IP limits", () => {
     const body = "grant_type=refresh_token&client_id=nope&client_secret=nope&refresh_token=nope";
     for (let i = 0; i < PER_IP; i++) await expectNotLimited(await post(service, "/v1/oauth/token", body, form), [400, 401, 501]);
     await expectRateLimited(await post(service, "/v1/oauth/token", body, form));
+  });
+});
+
+// The consent form checks a password, so it is a login by another door (issue 24, item 1).
+describe("the OAuth consent form", () => {
+  let service: TestService;
+  let alice: TestUser;
+  let client: RegisteredClient;
+  const REDIRECT = "https://client.example/cb";
+
+  beforeAll(async () => {
+    service = await startTestService({ env: { AUTH_ATTEMPTS_PER_EMAIL: String(PER_EMAIL), AUTH_ATTEMPTS_PER_IP: String(PER_IP) } });
+    alice = await registerUser(service);
+    client = await registerOAuthClient(service.services, { name: "Limits app", redirectUris: [REDIRECT] });
+  });
+
+  afterAll(async () => {
+    await service?.close();
+  });
+
+  beforeEach(async () => {
+    await service.services.db.knex("rate_limits").delete();
+  });
+
+  async function consent(email: string, password: string, decision = "approve"): Promise<Response> {
+    const params = new URLSearchParams({ response_type: "code", client_id: client.client_id, redirect_uri: REDIRECT, scope: "personas:read", state: "st" });
+    const page = await service.fetch(`/v1/oauth/authorize?${params.toString().replace(/\+/g, "%20")}`);
+    const html = await page.text();
+    expect(page.status, html).toBe(200);
+    const fields = Object.fromEntries([...html.matchAll(/<input type="hidden" name="([a-z_]+)" value="([^"]*)">/g)].map((m) => [m[1]!, m[2]!.replace(/&amp;/g, "&")]));
+    return service.fetch("/v1/oauth/authorize", {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ ...fields, email, password, decision }).toString(),
+    });
+  }
+
+  it("counts password checks per e-mail and refuses the right password once the limit is reached", async () => {
+    for (let i = 0; i < PER_EMAIL; i++) await expectNotLimited(await consent(alice.email, "Wrong-password-1"), [200]);
+    await expectRateLimited(await consent(alice.email, alice.password));
+  });
+
+  it("shares the per-e-mail count with login, in both directions", async () => {
+    for (let i = 0; i < PER_EMAIL; i++) await expectNotLimited(await login(service, alice.email, "Wrong-password-1"), [401]);
+    await expectRateLimited(await consent(alice.email, alice.password));
+    await service.services.db.knex("rate_limits").delete();
+    for (let i = 0; i < PER_EMAIL; i++) await expectNotLimited(await consent(alice.email, "Wrong-password-1"), [200]);
+    await expectRateLimited(await login(service, alice.email, alice.password));
+  });
+
+  it("counts per IP over many e-mails", async () => {
+    for (let i = 0; i < PER_IP; i++) await expectNotLimited(await consent(unknownEmail(), "Wrong-password-1"), [200]);
+    await expectRateLimited(await consent(unknownEmail(), "Wrong-password-1"));
+  });
+
+  it("does not count a denial, which checks no password", async () => {
+    for (let i = 0; i <= PER_IP; i++) await expectNotLimited(await consent(alice.email, "x", "deny"), [303]);
+    expect(await authRows(service)).toEqual([]);
+    expect((await consent(alice.email, alice.password)).status).toBe(303);
   });
 });

@@ -7,7 +7,7 @@ import * as oauth from "./auth/oauth/handlers.ts";
 import * as ops from "./ops/handlers.ts";
 import * as knowledge from "./knowledge/handlers.ts";
 import * as conversations from "./conversations/handlers.ts";
-import * as personas from "./personas/handlers.ts";
+import { handlers as personas } from "./personas/handlers.ts";
 
 /**
  * The handler of every operation in the contract. An area that is not built yet answers 501

@@ -1,7 +1,9 @@
 import type { Request, RequestHandler, Response } from "express";
 import type { operations } from "../../generated/openapi.d.ts";
+import type { Principal } from "../auth/principal.ts";
 import type { Logger } from "../logger.ts";
 import type { Services } from "../services.ts";
+import { principalOf } from "./authenticate.ts";
 import { ApiError } from "./errors.ts";
 
 /** Every operationId of the contract. */
@@ -33,6 +35,11 @@ export interface HandlerContext<K extends OperationId> {
   params: PathParams<K>;
   query: QueryParams<K>;
   body: Body<K>;
+  /**
+   * The caller the auth middleware resolved. Reading it on an operation that needs no credential
+   * throws 401, so a handler can never act for nobody.
+   */
+  readonly principal: Principal;
   req: Request;
   res: Response;
   log: Logger;
@@ -66,6 +73,9 @@ export function dispatch(handlers: HandlerMap, services: Services): RequestHandl
     try {
       const result = await handler({
         operationId,
+        get principal() {
+          return principalOf(req);
+        },
         // The router is mounted with app.use, so Express's own req.params is empty; the validator
         // matched the contract's path and holds the parameters.
         params: ((req as Request & { openapi?: { pathParams?: Record<string, string> } }).openapi?.pathParams ?? req.params) as never,

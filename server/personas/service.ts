@@ -1,3 +1,4 @@
+import type { PageWindow } from "../http/paging.ts";
 import { v7 as uuidv7 } from "uuid";
 import type { components } from "../../generated/openapi.d.ts";
 import { assertUnderCountLimit } from "../billing/usage.ts";
@@ -15,7 +16,6 @@ import {
   updateOwnPersona,
   type ExploreFilter,
   type ExploreSortKey,
-  type PageWindow,
   type PersonaChanges,
   type PersonaRow,
   type PersonaSortKey,

@@ -1,4 +1,6 @@
 import type { Knex } from "knex";
+import { offsetPage } from "../db/paging.ts";
+import type { PageWindow } from "../http/paging.ts";
 
 export interface PersonaRow {
   id: string;
@@ -25,10 +27,6 @@ export type PersonaChanges = Partial<
 export type PersonaSortKey = "created_at" | "updated_at" | "name";
 export type ExploreSortKey = "popular" | "recent" | "trending";
 
-export interface PageWindow {
-  limit: number;
-  offset: number;
-}
 
 export async function findPersona(knex: Knex, id: string): Promise<PersonaRow | undefined> {
   return knex("personas").where({ id }).first();
@@ -85,12 +83,7 @@ export async function listPersonasOf(
   sort: PersonaSortKey,
   page: PageWindow,
 ): Promise<{ rows: PersonaRow[]; total: number }> {
-  const rows = await knex("personas")
-    .where({ creator_id: creatorId })
-    .orderByRaw(OWN_ORDER[sort])
-    .limit(page.limit)
-    .offset(page.offset);
-  return { rows, total: await countPersonasOf(knex, creatorId) };
+  return offsetPage(knex("personas").where({ creator_id: creatorId }), OWN_ORDER[sort], page);
 }
 
 export interface ExploreFilter {
@@ -146,7 +139,5 @@ export async function explorePublicPersonas(
       .as("t");
     query.leftJoin(recent, "t.persona_id", "p.id");
   }
-  const rows: PersonaRow[] = await query.orderByRaw(EXPLORE_ORDER[sort]).limit(page.limit).offset(page.offset);
-  const counted = await publicMatching(knex, filter).count<{ count: string | number }>({ count: "*" }).first();
-  return { rows, total: Number(counted?.count ?? 0) };
+  return offsetPage(query, EXPLORE_ORDER[sort], page);
 }

@@ -1,0 +1,28 @@
+// Paging parameters of list operations, read once with the contract's defaults.
+
+/** The contract's default page size (common.tsp PageQuery); an area with another default passes its own. */
+export const DEFAULT_PAGE_LIMIT = 20;
+
+/** Which slice of a list to answer. */
+export interface PageWindow {
+  limit: number;
+  offset: number;
+}
+
+/**
+ * The `limit`/`offset` of a list operation's query. The validator fills the contract's defaults in
+ * and refuses values out of range; the defaults here hold for a caller that bypasses it (tests).
+ */
+export function pageWindow(query: { limit?: number; offset?: number }, defaultLimit = DEFAULT_PAGE_LIMIT): PageWindow {
+  return { limit: query.limit ?? defaultLimit, offset: query.offset ?? 0 };
+}
+
+/** The contract's `Page<T>` envelope: `{data, total, limit, offset}`. */
+export function pageBody<Row, Item>(page: { rows: Row[]; total: number }, window: PageWindow, view: (row: Row) => Item) {
+  return { data: page.rows.map(view), total: page.total, limit: window.limit, offset: window.offset };
+}
+
+/** The `{data, has_more, total}` envelope of lists that say whether items remain after this page. */
+export function hasMoreBody<Row, Item>(page: { rows: Row[]; total: number }, window: PageWindow, view: (row: Row) => Item) {
+  return { data: page.rows.map(view), has_more: window.offset + page.rows.length < page.total, total: page.total };
+}

@@ -17,7 +17,8 @@ export function registerMailCommands(program: Command): void {
     .description("Read the e-mail outbox (on the server's database): verification, reset and export mails")
     .addHelpText(
       "after",
-      "\nThese commands open the server's database (DATABASE_URL, or the embedded one in PERSONA_DATA_DIR).\n" +
+      "\nThese commands work on the server's database (DATABASE_URL, or the embedded one in PERSONA_DATA_DIR).\n" +
+        "On the embedded default they attach to the running server's database, or open it when no server runs.\n" +
         examples(["persona mail", "persona mail list --to ada@example.com --json", "persona mail show 0193…"]),
     );
 

@@ -17,8 +17,8 @@ export function registerOAuthClientCommands(program: Command): void {
     .description("Register, list and remove OAuth client applications (on the server's database)")
     .addHelpText(
       "after",
-      "\nThese commands open the server's database (DATABASE_URL, or the embedded one in PERSONA_DATA_DIR);\n" +
-        "on the embedded default, run them while the server is stopped or point DATABASE_URL at its port.\n" +
+      "\nThese commands work on the server's database (DATABASE_URL, or the embedded one in PERSONA_DATA_DIR).\n" +
+        "On the embedded default they attach to the running server's database, or open it when no server runs.\n" +
         examples([
           "persona oauth-clients register --name 'Stargazer app' --redirect-uri https://app.example/callback",
           "persona oauth-clients list --json",

@@ -2,6 +2,7 @@ import knexFactory, { type Knex } from "knex";
 import pg from "pg";
 import type { Config } from "../config.ts";
 import type { Logger } from "../logger.ts";
+import { DataDirLock, lockPath } from "./data-dir-lock.ts";
 import { startEmbeddedPostgres } from "./embedded.ts";
 import { migrationSource } from "./migrations/index.ts";
 
@@ -32,9 +33,20 @@ export async function openDatabase(config: Config, log: Logger): Promise<Databas
   if (!url) {
     const dir = config.embeddedDbInMemory ? undefined : `${config.dataDir}/db`;
     const started = Date.now();
-    const embedded = await startEmbeddedPostgres(dir, config.embeddedDbPort);
+    const lock = dir === undefined ? undefined : lockDataDir(dir);
+    let embedded;
+    try {
+      embedded = await startEmbeddedPostgres(dir, config.embeddedDbPort);
+    } catch (error) {
+      lock?.release();
+      throw error;
+    }
+    lock?.recordPort(Number(new URL(embedded.url).port));
     url = embedded.url;
-    stopEmbedded = embedded.stop;
+    stopEmbedded = async () => {
+      await embedded.stop();
+      lock?.release();
+    };
     log.info({ dataDir: dir ?? "(in memory)", ms: Date.now() - started }, "embedded database (PGlite with pgvector) started");
   }
   const knex = knexFactory({
@@ -79,6 +91,20 @@ export async function openDatabase(config: Config, log: Logger): Promise<Databas
     },
     close,
   };
+}
+
+/** The data dir's lock, or a start-up error naming the process that holds it and how to share. */
+function lockDataDir(dir: string): DataDirLock {
+  const lock = DataDirLock.acquire(dir);
+  if (lock instanceof DataDirLock) return lock;
+  const served = lock.port ? ` on postgres://postgres@127.0.0.1:${lock.port}/postgres` : "";
+  throw new StartupError(
+    `The embedded database in ${dir} is in use by process ${lock.pid} (since ${lock.since})${served}. ` +
+      "Two processes on one data dir lose data, so this one stops. To run a second server on the same data, " +
+      "start the first with a fixed EMBEDDED_DB_PORT and give the second DATABASE_URL=postgres://postgres@127.0.0.1:<that port>/postgres; " +
+      "or use another PERSONA_DATA_DIR, or PostgreSQL. " +
+      `If no persona process is running, the lock ${lockPath(dir)} is left over: delete it.`,
+  );
 }
 
 async function requireVector(knex: Knex, url: string, close: () => Promise<void>): Promise<void> {

@@ -24,11 +24,11 @@ export interface RunningProcess {
 }
 
 /** Starts a project binary from node_modules/.bin and waits until `url` answers any HTTP status. */
-export async function startAndWait(bin: string, args: string[], url: string, timeoutMs = 60_000): Promise<RunningProcess> {
+export async function startAndWait(bin: string, args: string[], url: string, timeoutMs = 60_000, env: Record<string, string> = {}): Promise<RunningProcess> {
   const binDir = join(root, "node_modules", ".bin");
   const child = spawn(join(binDir, bin), args, {
     cwd: root,
-    env: { ...process.env, PATH: `${binDir}:${process.env.PATH}` },
+    env: { ...process.env, PATH: `${binDir}:${process.env.PATH}`, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let log = "";

@@ -1,0 +1,103 @@
+import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+
+/** Who holds an embedded data dir: the process, and the loopback port its database is served on. */
+export interface LockHolder {
+  pid: number;
+  /** Set once the database is up; a process still starting has none yet. */
+  port?: number;
+  since: string;
+}
+
+/**
+ * One process per embedded data dir. PGlite is a single Postgres session on files it assumes it
+ * alone writes: two processes on one dir lose data and can leave it unreadable. The lock is a file
+ * beside the dir, created exclusively, naming the holder's PID (and, once up, the port the database
+ * is served on, so that admin commands can attach to the running server instead of opening the
+ * dir). Like PostgreSQL's postmaster.pid, a lock whose process is gone (kill -9, a crash) is stale
+ * and is taken over on the next start.
+ */
+export class DataDirLock {
+  readonly path: string;
+  #holder: LockHolder;
+
+  private constructor(path: string, holder: LockHolder) {
+    this.path = path;
+    this.#holder = holder;
+  }
+
+  /** Takes the lock of `dataDir`, or answers the live process that holds it. */
+  static acquire(dataDir: string): DataDirLock | LockHolder {
+    const path = lockPath(dataDir);
+    mkdirSync(dirname(path), { recursive: true });
+    const holder: LockHolder = { pid: process.pid, since: new Date().toISOString() };
+    // Two rounds: the second follows the removal of a stale lock.
+    for (let round = 0; round < 2; round++) {
+      try {
+        writeFileSync(path, JSON.stringify(holder), { flag: "wx", mode: 0o600 });
+        return new DataDirLock(path, holder);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      }
+      let current = readHolder(path);
+      if (!current) {
+        // Another process may have created the file and not yet written it: look once more.
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+        current = readHolder(path);
+      }
+      if (current && isAlive(current.pid)) return current;
+      removeIfUnchanged(path, current);
+    }
+    const current = readHolder(path);
+    if (current) return current;
+    throw new Error(`Cannot take the lock ${path}`);
+  }
+
+  /** Records the port the database is served on, for admin commands to attach to. */
+  recordPort(port: number): void {
+    this.#holder = { ...this.#holder, port };
+    writeFileSync(this.path, JSON.stringify(this.#holder), { mode: 0o600 });
+  }
+
+  release(): void {
+    removeIfUnchanged(this.path, this.#holder);
+  }
+}
+
+export const lockPath = (dataDir: string) => `${dataDir.replace(/\/+$/, "")}.lock`;
+
+/** The live process holding `dataDir`, if any (a stale lock counts as none). */
+export function liveHolder(dataDir: string): LockHolder | undefined {
+  const holder = readHolder(lockPath(dataDir));
+  return holder && isAlive(holder.pid) ? holder : undefined;
+}
+
+function readHolder(path: string): LockHolder | undefined {
+  try {
+    const parsed = JSON.parse(readFileSync(path, "utf8")) as Partial<LockHolder>;
+    return typeof parsed.pid === "number" ? (parsed as LockHolder) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: the process exists but belongs to another user.
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Removes the lock only if it still names `expected`, so a lock another process just took survives. */
+function removeIfUnchanged(path: string, expected: LockHolder | undefined): void {
+  const now = readHolder(path);
+  if (expected && now && (now.pid !== expected.pid || now.since !== expected.since)) return;
+  try {
+    unlinkSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+  }
+}

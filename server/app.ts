@@ -9,6 +9,7 @@ import { idempotency } from "./http/idempotency.ts";
 import { rateLimit } from "./http/rate-limit.ts";
 import { dispatch, type HandlerMap } from "./http/router.ts";
 import { contractValidator } from "./http/validator.ts";
+import { verifyUtf8Body, verifyUtf8Form } from "./http/well-formed.ts";
 import { httpSerializers } from "./logger.ts";
 import type { Services } from "./services.ts";
 
@@ -41,8 +42,8 @@ export function createApp(services: Services, handlers: HandlerMap = defaultHand
     }),
   );
   app.use(rateLimit(services));
-  app.use(express.json({ limit: config.bodyLimitBytes }));
-  app.use(express.urlencoded({ extended: false, limit: config.bodyLimitBytes }));
+  app.use(express.json({ limit: config.bodyLimitBytes, verify: verifyUtf8Body }));
+  app.use(express.urlencoded({ extended: false, limit: config.bodyLimitBytes, verify: verifyUtf8Form }));
   app.use(contractValidator(config));
   app.use(authLimits(services));
   app.use(authenticate(services));

@@ -6,6 +6,7 @@ import { instanceSecret } from "./auth/secrets.ts";
 import { TokenSigner } from "./auth/tokens.ts";
 import { publicBaseUrl, type Config } from "./config.ts";
 import { openDatabase, StartupError, type Database } from "./db/database.ts";
+import { answerClientErrorsInEnvelope, MAX_HEADER_BYTES } from "./http/client-error.ts";
 import type { HandlerMap } from "./http/router.ts";
 import { openJobQueue } from "./jobs/queue.ts";
 import { startWorker, type RunningWorker } from "./jobs/worker.ts";
@@ -68,7 +69,8 @@ export async function startService(config: Config, options: StartOptions = {}): 
     let url = "";
     let drain: ((timeoutMs: number) => Promise<void>) | undefined;
     if (options.http !== false) {
-      server = createServer(createApp(services, options.handlers));
+      server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, createApp(services, options.handlers));
+      answerClientErrorsInEnvelope(server);
       drain = drainable(server);
       server.keepAliveTimeout = 5_000;
       await new Promise<void>((resolve, reject) => {

@@ -56,6 +56,7 @@ export function toApiError(error: unknown): ApiError {
   const e = (error ?? {}) as FrameworkError;
   const status = e.status ?? e.statusCode;
   if (e.type === "entity.parse.failed") return new ApiError(400, "invalid_request", "The request body is not valid JSON");
+  if (e.type === "body.not_utf8") return new ApiError(400, "invalid_request", e.message ?? "The request body is not valid UTF-8", { errors: [{ path: "/body", message: "is not valid UTF-8" }] });
   if (e.type === "entity.too.large") return new ApiError(413, "payload_too_large", "The request body is larger than the service accepts");
   if (e.type === "encoding.unsupported" || e.type === "charset.unsupported") {
     return new ApiError(415, "unsupported_media_type", e.message ?? "Unsupported body encoding");

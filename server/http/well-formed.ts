@@ -9,10 +9,13 @@ import { ApiError } from "./errors.ts";
 
 type FieldError = { path: string; message: string };
 
+// With the u flag a surrogate pair is one code point, so only a lone surrogate matches.
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
 /** What is wrong with `text`, if anything. */
 function textProblem(text: string): string | undefined {
   if (text.includes("\u0000")) return "must not contain the NUL character (U+0000)";
-  if (!text.isWellFormed()) return "must be well-formed Unicode (it holds a lone UTF-16 surrogate)";
+  if (LONE_SURROGATE.test(text)) return "must be well-formed Unicode (it holds a lone UTF-16 surrogate)";
   return undefined;
 }
 

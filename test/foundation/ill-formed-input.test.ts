@@ -94,7 +94,7 @@ describe("ill-formed Unicode", () => {
 
   it("refuses bytes that are not UTF-8 in a JSON body, rather than storing U+FFFD", async () => {
     const body = Buffer.concat([Buffer.from('{"display_name":"A'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('"}')]);
-    const response = await service.fetch("/v1/auth/me", { method: "PUT", headers: { ...jsonHeaders, ...user.auth }, body });
+    const response = await service.fetch("/v1/auth/me", { method: "PUT", headers: { ...jsonHeaders, ...user.auth }, body: new Uint8Array(body) });
     await expectRefused(response);
   });
 
@@ -105,7 +105,7 @@ describe("ill-formed Unicode", () => {
 });
 
 describe("malformed multipart uploads", () => {
-  const upload = (body: string | Buffer, boundary = "XyZ") =>
+  const upload = (body: string, boundary = "XyZ") =>
     service.fetch(`/v1/knowledge/${personaId}/documents`, {
       method: "POST",
       headers: { ...user.auth, "content-type": `multipart/form-data; boundary=${boundary}` },

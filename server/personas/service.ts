@@ -11,6 +11,7 @@ import {
   deleteOwnPersona,
   explorePublicPersonas,
   findPersona,
+  findVisiblePersona,
   insertPersona,
   listPersonasOf,
   updateOwnPersona,
@@ -29,10 +30,10 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /** The window `trending` counts messages over (docs/decisions.md, Personas). */
 export const TRENDING_WINDOW_MS = 7 * DAY_MS;
 
-/** A persona the caller may see: their own, or a public one. Anything else is 404. */
+/** A persona the caller may see: their own, or a public one of a live account. Anything else is 404. */
 export async function requireVisiblePersona(services: Services, userId: string, personaId: string): Promise<PersonaRow> {
-  const row = isUuid(personaId) ? await findPersona(services.db.knex, personaId) : undefined;
-  if (!row || (row.creator_id !== userId && !row.is_public)) throw notFound("Persona");
+  const row = isUuid(personaId) ? await findVisiblePersona(services.db.knex, personaId, userId) : undefined;
+  if (!row) throw notFound("Persona");
   return row;
 }
 

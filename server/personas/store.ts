@@ -32,6 +32,25 @@ export async function findPersona(knex: Knex, id: string): Promise<PersonaRow | 
   return knex("personas").where({ id }).first();
 }
 
+/**
+ * Limits `query` (over `personas as <alias>`) to personas whose creator's account is live. A
+ * deleted account is disabled at once (DECISIONS: Account deletion), so everything it published
+ * leaves every public place from that moment, through the 30-day grace period until the purge.
+ */
+export function byLiveCreator(query: Knex.QueryBuilder, alias = "p"): Knex.QueryBuilder {
+  return query.whereNotExists((deleted) =>
+    deleted.select(deleted.client.raw("1")).from("users as creator").whereRaw(`creator.id = ${alias}.creator_id`).whereNotNull("creator.deleted_at"),
+  );
+}
+
+/** A persona `viewerId` may see: their own, or a public one whose creator's account is live. */
+export async function findVisiblePersona(knex: Knex, id: string, viewerId: string): Promise<PersonaRow | undefined> {
+  return knex("personas as p")
+    .where("p.id", id)
+    .andWhere((visible) => visible.where("p.creator_id", viewerId).orWhere((shared) => byLiveCreator(shared.where("p.is_public", true))))
+    .first("p.*");
+}
+
 export async function insertPersona(knex: Knex, row: PersonaRow): Promise<PersonaRow> {
   const [inserted] = await knex("personas").insert(row).returning("*");
   return inserted as PersonaRow;
@@ -98,7 +117,7 @@ function likeSubstring(text: string): string {
 }
 
 function publicMatching(knex: Knex, filter: ExploreFilter): Knex.QueryBuilder {
-  const query = knex("personas as p").where("p.is_public", true);
+  const query = byLiveCreator(knex("personas as p").where("p.is_public", true));
   if (filter.category) query.where("p.category", filter.category);
   if (filter.q !== undefined) {
     const q = filter.q;

@@ -4249,6 +4249,7 @@ export interface components {
         };
     };
     parameters: {
+        /** @example 8d0f6c1e-2b7a-4e55-9a3c-1f2e3d4c5b6a */
         "PersonaHttp.IdempotencyHeader": string;
     };
     requestBodies: never;
@@ -4595,6 +4596,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @example 8d0f6c1e-2b7a-4e55-9a3c-1f2e3d4c5b6a */
                 "Idempotency-Key"?: components["parameters"]["PersonaHttp.IdempotencyHeader"];
             };
             path?: never;
@@ -4712,6 +4714,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @example 8d0f6c1e-2b7a-4e55-9a3c-1f2e3d4c5b6a */
                 "Idempotency-Key"?: components["parameters"]["PersonaHttp.IdempotencyHeader"];
             };
             path?: never;
@@ -4774,6 +4777,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0193a6d2-4e8f-7b3a-9c1d-6e5f4a3b2c11 */
                 id: string;
             };
             cookie?: never;
@@ -4848,13 +4852,20 @@ export interface operations {
     auth_download_export: {
         parameters: {
             query: {
-                /** @description Unix epoch seconds after which the link is void. */
+                /**
+                 * @description Unix epoch seconds after which the link is void.
+                 * @example 1795862832
+                 */
                 expires: number;
-                /** @description Lowercase hex HMAC-SHA256 of the link. */
+                /**
+                 * @description Lowercase hex HMAC-SHA256 of the link.
+                 * @example 3f8a1c9e7b2d4f6a0e5c8b1d9f3a7e2c4b6d8f0a1e3c5b7d9f2a4c6e8b0d1f3a
+                 */
                 signature: string;
             };
             header?: never;
             path: {
+                /** @example 0193a6e1-5c2d-7f10-8a4b-3c9d2e1f0a77 */
                 export_id: string;
             };
             cookie?: never;
@@ -5222,6 +5233,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @example 8d0f6c1e-2b7a-4e55-9a3c-1f2e3d4c5b6a */
                 "Idempotency-Key"?: components["parameters"]["PersonaHttp.IdempotencyHeader"];
             };
             path?: never;
@@ -5426,9 +5438,15 @@ export interface operations {
     billing_invoices: {
         parameters: {
             query?: {
-                /** @description Page size. */
+                /**
+                 * @description Page size.
+                 * @example 20
+                 */
                 limit?: number;
-                /** @description Items to skip. */
+                /**
+                 * @description Items to skip.
+                 * @example 0
+                 */
                 offset?: number;
             };
             header?: never;
@@ -5484,6 +5502,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0193b5d9-0a1b-7c2d-9e3f-4a5b6c7d8e13 */
                 session_id: string;
             };
             cookie?: never;
@@ -5515,6 +5534,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0193b5d9-0a1b-7c2d-9e3f-4a5b6c7d8e13 */
                 session_id: string;
             };
             cookie?: never;
@@ -5784,6 +5804,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /** @example t=1795000000,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd */
                 "Stripe-Signature": string;
             };
             path?: never;
@@ -5836,11 +5857,20 @@ export interface operations {
     conversations_list: {
         parameters: {
             query?: {
-                /** @description Only conversations with this persona. */
+                /**
+                 * @description Only conversations with this persona.
+                 * @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01
+                 */
                 persona_id?: components["schemas"]["Uuid"];
-                /** @description Page size. */
+                /**
+                 * @description Page size.
+                 * @example 20
+                 */
                 limit?: number;
-                /** @description Items to skip. */
+                /**
+                 * @description Items to skip.
+                 * @example 0
+                 */
                 offset?: number;
             };
             header?: never;
@@ -5889,6 +5919,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @example 8d0f6c1e-2b7a-4e55-9a3c-1f2e3d4c5b6a */
                 "Idempotency-Key"?: components["parameters"]["PersonaHttp.IdempotencyHeader"];
             };
             path?: never;
@@ -5943,11 +5974,20 @@ export interface operations {
     conversations_search: {
         parameters: {
             query: {
-                /** @description Words to look for. */
+                /**
+                 * @description Words to look for.
+                 * @example Venus
+                 */
                 q: string;
-                /** @description Page size. */
+                /**
+                 * @description Page size.
+                 * @example 20
+                 */
                 limit?: number;
-                /** @description Items to skip. */
+                /**
+                 * @description Items to skip.
+                 * @example 0
+                 */
                 offset?: number;
             };
             header?: never;
@@ -6012,6 +6052,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0193a6e8-3d4e-7a5b-8c6d-7e8f9a0b1c01 */
                 id: string;
             };
             cookie?: never;
@@ -6079,6 +6120,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0193a6e8-3d4e-7a5b-8c6d-7e8f9a0b1c01 */
                 id: string;
             };
             cookie?: never;
@@ -6115,15 +6157,22 @@ export interface operations {
     conversations_list_messages: {
         parameters: {
             query?: {
-                /** @description Page size. */
+                /**
+                 * @description Page size.
+                 * @example 20
+                 */
                 limit?: number;
-                /** @description Items to skip. */
+                /**
+                 * @description Items to skip.
+                 * @example 0
+                 */
                 offset?: number;
                 /** @description A message id of this conversation: only messages created before it. */
                 before?: string;
             };
             header?: never;
             path: {
+                /** @example 0193a6e8-3d4e-7a5b-8c6d-7e8f9a0b1c01 */
                 id: string;
             };
             cookie?: never;
@@ -6185,9 +6234,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @example 8d0f6c1e-2b7a-4e55-9a3c-1f2e3d4c5b6a */
                 "Idempotency-Key"?: components["parameters"]["PersonaHttp.IdempotencyHeader"];
             };
             path: {
+                /** @example 0193a6e8-3d4e-7a5b-8c6d-7e8f9a0b1c01 */
                 id: string;
             };
             cookie?: never;
@@ -6261,9 +6312,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @example 8d0f6c1e-2b7a-4e55-9a3c-1f2e3d4c5b6a */
                 "Idempotency-Key"?: components["parameters"]["PersonaHttp.IdempotencyHeader"];
             };
             path: {
+                /** @example 0193a6e8-3d4e-7a5b-8c6d-7e8f9a0b1c01 */
                 id: string;
             };
             cookie?: never;
@@ -6412,6 +6465,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @example 8d0f6c1e-2b7a-4e55-9a3c-1f2e3d4c5b6a */
                 "Idempotency-Key"?: components["parameters"]["PersonaHttp.IdempotencyHeader"];
             };
             path?: never;
@@ -6480,6 +6534,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @example 8d0f6c1e-2b7a-4e55-9a3c-1f2e3d4c5b6a */
                 "Idempotency-Key"?: components["parameters"]["PersonaHttp.IdempotencyHeader"];
             };
             path?: never;
@@ -6538,6 +6593,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @example 8d0f6c1e-2b7a-4e55-9a3c-1f2e3d4c5b6a */
                 "Idempotency-Key"?: components["parameters"]["PersonaHttp.IdempotencyHeader"];
             };
             path?: never;
@@ -6605,6 +6661,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0193a7d2-4e10-7b3c-8a21-6c5d4e3f2a01 */
                 id: string;
             };
             cookie?: never;
@@ -6654,6 +6711,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0193a7d2-4e10-7b3c-8a21-6c5d4e3f2a01 */
                 id: string;
             };
             cookie?: never;
@@ -6717,6 +6775,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0193a7d2-4e10-7b3c-8a21-6c5d4e3f2a01 */
                 id: string;
             };
             cookie?: never;
@@ -6755,6 +6814,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0193a7d2-4e10-7b3c-8a21-6c5d4e3f2a01 */
                 id: string;
             };
             cookie?: never;
@@ -6799,13 +6859,20 @@ export interface operations {
     knowledge_list: {
         parameters: {
             query?: {
-                /** @description Page size. */
+                /**
+                 * @description Page size.
+                 * @example 20
+                 */
                 limit?: number;
-                /** @description Items to skip. */
+                /**
+                 * @description Items to skip.
+                 * @example 0
+                 */
                 offset?: number;
             };
             header?: never;
             path: {
+                /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
                 persona_id: components["schemas"]["Uuid"];
             };
             cookie?: never;
@@ -6862,9 +6929,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @example 8d0f6c1e-2b7a-4e55-9a3c-1f2e3d4c5b6a */
                 "Idempotency-Key"?: components["parameters"]["PersonaHttp.IdempotencyHeader"];
             };
             path: {
+                /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
                 persona_id: components["schemas"]["Uuid"];
             };
             cookie?: never;
@@ -6916,7 +6985,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
                 persona_id: components["schemas"]["Uuid"];
+                /** @example 0193a7b2-5e6f-7a80-9b1c-3d4e5f6a7b03 */
                 doc_id: string;
             };
             cookie?: never;
@@ -6966,7 +7037,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
                 persona_id: components["schemas"]["Uuid"];
+                /** @example 0193a7b2-5e6f-7a80-9b1c-3d4e5f6a7b03 */
                 doc_id: string;
             };
             cookie?: never;
@@ -7005,6 +7078,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
                 persona_id: components["schemas"]["Uuid"];
             };
             cookie?: never;
@@ -7072,14 +7146,27 @@ export interface operations {
     marketplace_list: {
         parameters: {
             query?: {
-                /** @description Only listings of this category. */
+                /**
+                 * @description Only listings of this category.
+                 * @example education
+                 */
                 category?: components["schemas"]["MarketplaceCategory"];
+                /** @example popular */
                 sort?: components["schemas"]["MarketplaceSort"];
-                /** @description Page size. */
+                /**
+                 * @description Page size.
+                 * @example 20
+                 */
                 limit?: number;
-                /** @description Items to skip. */
+                /**
+                 * @description Items to skip.
+                 * @example 0
+                 */
                 offset?: number;
-                /** @description Free text over name, description and tags. */
+                /**
+                 * @description Free text over name, description and tags.
+                 * @example astronomy
+                 */
                 q?: string;
             };
             header?: never;
@@ -7238,6 +7325,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0193a6d2-4c8e-7a13-b5f0-6e7d8c9a0b11 */
                 id: string;
             };
             cookie?: never;
@@ -7307,9 +7395,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @example 8d0f6c1e-2b7a-4e55-9a3c-1f2e3d4c5b6a */
                 "Idempotency-Key"?: components["parameters"]["PersonaHttp.IdempotencyHeader"];
             };
             path: {
+                /** @example 0193a6d2-4c8e-7a13-b5f0-6e7d8c9a0b11 */
                 id: string;
             };
             cookie?: never;
@@ -7385,14 +7475,22 @@ export interface operations {
     marketplace_reviews: {
         parameters: {
             query?: {
+                /** @example recent */
                 sort?: components["schemas"]["ReviewSort"];
-                /** @description Page size. */
+                /**
+                 * @description Page size.
+                 * @example 20
+                 */
                 limit?: number;
-                /** @description Items to skip. */
+                /**
+                 * @description Items to skip.
+                 * @example 0
+                 */
                 offset?: number;
             };
             header?: never;
             path: {
+                /** @example 0193a6d2-4c8e-7a13-b5f0-6e7d8c9a0b11 */
                 id: string;
             };
             cookie?: never;
@@ -7452,6 +7550,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0193a6d2-4c8e-7a13-b5f0-6e7d8c9a0b11 */
                 id: string;
             };
             cookie?: never;
@@ -7496,16 +7595,31 @@ export interface operations {
     oauth_authorize: {
         parameters: {
             query: {
+                /** @example code */
                 response_type: components["schemas"]["OAuthResponseType"];
+                /** @example starlog-web */
                 client_id: string;
-                /** @description Must equal one of the client's registered redirect URIs exactly. */
+                /**
+                 * @description Must equal one of the client's registered redirect URIs exactly.
+                 * @example https://starlog.persona.example/oauth/callback
+                 */
                 redirect_uri: string;
-                /** @description Space-separated scopes of the fine-grained vocabulary, e.g. `personas:read conversations:write`. */
+                /**
+                 * @description Space-separated scopes of the fine-grained vocabulary, e.g. `personas:read conversations:write`.
+                 * @example personas:read conversations:write
+                 */
                 scope: string;
-                /** @description Opaque CSRF value, returned unchanged with the redirect. */
+                /**
+                 * @description Opaque CSRF value, returned unchanged with the redirect.
+                 * @example b7f3c9e2a1d84f6e
+                 */
                 state: string;
-                /** @description PKCE: BASE64URL(SHA-256(code_verifier)); the token request must then send the verifier. */
+                /**
+                 * @description PKCE: BASE64URL(SHA-256(code_verifier)); the token request must then send the verifier.
+                 * @example E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM
+                 */
                 code_challenge?: string;
+                /** @example S256 */
                 code_challenge_method?: components["schemas"]["CodeChallengeMethod"];
             };
             header?: never;
@@ -7616,10 +7730,17 @@ export interface operations {
     personas_list: {
         parameters: {
             query?: {
-                /** @description Page size. */
+                /**
+                 * @description Page size.
+                 * @example 20
+                 */
                 limit?: number;
-                /** @description Items to skip. */
+                /**
+                 * @description Items to skip.
+                 * @example 0
+                 */
                 offset?: number;
+                /** @example created_at */
                 sort?: components["schemas"]["PersonaSort"];
             };
             header?: never;
@@ -7673,6 +7794,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @example 8d0f6c1e-2b7a-4e55-9a3c-1f2e3d4c5b6a */
                 "Idempotency-Key"?: components["parameters"]["PersonaHttp.IdempotencyHeader"];
             };
             path?: never;
@@ -7739,14 +7861,24 @@ export interface operations {
     personas_explore: {
         parameters: {
             query?: {
-                /** @description Page size. */
+                /**
+                 * @description Page size.
+                 * @example 20
+                 */
                 limit?: number;
-                /** @description Items to skip. */
+                /**
+                 * @description Items to skip.
+                 * @example 0
+                 */
                 offset?: number;
                 /** @description Only personas of this category. */
                 category?: components["schemas"]["PersonaCategory"];
+                /** @example popular */
                 sort?: components["schemas"]["ExploreSort"];
-                /** @description Free text over name and description. */
+                /**
+                 * @description Free text over name and description.
+                 * @example astronomy
+                 */
                 q?: string;
             };
             header?: never;
@@ -7802,6 +7934,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
                 id: components["schemas"]["Uuid"];
             };
             cookie?: never;
@@ -7852,6 +7985,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
                 id: components["schemas"]["Uuid"];
             };
             cookie?: never;
@@ -7914,6 +8048,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
                 id: components["schemas"]["Uuid"];
             };
             cookie?: never;
@@ -7950,9 +8085,15 @@ export interface operations {
     rooms_list: {
         parameters: {
             query?: {
-                /** @description Page size. */
+                /**
+                 * @description Page size.
+                 * @example 20
+                 */
                 limit?: number;
-                /** @description Items to skip. */
+                /**
+                 * @description Items to skip.
+                 * @example 0
+                 */
                 offset?: number;
             };
             header?: never;
@@ -8004,6 +8145,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @example 8d0f6c1e-2b7a-4e55-9a3c-1f2e3d4c5b6a */
                 "Idempotency-Key"?: components["parameters"]["PersonaHttp.IdempotencyHeader"];
             };
             path?: never;
@@ -8079,6 +8221,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0193a6d2-4c5e-7f10-8a2b-3c4d5e6f7a01 */
                 id: string;
             };
             cookie?: never;
@@ -8141,6 +8284,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0193a6d2-4c5e-7f10-8a2b-3c4d5e6f7a01 */
                 id: string;
             };
             cookie?: never;
@@ -8196,6 +8340,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0193a6d2-4c5e-7f10-8a2b-3c4d5e6f7a01 */
                 id: string;
             };
             cookie?: never;
@@ -8234,6 +8379,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0193a6d2-4c5e-7f10-8a2b-3c4d5e6f7a01 */
                 id: string;
             };
             cookie?: never;
@@ -8286,7 +8432,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0193a6d2-4c5e-7f10-8a2b-3c4d5e6f7a01 */
                 id: string;
+                /** @example 0193a6c0-22bb-7e02-9d4e-6b7c8d9e0f02 */
                 user_id: string;
             };
             cookie?: never;
@@ -8325,15 +8473,25 @@ export interface operations {
     rooms_list_messages: {
         parameters: {
             query?: {
-                /** @description Page size. */
+                /**
+                 * @description Page size.
+                 * @example 50
+                 */
                 limit?: number;
-                /** @description Items to skip. */
+                /**
+                 * @description Items to skip.
+                 * @example 0
+                 */
                 offset?: number;
-                /** @description Only messages created strictly before this instant (ISO 8601). */
+                /**
+                 * @description Only messages created strictly before this instant (ISO 8601).
+                 * @example 2026-11-21T21:00:00Z
+                 */
                 before?: string;
             };
             header?: never;
             path: {
+                /** @example 0193a6d2-4c5e-7f10-8a2b-3c4d5e6f7a01 */
                 id: string;
             };
             cookie?: never;
@@ -8396,9 +8554,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @example 8d0f6c1e-2b7a-4e55-9a3c-1f2e3d4c5b6a */
                 "Idempotency-Key"?: components["parameters"]["PersonaHttp.IdempotencyHeader"];
             };
             path: {
+                /** @example 0193a6d2-4c5e-7f10-8a2b-3c4d5e6f7a01 */
                 id: string;
             };
             cookie?: never;
@@ -8467,6 +8627,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0193a6d2-4c5e-7f10-8a2b-3c4d5e6f7a01 */
                 id: string;
             };
             cookie?: never;
@@ -8519,7 +8680,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0193a6d2-4c5e-7f10-8a2b-3c4d5e6f7a01 */
                 id: string;
+                /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
                 persona_id: components["schemas"]["Uuid"];
             };
             cookie?: never;
@@ -8559,6 +8722,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example nV7kQ2xZpL */
                 code: string;
             };
             cookie?: never;
@@ -8587,9 +8751,15 @@ export interface operations {
     social_feed: {
         parameters: {
             query?: {
-                /** @description Page size. */
+                /**
+                 * @description Page size.
+                 * @example 20
+                 */
                 limit?: number;
-                /** @description Items to skip. */
+                /**
+                 * @description Items to skip.
+                 * @example 0
+                 */
                 offset?: number;
             };
             header?: never;
@@ -8662,6 +8832,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0193a6c0-11aa-7e01-8c3d-5a6b7c8d9e01 */
                 user_id: string;
             };
             cookie?: never;
@@ -8702,6 +8873,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0193a6c0-11aa-7e01-8c3d-5a6b7c8d9e01 */
                 user_id: string;
             };
             cookie?: never;
@@ -8729,9 +8901,15 @@ export interface operations {
     social_followers: {
         parameters: {
             query?: {
-                /** @description Page size. */
+                /**
+                 * @description Page size.
+                 * @example 20
+                 */
                 limit?: number;
-                /** @description Items to skip. */
+                /**
+                 * @description Items to skip.
+                 * @example 0
+                 */
                 offset?: number;
             };
             header?: never;
@@ -8784,9 +8962,15 @@ export interface operations {
     social_following: {
         parameters: {
             query?: {
-                /** @description Page size. */
+                /**
+                 * @description Page size.
+                 * @example 20
+                 */
                 limit?: number;
-                /** @description Items to skip. */
+                /**
+                 * @description Items to skip.
+                 * @example 0
+                 */
                 offset?: number;
             };
             header?: never;
@@ -8833,9 +9017,15 @@ export interface operations {
     social_likes: {
         parameters: {
             query?: {
-                /** @description Page size. */
+                /**
+                 * @description Page size.
+                 * @example 20
+                 */
                 limit?: number;
-                /** @description Items to skip. */
+                /**
+                 * @description Items to skip.
+                 * @example 0
+                 */
                 offset?: number;
             };
             header?: never;
@@ -8889,6 +9079,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
                 persona_id: components["schemas"]["Uuid"];
             };
             cookie?: never;
@@ -8929,6 +9120,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
                 persona_id: components["schemas"]["Uuid"];
             };
             cookie?: never;
@@ -8965,6 +9157,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0193a6c0-11aa-7e01-8c3d-5a6b7c8d9e01 */
                 user_id: string;
             };
             cookie?: never;
@@ -9007,9 +9200,15 @@ export interface operations {
     social_search: {
         parameters: {
             query: {
-                /** @description Text matched against username and display name. */
+                /**
+                 * @description Text matched against username and display name.
+                 * @example mara
+                 */
                 q: string;
-                /** @description Page size. */
+                /**
+                 * @description Page size.
+                 * @example 20
+                 */
                 limit?: number;
             };
             header?: never;
@@ -9057,6 +9256,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
                 persona_id: components["schemas"]["Uuid"];
             };
             cookie?: never;
@@ -9106,10 +9306,12 @@ export interface operations {
     studio_analytics: {
         parameters: {
             query?: {
+                /** @example 7d */
                 period?: components["schemas"]["AnalyticsPeriod"];
             };
             header?: never;
             path: {
+                /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
                 persona_id: components["schemas"]["Uuid"];
             };
             cookie?: never;
@@ -9191,6 +9393,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
                 persona_id: components["schemas"]["Uuid"];
             };
             cookie?: never;
@@ -9257,6 +9460,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
                 persona_id: components["schemas"]["Uuid"];
             };
             cookie?: never;
@@ -9319,6 +9523,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
                 persona_id: components["schemas"]["Uuid"];
             };
             cookie?: never;
@@ -9369,9 +9574,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @example 8d0f6c1e-2b7a-4e55-9a3c-1f2e3d4c5b6a */
                 "Idempotency-Key"?: components["parameters"]["PersonaHttp.IdempotencyHeader"];
             };
             path: {
+                /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
                 persona_id: components["schemas"]["Uuid"];
             };
             cookie?: never;
@@ -9432,7 +9639,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
                 persona_id: components["schemas"]["Uuid"];
+                /** @example 0193b2a8-6c7d-7e80-8f9a-0b1c2d3e4f08 */
                 variant_id: string;
             };
             cookie?: never;
@@ -9491,6 +9700,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
                 persona_id: components["schemas"]["Uuid"];
             };
             cookie?: never;
@@ -9548,9 +9758,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @example 8d0f6c1e-2b7a-4e55-9a3c-1f2e3d4c5b6a */
                 "Idempotency-Key"?: components["parameters"]["PersonaHttp.IdempotencyHeader"];
             };
             path: {
+                /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
                 persona_id: components["schemas"]["Uuid"];
             };
             cookie?: never;
@@ -9607,7 +9819,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
                 persona_id: components["schemas"]["Uuid"];
+                /** @example 0193b1d2-4e5f-7a60-9b1c-2d3e4f5a6b07 */
                 version_id: string;
             };
             cookie?: never;
@@ -9793,6 +10007,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @example 8d0f6c1e-2b7a-4e55-9a3c-1f2e3d4c5b6a */
                 "Idempotency-Key"?: components["parameters"]["PersonaHttp.IdempotencyHeader"];
             };
             path?: never;
@@ -9854,6 +10069,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0193a8e1-2c4d-7f10-9a3b-4c5d6e7f8a01 */
                 id: string;
             };
             cookie?: never;
@@ -9914,6 +10130,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example 0193a8e1-2c4d-7f10-9a3b-4c5d6e7f8a01 */
                 id: string;
             };
             cookie?: never;

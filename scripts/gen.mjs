@@ -48,10 +48,35 @@ try {
  *   `allowReserved: true`: validators otherwise refuse `+` (a form-encoded space), `(`, `'` and the
  *   like in the raw query, although clients (URLSearchParams, encodeURIComponent) send them so.
  */
+/**
+ * Path parameters get their examples from the operations' @opExample (the emitter's
+ * experimental-parameter-examples). An operation whose example cannot be written in TypeSpec (a
+ * multipart upload: no value syntax for file bytes) takes the example of the same parameter of
+ * another operation on the same path, so that every path parameter has one (contract testers such
+ * as Dredd build requests from them, and read only the single `example`: an operation with several
+ * @opExample gets an `examples` map, which becomes the first one's value).
+ */
+function shareSiblingPathExamples(doc) {
+  for (const pathItem of Object.values(doc.paths ?? {})) {
+    const known = {};
+    const ops = Object.values(pathItem).filter((op) => op && typeof op === "object" && Array.isArray(op.parameters));
+    for (const op of ops) {
+      for (const p of op.parameters) {
+        if (p.in !== "path" || !p.examples) continue;
+        p.example = Object.values(p.examples)[0]?.value;
+        delete p.examples;
+      }
+    }
+    for (const op of ops) for (const p of op.parameters) if (p.in === "path" && p.example !== undefined) known[p.name] ??= p.example;
+    for (const op of ops) for (const p of op.parameters) if (p.in === "path" && p.example === undefined && p.name in known) p.example = known[p.name];
+  }
+}
+
 function normalize(doc) {
   doc.openapi = "3.0.3";
   inlineNullableScalars(doc, doc.components?.schemas ?? {});
   allowReservedInFreeText(doc);
+  shareSiblingPathExamples(doc);
   const components = (doc.components ??= {});
   const headers = {};
   const responses = {};

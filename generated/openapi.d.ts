@@ -1942,6 +1942,17 @@ export interface components {
          */
         CodeChallengeMethod: "S256";
         /**
+         * @example {
+         *       "error": {
+         *         "code": "conflict",
+         *         "message": "This e-mail address is already registered"
+         *       }
+         *     }
+         */
+        ConflictError: {
+            error: components["schemas"]["ErrorInfo"];
+        };
+        /**
          * @description The user's answer on the consent page.
          * @enum {string}
          */
@@ -2386,6 +2397,17 @@ export interface components {
             /** Format: int32 */
             offset: number;
         };
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "forbidden",
+         *         "message": "This credential lacks the \"personas:write\" scope this operation needs"
+         *       }
+         *     }
+         */
+        ForbiddenError: {
+            error: components["schemas"]["ErrorInfo"];
+        };
         ForgotPasswordRequest: {
             email: components["schemas"]["EmailAddress"];
         };
@@ -2587,6 +2609,17 @@ export interface components {
             active?: boolean;
             /** @description Reply to every message when true; only when addressed when false. */
             auto_respond?: boolean;
+        };
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "internal_error",
+         *         "message": "Internal server error"
+         *       }
+         *     }
+         */
+        InternalErrorBody: {
+            error: components["schemas"]["ErrorInfo"];
         };
         /** @description A bill for a subscription period (or a proration). */
         Invoice: {
@@ -3017,6 +3050,28 @@ export interface components {
              */
             bot_token: string;
         };
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "not_found",
+         *         "message": "Persona not found"
+         *       }
+         *     }
+         */
+        NotFoundError: {
+            error: components["schemas"]["ErrorInfo"];
+        };
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "not_implemented",
+         *         "message": "The billing area is not live on this server yet"
+         *       }
+         *     }
+         */
+        NotImplementedError: {
+            error: components["schemas"]["ErrorInfo"];
+        };
         /** @description Readiness of an instance that must not take traffic yet; same shape as `Readiness`. */
         NotReadiness: {
             /** @enum {string} */
@@ -3099,6 +3154,17 @@ export interface components {
          * @description A new account password: 8 to 128 characters with at least one digit and one uppercase letter.
          */
         Password: string;
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "payload_too_large",
+         *         "message": "The file is larger than 10 MB"
+         *       }
+         *     }
+         */
+        PayloadTooLargeError: {
+            error: components["schemas"]["ErrorInfo"];
+        };
         PaymentEventReceipt: {
             /** @enum {boolean} */
             received: true;
@@ -3113,6 +3179,22 @@ export interface components {
             };
         } & {
             [key: string]: unknown;
+        };
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "plan_limit_exceeded",
+         *         "message": "The free plan allows 3 personas; upgrade to create more",
+         *         "details": {
+         *           "limit": 3,
+         *           "used": 3,
+         *           "plan": "free"
+         *         }
+         *       }
+         *     }
+         */
+        PaymentRequiredError: {
+            error: components["schemas"]["ErrorInfo"];
         };
         /** @description An AI character. */
         Persona: {
@@ -3600,6 +3682,17 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "provider_unavailable",
+         *         "message": "No speech-to-text provider is configured"
+         *       }
+         *     }
+         */
+        ServiceUnavailableError: {
+            error: components["schemas"]["ErrorInfo"];
+        };
         /** @description A share link for a persona; opening it is counted for share analytics. */
         Share: {
             /**
@@ -3795,6 +3888,53 @@ export interface components {
             expires_in: number;
             /** @description Single-use; presenting it again revokes every token of the login. */
             refresh_token: string;
+        };
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "rate_limited",
+         *         "message": "Too many requests; retry in 12 s",
+         *         "details": {
+         *           "retry_after": 12
+         *         }
+         *       }
+         *     }
+         */
+        TooManyRequestsError: {
+            error: components["schemas"]["ErrorInfo"];
+        };
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "unauthorized",
+         *         "message": "Credentials are missing, invalid, expired or revoked"
+         *       }
+         *     }
+         */
+        UnauthorizedError: {
+            error: components["schemas"]["ErrorInfo"];
+        };
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "unsupported_media_type",
+         *         "message": "Accepted files are .txt, .md, .csv, .json and .pdf"
+         *       }
+         *     }
+         */
+        UnsupportedMediaTypeError: {
+            error: components["schemas"]["ErrorInfo"];
+        };
+        /**
+         * @example {
+         *       "error": {
+         *         "code": "upstream_error",
+         *         "message": "The model provider failed (HTTP 503)"
+         *       }
+         *     }
+         */
+        UpstreamErrorBody: {
+            error: components["schemas"]["ErrorInfo"];
         };
         /**
          * @description Usage of the caller's plan. The period is the subscription's current period, or the current UTC
@@ -4111,7 +4251,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ConflictError"];
             };
         };
         /** @description Valid credentials without the needed scope, or an owner-only action. */
@@ -4123,7 +4263,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ForbiddenError"];
             };
         };
         /** @description An unexpected failure inside the service. */
@@ -4135,7 +4275,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["InternalErrorBody"];
             };
         };
         /** @description The resource does not exist, or the caller may not see it. */
@@ -4147,7 +4287,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["NotFoundError"];
             };
         };
         /** @description The operation is declared but its area is not live on this server yet. */
@@ -4159,7 +4299,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["NotImplementedError"];
             };
         };
         /** @description The body or upload is over its limit. */
@@ -4171,7 +4311,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["PayloadTooLargeError"];
             };
         };
         /** @description A plan quota (messages, personas, knowledge documents) is used up. */
@@ -4183,7 +4323,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["PaymentRequiredError"];
             };
         };
         /** @description No provider is configured for this capability, or the service is not ready. */
@@ -4195,7 +4335,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["ServiceUnavailableError"];
             };
         };
         /** @description Too many requests; retry after `Retry-After` seconds. */
@@ -4208,7 +4348,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["TooManyRequestsError"];
             };
         };
         /** @description Missing, malformed, expired or revoked credentials. */
@@ -4220,7 +4360,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["UnauthorizedError"];
             };
         };
         /** @description The body's content type or the upload's file type is not accepted. */
@@ -4232,7 +4372,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["UnsupportedMediaTypeError"];
             };
         };
         /** @description The model, payment or chat-platform provider failed. */
@@ -4244,7 +4384,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["UpstreamErrorBody"];
             };
         };
     };
@@ -4254,13 +4394,25 @@ export interface components {
     };
     requestBodies: never;
     headers: {
-        /** @description Seconds to wait before retrying. */
+        /**
+         * @description Seconds to wait before retrying.
+         * @example 12
+         */
         "Retry-After": number;
-        /** @description Requests allowed in the current window. */
+        /**
+         * @description Requests allowed in the current window.
+         * @example 600
+         */
         "X-RateLimit-Limit": number;
-        /** @description Requests left in the current window. */
+        /**
+         * @description Requests left in the current window.
+         * @example 598
+         */
         "X-RateLimit-Remaining": number;
-        /** @description Unix epoch seconds at which the current window resets. */
+        /**
+         * @description Unix epoch seconds at which the current window resets.
+         * @example 1795000060
+         */
         "X-RateLimit-Reset": number;
     };
     pathItems: never;
@@ -4284,6 +4436,7 @@ export type SchemaCheckoutInput = components['schemas']['CheckoutInput'];
 export type SchemaCheckoutSession = components['schemas']['CheckoutSession'];
 export type SchemaCitation = components['schemas']['Citation'];
 export type SchemaCodeChallengeMethod = components['schemas']['CodeChallengeMethod'];
+export type SchemaConflictError = components['schemas']['ConflictError'];
 export type SchemaConsentDecision = components['schemas']['ConsentDecision'];
 export type SchemaConversation = components['schemas']['Conversation'];
 export type SchemaConversationCreate = components['schemas']['ConversationCreate'];
@@ -4321,6 +4474,7 @@ export type SchemaFieldError = components['schemas']['FieldError'];
 export type SchemaFollow = components['schemas']['Follow'];
 export type SchemaFollowEntry = components['schemas']['FollowEntry'];
 export type SchemaFollowEntryList = components['schemas']['FollowEntryList'];
+export type SchemaForbiddenError = components['schemas']['ForbiddenError'];
 export type SchemaForgotPasswordRequest = components['schemas']['ForgotPasswordRequest'];
 export type SchemaForumConnect = components['schemas']['ForumConnect'];
 export type SchemaHealth = components['schemas']['Health'];
@@ -4341,6 +4495,7 @@ export type SchemaIntegrationStatus = components['schemas']['IntegrationStatus']
 export type SchemaIntegrationTestOutcome = components['schemas']['IntegrationTestOutcome'];
 export type SchemaIntegrationTestResult = components['schemas']['IntegrationTestResult'];
 export type SchemaIntegrationUpdate = components['schemas']['IntegrationUpdate'];
+export type SchemaInternalErrorBody = components['schemas']['InternalErrorBody'];
 export type SchemaInvoice = components['schemas']['Invoice'];
 export type SchemaInvoiceList = components['schemas']['InvoiceList'];
 export type SchemaInvoiceStatus = components['schemas']['InvoiceStatus'];
@@ -4379,6 +4534,8 @@ export type SchemaMessageRole = components['schemas']['MessageRole'];
 export type SchemaMessageSendRole = components['schemas']['MessageSendRole'];
 export type SchemaMessageStreamCreate = components['schemas']['MessageStreamCreate'];
 export type SchemaMessengerConnect = components['schemas']['MessengerConnect'];
+export type SchemaNotFoundError = components['schemas']['NotFoundError'];
+export type SchemaNotImplementedError = components['schemas']['NotImplementedError'];
 export type SchemaNotReadiness = components['schemas']['NotReadiness'];
 export type SchemaNotReadyChecks = components['schemas']['NotReadyChecks'];
 export type SchemaOAuthConsentForm = components['schemas']['OAuthConsentForm'];
@@ -4388,8 +4545,10 @@ export type SchemaOAuthTokenRequest = components['schemas']['OAuthTokenRequest']
 export type SchemaOAuthTokenResponse = components['schemas']['OAuthTokenResponse'];
 export type SchemaPaidPlan = components['schemas']['PaidPlan'];
 export type SchemaPassword = components['schemas']['Password'];
+export type SchemaPayloadTooLargeError = components['schemas']['PayloadTooLargeError'];
 export type SchemaPaymentEventReceipt = components['schemas']['PaymentEventReceipt'];
 export type SchemaPaymentProviderEvent = components['schemas']['PaymentProviderEvent'];
+export type SchemaPaymentRequiredError = components['schemas']['PaymentRequiredError'];
 export type SchemaPersona = components['schemas']['Persona'];
 export type SchemaPersonaCategory = components['schemas']['PersonaCategory'];
 export type SchemaPersonaCreate = components['schemas']['PersonaCreate'];
@@ -4444,6 +4603,7 @@ export type SchemaRoomRole = components['schemas']['RoomRole'];
 export type SchemaRoomSenderType = components['schemas']['RoomSenderType'];
 export type SchemaRoomUpdate = components['schemas']['RoomUpdate'];
 export type SchemaRoomUpdated = components['schemas']['RoomUpdated'];
+export type SchemaServiceUnavailableError = components['schemas']['ServiceUnavailableError'];
 export type SchemaShare = components['schemas']['Share'];
 export type SchemaShareCreate = components['schemas']['ShareCreate'];
 export type SchemaSharePlatform = components['schemas']['SharePlatform'];
@@ -4460,6 +4620,10 @@ export type SchemaTestChatInput = components['schemas']['TestChatInput'];
 export type SchemaTestChatResult = components['schemas']['TestChatResult'];
 export type SchemaTestChatTokens = components['schemas']['TestChatTokens'];
 export type SchemaTokenPair = components['schemas']['TokenPair'];
+export type SchemaTooManyRequestsError = components['schemas']['TooManyRequestsError'];
+export type SchemaUnauthorizedError = components['schemas']['UnauthorizedError'];
+export type SchemaUnsupportedMediaTypeError = components['schemas']['UnsupportedMediaTypeError'];
+export type SchemaUpstreamErrorBody = components['schemas']['UpstreamErrorBody'];
 export type SchemaUsage = components['schemas']['Usage'];
 export type SchemaUsageCounters = components['schemas']['UsageCounters'];
 export type SchemaUser = components['schemas']['User'];

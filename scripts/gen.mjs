@@ -95,12 +95,19 @@ function normalize(doc) {
           if (isDeepStrictEqual(headers[name], header)) response.headers[name] = { $ref: `#/components/headers/${name}` };
         }
         const name = errorNames[status];
-        if (!name || response.content?.["application/json"]?.schema?.$ref !== "#/components/schemas/Error") continue;
+        // Error bodies: `Error`, or a status's own schema of the same shape (its example names its code).
+        const ref = response.content?.["application/json"]?.schema?.$ref ?? "";
+        if (!name || !/^#\/components\/schemas\/\w*Error(Body)?$/.test(ref)) continue;
         responses[name] ??= response;
         if (isDeepStrictEqual(responses[name], response)) op.responses[status] = { $ref: `#/components/responses/${name}` };
       }
     }
   }
+  // The emitter writes no examples on response headers; without them a mock sends each header's
+  // minimum (0), which Prism's own validator then reports as missing. These are the values of
+  // common.tsp's RL example constant.
+  const headerExamples = { "X-RateLimit-Limit": 600, "X-RateLimit-Remaining": 598, "X-RateLimit-Reset": 1795000060, "Retry-After": 12 };
+  for (const [name, example] of Object.entries(headerExamples)) if (headers[name]) headers[name].example = example;
   components.headers = sortKeys(headers);
   components.responses = sortKeys(responses);
   const { schemas, responses: r, headers: h, securitySchemes, ...rest } = components;

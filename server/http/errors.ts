@@ -101,6 +101,8 @@ export const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
     return;
   }
   res.set(apiError.headers);
+  // RFC 6750 3: a 401 names the scheme that would have been accepted.
+  if (apiError.status === 401) res.set("WWW-Authenticate", 'Bearer realm="persona"');
   res.status(apiError.status).json(errorBody(apiError));
 };
 

@@ -98,7 +98,10 @@ describe("the error envelope", () => {
   });
 
   it("answers 401 unauthorized when credentials are missing", async () => {
-    await expectError(await service.fetch("/v1/personas"), 401, "unauthorized");
+    const missing = await service.fetch("/v1/personas");
+    // RFC 6750: the scheme to use (issue 13, item 13).
+    expect(missing.headers.get("www-authenticate")).toBe('Bearer realm="persona"');
+    await expectError(missing, 401, "unauthorized");
     await expectError(await service.fetch("/v1/personas", { headers: { authorization: "Basic Zm9vOmJhcg==" } }), 401, "unauthorized");
   });
 

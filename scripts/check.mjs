@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// `npm run check`: the contract is fresh and lint-clean, and the code type-checks and lints.
+// `npm run check`: the contract is fresh and lint-clean, the code type-checks and lints, and its
+// imports keep the layers of docs/architecture.md (.dependency-cruiser.mjs).
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -36,4 +37,8 @@ step("type-check (tsc)", "tsc", ["--noEmit", "-p", "tsconfig.json"]);
 step("type-check the SDK on its own terms (no Node types)", "tsc", ["--noEmit", "-p", "sdk/tsconfig.json"]);
 step("type-check the conformance suite", "tsc", ["--noEmit", "-p", "conformance/tsconfig.json"]);
 step("lint the code (ESLint)", "eslint", ["--max-warnings", "0", "."]);
+step("import rules: layers, no cycles (dependency-cruiser)", "depcruise", [
+  "--config", ".dependency-cruiser.mjs", "--output-type", "err",
+  "server", "sdk/src", "cli", "test", "conformance", "bench", "scripts",
+]);
 process.stdout.write("check: all passed\n");

@@ -8,8 +8,8 @@ import { Conversations } from "./resources/conversations.ts";
 import { Knowledge } from "./resources/knowledge.ts";
 import { Personas } from "./resources/personas.ts";
 import { Voice } from "./resources/voice.ts";
-import { createTransport, type Fetch } from "./transport.ts";
-import type { paths } from "./types.ts";
+import { createTransport } from "./transport.ts";
+import type { Fetch, paths } from "./types.ts";
 
 // In the CommonJS build, esbuild's Node interop hands over openapi-fetch's whole `exports` object
 // as the default import (its CJS file sets `exports.default` without `__esModule`): unwrap it there.

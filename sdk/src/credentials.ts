@@ -1,6 +1,5 @@
 import { ConnectionError, readError, TimeoutError } from "./errors.ts";
-import type { Fetch } from "./transport.ts";
-import type { Schemas } from "./types.ts";
+import type { Fetch, Schemas } from "./types.ts";
 
 /** A token pair as the service issues it; `onTokens` receives it after every refresh. */
 export interface Tokens {

@@ -2,8 +2,7 @@ import { ConnectionError, TimeoutError } from "./errors.ts";
 import type { Authenticator } from "./credentials.ts";
 import { isReplayable, isRetryableStatus, retryDelayMs } from "./retry.ts";
 import { anySignal, sleep } from "./signal.ts";
-
-export type Fetch = (input: Request) => Promise<Response>;
+import type { Fetch } from "./types.ts";
 
 export interface TransportOptions {
   fetch: Fetch;

@@ -35,6 +35,9 @@ export type ResponseOf<Id extends OperationId> = {
     : never;
 }[keyof operations[Id]["responses"]];
 
+/** The fetch the client sends its requests through (globalThis.fetch, or one the caller gives). */
+export type Fetch = (input: Request) => Promise<Response>;
+
 /** Options every helper accepts. */
 export interface RequestOptions {
   /** Cancels the request (and its retries); the call then rejects with the signal's reason. */

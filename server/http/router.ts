@@ -59,38 +59,60 @@ export function notLive<const Ids extends readonly OperationId[]>(area: string, 
   return Object.fromEntries(ids.map((id) => [id, handler])) as unknown as { [K in Ids[number]]: Handler<K> };
 }
 
+/** A request whose parameters and body are not known yet. */
+type AnyRequest = Request<unknown, unknown, unknown, unknown>;
+
 /** The operationId express-openapi-validator matched for this request, if any. */
-export function operationIdOf(req: Request): OperationId | undefined {
-  return (req as Request & { openapi?: { schema?: { operationId?: string } } }).openapi?.schema?.operationId as OperationId | undefined;
+export function operationIdOf(req: AnyRequest): OperationId | undefined {
+  return (req as AnyRequest & { openapi?: { schema?: { operationId?: string } } }).openapi?.schema?.operationId as OperationId | undefined;
+}
+
+/**
+ * A request the validator matched to operation `K` and checked against it: its path parameters,
+ * query (coerced to the contract's types, defaults filled in) and body are K's.
+ */
+type ValidatedRequest<K extends OperationId> = Request<PathParams<K>, unknown, Body<K>, QueryParams<K>> & {
+  openapi?: { pathParams?: PathParams<K> };
+};
+
+/** The validator matched `req` to `operationId`, and so vouches for the request's shape. */
+function isValidatedFor<K extends OperationId>(req: AnyRequest, operationId: K): req is ValidatedRequest<K> {
+  return operationIdOf(req) === operationId;
+}
+
+/** Runs the handler of one operation; generic so that handler, request and result are all typed by `K`. */
+async function handle<K extends OperationId>(handlers: HandlerMap, operationId: K, req: Request, res: Response, services: Services): Promise<void> {
+  const handler: Handler<K> | undefined = handlers[operationId];
+  if (!handler || !isValidatedFor(req, operationId)) throw new ApiError(404, "not_found", `No route ${req.method} ${req.path}`);
+  const result = await handler({
+    operationId,
+    get principal() {
+      return principalOf(req);
+    },
+    // The router is mounted with app.use, so Express's own req.params is empty; the validator
+    // matched the contract's path and holds the parameters.
+    params: req.openapi?.pathParams ?? req.params,
+    query: req.query,
+    body: req.body,
+    req,
+    res,
+    log: req.log,
+    services,
+  });
+  if (result === HANDLED) return;
+  const { status, body, headers } = result;
+  if (headers) res.set(headers);
+  if (status === 204 || body === undefined) res.status(status).end();
+  else res.status(status).json(body);
 }
 
 /** Routes a validated request to its handler by the operationId the validator matched. */
 export function dispatch(handlers: HandlerMap, services: Services): RequestHandler {
   return async (req, res, next) => {
     const operationId = operationIdOf(req);
-    const handler = operationId ? (handlers[operationId] as Handler<OperationId> | undefined) : undefined;
-    if (!operationId || !handler) return next(new ApiError(404, "not_found", `No route ${req.method} ${req.path}`));
+    if (!operationId) return next(new ApiError(404, "not_found", `No route ${req.method} ${req.path}`));
     try {
-      const result = await handler({
-        operationId,
-        get principal() {
-          return principalOf(req);
-        },
-        // The router is mounted with app.use, so Express's own req.params is empty; the validator
-        // matched the contract's path and holds the parameters.
-        params: ((req as Request & { openapi?: { pathParams?: Record<string, string> } }).openapi?.pathParams ?? req.params) as never,
-        query: req.query as never,
-        body: req.body as never,
-        req,
-        res,
-        log: req.log,
-        services,
-      });
-      if (result === HANDLED) return;
-      const { status, body, headers } = result as unknown as { status: number; body: unknown; headers?: Record<string, string> };
-      if (headers) res.set(headers);
-      if (status === 204 || body === undefined) res.status(status).end();
-      else res.status(status).json(body);
+      await handle(handlers, operationId, req, res, services);
     } catch (error) {
       next(error);
     }

@@ -1,18 +1,12 @@
 import type { Services } from "../services.ts";
-import { searchKnowledge } from "./search.ts";
+import { searchKnowledge, type RetrievedChunk } from "./search.ts";
+
+// The chunk type lives with the search that produces it (search must not import retrieval back);
+// callers of retrieval keep importing it from here.
+export type { RetrievedChunk };
 
 /** A chunk goes into a reply's context only with at least this share of the best chunk's similarity. */
 export const RELATIVE_SIMILARITY_FLOOR = 0.5;
-
-/** A knowledge chunk chosen for a reply's context, and what the reply cites. */
-export interface RetrievedChunk {
-  chunk_id: string;
-  document_id: string;
-  filename: string;
-  chunk_index: number;
-  similarity: number;
-  content: string;
-}
 
 export interface RetrievalRequest {
   /** The caller: retrieval never crosses owners. */

@@ -1,7 +1,6 @@
 import { UpstreamError } from "../providers/llm/types.ts";
 import { ApiError } from "../http/errors.ts";
 import type { Services } from "../services.ts";
-import type { RetrievedChunk } from "./retrieval.ts";
 import { hasChunks, searchChunks } from "./store.ts";
 
 /** Candidates each ranking (vector, full text) contributes to the fusion, at least. */
@@ -10,6 +9,16 @@ const MIN_CANDIDATES = 40;
 export const HNSW_EF_SEARCH = 100;
 /** The usual reciprocal-rank-fusion constant (Cormack et al.): damps the weight of the very top ranks. */
 const RRF_K = 60;
+
+/** A knowledge chunk a search found: what the query endpoint answers, a reply's context holds and the reply cites. */
+export interface RetrievedChunk {
+  chunk_id: string;
+  document_id: string;
+  filename: string;
+  chunk_index: number;
+  similarity: number;
+  content: string;
+}
 
 export interface KnowledgeSearch {
   userId: string;

@@ -1,14 +1,13 @@
 import { v7 as uuidv7 } from "uuid";
-import type { components } from "../../generated/openapi.d.ts";
 import { assertUnderCountLimit } from "../billing/usage.ts";
 import { notFound } from "../http/errors.ts";
+import type { PageWindow } from "../http/paging.ts";
+import { isUuid } from "../http/text.ts";
 import { requireOwnPersona } from "../personas/service.ts";
 import type { Services } from "../services.ts";
 import { checkUpload, cleanFilename } from "./files.ts";
 import { KNOWLEDGE_PROCESS_MAX_ATTEMPTS, KNOWLEDGE_PROCESS_TASK } from "./jobs.ts";
-import type { RetrievedChunk } from "./retrieval.ts";
-import { embeddingsFailure, searchKnowledge } from "./search.ts";
-import { isUuid } from "../http/text.ts";
+import { embeddingsFailure, searchKnowledge, type RetrievedChunk } from "./search.ts";
 import {
   countUserDocuments,
   deletePersonaDocument,
@@ -18,36 +17,9 @@ import {
   type DocumentRow,
 } from "./store.ts";
 
-type KnowledgeDocument = components["schemas"]["KnowledgeDocument"];
-type DocumentSummary = components["schemas"]["DocumentSummary"];
-type DocumentDetail = components["schemas"]["DocumentDetail"];
-
 export interface UploadedFile {
   originalname: string;
   buffer: Buffer;
-}
-
-const iso = (date: Date | null) => (date ? date.toISOString() : null);
-
-export function toSummary(row: DocumentRow): DocumentSummary {
-  return {
-    id: row.id,
-    filename: row.filename,
-    size_bytes: row.size_bytes,
-    chunk_count: row.chunk_count,
-    status: row.status,
-    created_at: row.created_at.toISOString(),
-  };
-}
-
-export const toDocument = (row: DocumentRow): KnowledgeDocument => ({ ...toSummary(row), persona_id: row.persona_id });
-
-export function toDetail(row: DocumentRow): DocumentDetail {
-  return {
-    ...toDocument(row),
-    error: row.error,
-    processing: { started_at: iso(row.started_at), completed_at: iso(row.completed_at), duration_ms: row.duration_ms },
-  };
 }
 
 /**
@@ -66,9 +38,10 @@ export async function uploadDocument(services: Services, userId: string, persona
   });
 }
 
-export async function listDocuments(services: Services, userId: string, personaId: string, page: { limit: number; offset: number }) {
+/** One page of the persona's documents, newest first. */
+export async function listDocuments(services: Services, userId: string, personaId: string, window: PageWindow) {
   await requireOwnPersona(services, userId, personaId);
-  return listPersonaDocuments(services.db.knex, personaId, page);
+  return listPersonaDocuments(services.db.knex, personaId, window);
 }
 
 export async function getDocument(services: Services, userId: string, personaId: string, documentId: string): Promise<DocumentRow> {

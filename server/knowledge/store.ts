@@ -1,6 +1,8 @@
 import type { Knex } from "knex";
-import { addJobIn } from "../jobs/queue.ts";
 import { toSql } from "pgvector";
+import { offsetPage } from "../db/paging.ts";
+import type { PageWindow } from "../http/paging.ts";
+import { addJobIn } from "../jobs/queue.ts";
 import type { DocumentKind } from "./files.ts";
 
 export type DocumentStatus = "processing" | "ready" | "failed";
@@ -71,16 +73,9 @@ export async function insertDocumentWithJob(
   return inserted as DocumentRow;
 }
 
-export async function listPersonaDocuments(knex: Knex, personaId: string, page: { limit: number; offset: number }): Promise<{ rows: DocumentRow[]; total: number }> {
-  const base = knex("knowledge_documents").where({ persona_id: personaId });
-  const [rows, counted] = await Promise.all([
-    base.clone().select([...DOCUMENT_COLUMNS])
-      .orderBy([{ column: "created_at", order: "desc" }, { column: "id", order: "desc" }])
-      .limit(page.limit)
-      .offset(page.offset),
-    base.clone().count<{ count: number }[]>({ count: "*" }),
-  ]);
-  return { rows: rows as DocumentRow[], total: Number(counted[0]?.count ?? 0) };
+export async function listPersonaDocuments(knex: Knex, personaId: string, window: PageWindow): Promise<{ rows: DocumentRow[]; total: number }> {
+  const query = knex("knowledge_documents").select([...DOCUMENT_COLUMNS]).where({ persona_id: personaId });
+  return offsetPage<DocumentRow>(query, "created_at desc, id desc", window);
 }
 
 export async function findPersonaDocument(knex: Knex, personaId: string, id: string): Promise<DocumentRow | undefined> {

@@ -1,10 +1,24 @@
 import { PDFDocument, StandardFonts } from "pdf-lib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { retrieveForChat } from "../../server/knowledge/retrieval.ts";
-import { expectError } from "../support/assertions.ts";
+import { expectApiError, expectError, expectOk } from "../support/assertions.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
-import { CORPUS, chunkCount, detail, documentsPath, insertPersona, query, ready, results, settled, upload, uploaded } from "./helpers.ts";
+import {
+  CORPUS,
+  chunkCount,
+  deleteDocument,
+  detail,
+  getDocument,
+  insertPersona,
+  listDocuments,
+  query,
+  ready,
+  results,
+  settled,
+  upload,
+  uploaded,
+} from "./helpers.ts";
 
 // Documents through the API with the worker running: processing, PDFs, deletion, the plan limit,
 // concurrency, and what another user can and cannot reach.
@@ -43,9 +57,7 @@ function longText(paragraphs: number): string {
 describe("upload and processing", () => {
   it("answers 202 processing, then the detail shows ready with chunk_count and timings", async () => {
     const text = longText(30);
-    const response = await upload(service, alice, personaId, "lighthouse.txt", text);
-    const body = await response.json();
-    expect(response.status, JSON.stringify(body)).toBe(202);
+    const body = await expectOk(upload(service, alice, personaId, "lighthouse.txt", text), 202);
     expect(body).toEqual({
       id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       persona_id: personaId,
@@ -105,12 +117,10 @@ describe("upload and processing", () => {
       Array.from({ length: 20 }, (_, i) => uploaded(service, alice, persona, `note-${i}.md`, `# Note ${i}\n\nThe harbour tide table for day ${i} lists high water at ${i % 12} o'clock.`)),
     );
     const deadline = Date.now() + 60_000;
-    let list: { data: { status: string; chunk_count: number | null }[]; total: number };
+    let list;
     do {
       await new Promise((wait) => setTimeout(wait, 200));
-      const response = await service.fetch(`${documentsPath(persona)}?limit=100`, { headers: alice.auth });
-      list = await response.json();
-      expect(response.status).toBe(200);
+      list = await expectOk(listDocuments(service, alice, persona, { limit: 100 }));
     } while (list.data.some((doc) => doc.status === "processing") && Date.now() < deadline);
     expect(list.total).toBe(20);
     expect(new Set(accepted.map((doc) => doc.id)).size).toBe(20);
@@ -123,32 +133,28 @@ describe("list, detail and delete", () => {
     const persona = await insertPersona(service, alice);
     const ids: string[] = [];
     for (const name of ["a.txt", "b.txt", "c.txt"]) ids.push((await uploaded(service, alice, persona, name, `About ${name}`)).id);
-    const response = await service.fetch(`${documentsPath(persona)}?limit=2&offset=0`, { headers: alice.auth });
-    const body = await response.json();
-    expect(response.status).toBe(200);
+    const body = await expectOk(listDocuments(service, alice, persona, { limit: 2, offset: 0 }));
     expect(body).toMatchObject({ total: 3, limit: 2, offset: 0 });
-    expect(body.data.map((d: { filename: string }) => d.filename)).toEqual(["c.txt", "b.txt"]);
-    expect(Object.keys(body.data[0]).sort()).toEqual(["chunk_count", "created_at", "filename", "id", "size_bytes", "status"]);
-    const rest = await (await service.fetch(`${documentsPath(persona)}?limit=2&offset=2`, { headers: alice.auth })).json();
-    expect(rest.data.map((d: { id: string }) => d.id)).toEqual([ids[0]]);
+    expect(body.data.map((d) => d.filename)).toEqual(["c.txt", "b.txt"]);
+    expect(Object.keys(body.data[0]!).sort()).toEqual(["chunk_count", "created_at", "filename", "id", "size_bytes", "status"]);
+    const rest = await expectOk(listDocuments(service, alice, persona, { limit: 2, offset: 2 }));
+    expect(rest.data.map((d) => d.id)).toEqual([ids[0]]);
   });
 
   it("deletes a document with its chunks", async () => {
     const doc = await ready(service, alice, personaId, "temporary.md", CORPUS["sailing.md"]!);
     expect(await chunkCount(service, doc.id)).toBeGreaterThan(0);
-    const response = await service.fetch(`${documentsPath(personaId)}/${doc.id}`, { method: "DELETE", headers: alice.auth });
-    expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ id: doc.id, deleted: true });
+    expect(await expectOk(deleteDocument(service, alice, personaId, doc.id))).toEqual({ id: doc.id, deleted: true });
     expect(await chunkCount(service, doc.id)).toBe(0);
-    await expectError(await service.fetch(`${documentsPath(personaId)}/${doc.id}`, { headers: alice.auth }), 404, "not_found");
-    await expectError(await service.fetch(`${documentsPath(personaId)}/${doc.id}`, { method: "DELETE", headers: alice.auth }), 404, "not_found");
+    await expectApiError(getDocument(service, alice, personaId, doc.id), 404, "not_found");
+    await expectApiError(deleteDocument(service, alice, personaId, doc.id), 404, "not_found");
     const found = await results(service, alice, personaId, "sailboat close-hauled tacking upwind", 20);
     expect(found.some((r) => r.document_id === doc.id)).toBe(false);
   });
 
   it("answers 404 for an unknown or malformed document id", async () => {
-    await expectError(await service.fetch(`${documentsPath(personaId)}/0193a7b2-5e6f-7a80-9b1c-3d4e5f6a7b03`, { headers: alice.auth }), 404, "not_found");
-    await expectError(await service.fetch(`${documentsPath(personaId)}/not-a-uuid`, { headers: alice.auth }), 404, "not_found");
+    await expectApiError(getDocument(service, alice, personaId, "0193a7b2-5e6f-7a80-9b1c-3d4e5f6a7b03"), 404, "not_found");
+    await expectApiError(getDocument(service, alice, personaId, "not-a-uuid"), 404, "not_found");
   });
 
   it("answers an empty result for a persona without ready documents", async () => {
@@ -169,7 +175,7 @@ describe("the plan's knowledge-document limit", () => {
   it("does not overshoot when uploads at the limit race", async () => {
     const dave = await registerUser(service);
     const persona = await insertPersona(service, dave);
-    const statuses = await Promise.all(Array.from({ length: 9 }, (_, i) => upload(service, dave, persona, `race-${i}.txt`, `Racing ${i}`).then(async (r) => (await r.arrayBuffer(), r.status))));
+    const statuses = await Promise.all(Array.from({ length: 9 }, (_, i) => upload(service, dave, persona, `race-${i}.txt`, `Racing ${i}`).then((r) => r.response.status)));
     expect(statuses.filter((s) => s === 202)).toHaveLength(5);
     expect(statuses.filter((s) => s === 402)).toHaveLength(4);
   });
@@ -188,18 +194,18 @@ describe("another user", () => {
   it("can neither upload, list, read, query nor delete, private persona or public (404)", async () => {
     for (const persona of [personaId, publicPersona]) {
       await expectError(await upload(service, bob, persona, "mine.txt", "hello"), 404, "not_found");
-      await expectError(await service.fetch(documentsPath(persona), { headers: bob.auth }), 404, "not_found");
+      await expectApiError(listDocuments(service, bob, persona), 404, "not_found");
       await expectError(await query(service, bob, persona, "smoked paprika glaze"), 404, "not_found");
     }
-    await expectError(await service.fetch(`${documentsPath(personaId)}/${docId}`, { headers: bob.auth }), 404, "not_found");
-    await expectError(await service.fetch(`${documentsPath(personaId)}/${docId}`, { method: "DELETE", headers: bob.auth }), 404, "not_found");
+    await expectApiError(getDocument(service, bob, personaId, docId), 404, "not_found");
+    await expectApiError(deleteDocument(service, bob, personaId, docId), 404, "not_found");
     expect((await detail(service, alice, personaId, docId)).status).toBe("ready");
   });
 
   it("cannot reach a document through one of their own personas", async () => {
     const bobs = await insertPersona(service, bob);
-    await expectError(await service.fetch(`${documentsPath(bobs)}/${docId}`, { headers: bob.auth }), 404, "not_found");
-    await expectError(await service.fetch(`${documentsPath(bobs)}/${docId}`, { method: "DELETE", headers: bob.auth }), 404, "not_found");
+    await expectApiError(getDocument(service, bob, bobs, docId), 404, "not_found");
+    await expectApiError(deleteDocument(service, bob, bobs, docId), 404, "not_found");
     expect(await results(service, bob, bobs, "smoked paprika glaze")).toEqual([]);
   });
 

@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { expect } from "vitest";
 import type { components } from "../../generated/openapi.d.ts";
+import { multipart } from "../support/api.ts";
+import { expectOk } from "../support/assertions.ts";
 import type { TestService } from "../support/service.ts";
 import type { TestUser } from "../support/users.ts";
 
@@ -26,24 +28,30 @@ export const documentsPath = (personaId: string) => `/v1/knowledge/${personaId}/
 export function upload(service: TestService, user: TestUser, personaId: string, filename: string, content: string | Uint8Array, type = "application/octet-stream") {
   const form = new FormData();
   form.append("file", new Blob([typeof content === "string" ? content : new Uint8Array(content)], { type }), filename);
-  return service.fetch(documentsPath(personaId), { method: "POST", headers: user.auth, body: form });
+  return service.clientFor(user).POST("/v1/knowledge/{persona_id}/documents", { params: { path: { persona_id: personaId } }, body: multipart<components["schemas"]["DocumentUploadForm"]>(form) });
 }
 
 export type DocumentDetail = components["schemas"]["DocumentDetail"];
 
 /** Uploads and answers the 202 body. */
-export async function uploaded(service: TestService, user: TestUser, personaId: string, filename: string, content: string | Uint8Array): Promise<{ id: string }> {
-  const response = await upload(service, user, personaId, filename, content);
-  const body = await response.json();
-  expect(response.status, JSON.stringify(body)).toBe(202);
-  return body;
+export async function uploaded(service: TestService, user: TestUser, personaId: string, filename: string, content: string | Uint8Array) {
+  return expectOk(upload(service, user, personaId, filename, content), 202);
+}
+
+export function getDocument(service: TestService, user: TestUser, personaId: string, documentId: string) {
+  return service.clientFor(user).GET("/v1/knowledge/{persona_id}/documents/{doc_id}", { params: { path: { persona_id: personaId, doc_id: documentId } } });
+}
+
+export function deleteDocument(service: TestService, user: TestUser, personaId: string, documentId: string) {
+  return service.clientFor(user).DELETE("/v1/knowledge/{persona_id}/documents/{doc_id}", { params: { path: { persona_id: personaId, doc_id: documentId } } });
+}
+
+export function listDocuments(service: TestService, user: TestUser, personaId: string, query: { limit?: number; offset?: number } = {}) {
+  return service.clientFor(user).GET("/v1/knowledge/{persona_id}/documents", { params: { path: { persona_id: personaId }, query } });
 }
 
 export async function detail(service: TestService, user: TestUser, personaId: string, documentId: string): Promise<DocumentDetail> {
-  const response = await service.fetch(`${documentsPath(personaId)}/${documentId}`, { headers: user.auth });
-  const body = await response.json();
-  expect(response.status, JSON.stringify(body)).toBe(200);
-  return body;
+  return expectOk(getDocument(service, user, personaId, documentId));
 }
 
 /** Polls the detail endpoint until the document leaves `processing` (or the deadline passes). */
@@ -65,20 +73,17 @@ export async function ready(service: TestService, user: TestUser, personaId: str
   return body;
 }
 
-export async function query(service: TestService, user: TestUser, personaId: string, text: string, limit?: number) {
-  return service.fetch(`/v1/knowledge/${personaId}/query`, {
-    method: "POST",
-    headers: { "content-type": "application/json", ...user.auth },
-    body: JSON.stringify({ query: text, ...(limit ? { limit } : {}) }),
+export function query(service: TestService, user: TestUser, personaId: string, text: string, limit?: number) {
+  return service.clientFor(user).POST("/v1/knowledge/{persona_id}/query", {
+    params: { path: { persona_id: personaId } },
+    body: { query: text, ...(limit ? { limit } : {}) },
   });
 }
 
 export type QueryResult = components["schemas"]["KnowledgeQueryResult"];
 
 export async function results(service: TestService, user: TestUser, personaId: string, text: string, limit?: number): Promise<QueryResult[]> {
-  const response = await query(service, user, personaId, text, limit);
-  const body = await response.json();
-  expect(response.status, JSON.stringify(body)).toBe(200);
+  const body = await expectOk(query(service, user, personaId, text, limit));
   expect(body.total_results).toBe(body.results.length);
   expect(body.query).toBe(text);
   return body.results;

@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectError } from "../support/assertions.ts";
+import type { components } from "../../generated/openapi.d.ts";
+import { multipart } from "../support/api.ts";
+import { expectApiError, expectOk } from "../support/assertions.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
-import { documentsPath, insertPersona } from "./helpers.ts";
+import { insertPersona } from "./helpers.ts";
 
 // An upload's Idempotency-Key covers the file: a retry replays the first 202, another file is a conflict.
 let service: TestService;
@@ -22,18 +24,20 @@ afterAll(async () => {
 function upload(filename: string, text: string, key: string) {
   const form = new FormData();
   form.append("file", new Blob([text], { type: "text/plain" }), filename);
-  return service.fetch(documentsPath(personaId), { method: "POST", headers: { ...user.auth, "idempotency-key": key }, body: form });
+  return service.clientFor(user).POST("/v1/knowledge/{persona_id}/documents", {
+    params: { path: { persona_id: personaId }, header: { "Idempotency-Key": key } },
+    body: multipart<components["schemas"]["DocumentUploadForm"]>(form),
+  });
 }
 
 describe("uploads with an Idempotency-Key", () => {
   it("replay the first document for the same file and refuse another file", async () => {
-    const first = await upload("notes.txt", "Saturn has rings.", "upload-1");
-    expect(first.status).toBe(202);
+    const first = await expectOk(upload("notes.txt", "Saturn has rings.", "upload-1"), 202);
     const retry = await upload("notes.txt", "Saturn has rings.", "upload-1");
-    expect(retry.status).toBe(202);
-    expect(retry.headers.get("idempotent-replayed")).toBe("true");
-    expect((await retry.json()).id).toBe((await first.json()).id);
-    await expectError(await upload("notes.txt", "Jupiter has storms.", "upload-1"), 409, "conflict");
+    expect(retry.response.status).toBe(202);
+    expect(retry.response.headers.get("idempotent-replayed")).toBe("true");
+    expect(retry.data?.id).toBe(first.id);
+    await expectApiError(upload("notes.txt", "Jupiter has storms.", "upload-1"), 409, "conflict");
     const count = await service.services.db.knex("knowledge_documents").where({ persona_id: personaId }).count({ n: "*" }).first();
     expect(Number(count?.n)).toBe(1);
   });

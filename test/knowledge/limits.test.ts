@@ -3,10 +3,10 @@ import { MAX_DOCUMENT_BYTES } from "../../server/knowledge/files.ts";
 import { KNOWLEDGE_PROCESS_MAX_ATTEMPTS, processDocument } from "../../server/knowledge/jobs.ts";
 import { documentJobKey } from "../../server/knowledge/store.ts";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.ts";
-import { expectError } from "../support/assertions.ts";
+import { expectError, expectOk } from "../support/assertions.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
-import { chunkCount, detail, documentsPath, insertPersona, upload, uploaded } from "./helpers.ts";
+import { chunkCount, deleteDocument, detail, documentsPath, insertPersona, upload, uploaded } from "./helpers.ts";
 
 // Upload limits and the processing job's failure rules, with no worker running: the tests call the
 // job themselves, so that nothing races them.
@@ -42,9 +42,7 @@ describe("size", () => {
     expect(MAX_DOCUMENT_BYTES).toBe(10_485_760);
     const exact = Buffer.alloc(MAX_DOCUMENT_BYTES, "a");
     for (let i = 79; i < exact.length; i += 80) exact[i] = 0x0a;
-    const response = await upload(service, alice, personaId, "exact.txt", exact);
-    const body = await response.json();
-    expect(response.status, JSON.stringify(body)).toBe(202);
+    const body = await expectOk(upload(service, alice, personaId, "exact.txt", exact), 202);
     expect(body.size_bytes).toBe(MAX_DOCUMENT_BYTES);
     const over = Buffer.concat([exact, Buffer.from("a")]);
     await expectError(await upload(service, alice, personaId, "over.txt", over), 413, "payload_too_large");
@@ -52,7 +50,7 @@ describe("size", () => {
 
   it("refuses a body over the multipart cap with 413 too", async () => {
     const huge = Buffer.alloc(26 * 1024 * 1024, "a");
-    const response = await upload(service, alice, personaId, "huge.txt", huge);
+    const { response } = await upload(service, alice, personaId, "huge.txt", huge);
     expect(response.status).toBe(413);
   });
 });
@@ -75,7 +73,7 @@ describe("type, by extension and content", () => {
 
   it("accepts the five kinds whatever the case of the extension", async () => {
     for (const [filename, content] of [["A.TXT", "text"], ["b.Md", "# md"], ["c.csv", "a,b\n1,2"], ["d.json", "[1, 2]"], ["e.PDF", "%PDF-1.7\n"]] as const) {
-      const response = await upload(service, alice, personaId, filename, content);
+      const { response } = await upload(service, alice, personaId, filename, content);
       expect(response.status, filename).toBe(202);
     }
   });
@@ -122,8 +120,7 @@ describe("the processing job", () => {
 
   it("stores nothing for a document deleted before its job ran", async () => {
     const { id } = await uploaded(service, alice, personaId, "gone.md", "Ephemeral");
-    const response = await service.fetch(`${documentsPath(personaId)}/${id}`, { method: "DELETE", headers: alice.auth });
-    expect(response.status).toBe(200);
+    await expectOk(deleteDocument(service, alice, personaId, id));
     expect(await processDocument(service.services, id, true)).toBe("gone");
     expect(await chunkCount(service, id)).toBe(0);
   });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.ts";
+import { expectApiError } from "../support/assertions.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
 import { CORPUS, QUESTIONS, insertPersona, query, ready, results } from "./helpers.ts";
@@ -54,12 +55,7 @@ describe.each(setups)("with $name", ({ name, env }) => {
 
   it("rejects a limit outside 1..20 and an empty query", async () => {
     for (const body of [{ query: "x", limit: 0 }, { query: "x", limit: 21 }, { query: "" }]) {
-      const response = await service.fetch(`/v1/knowledge/${personaId}/query`, {
-        method: "POST",
-        headers: { "content-type": "application/json", ...alice.auth },
-        body: JSON.stringify(body),
-      });
-      expect(response.status).toBe(400);
+      await expectApiError(service.clientFor(alice).POST("/v1/knowledge/{persona_id}/query", { params: { path: { persona_id: personaId } }, body }), 400, "invalid_request");
     }
   });
 
@@ -76,10 +72,7 @@ describe.each(setups)("with $name", ({ name, env }) => {
 
     it("answers 502 upstream_error when the embeddings provider fails a query", async () => {
       fake.embeddings.next({ status: 500 });
-      const response = await query(service, alice, personaId, "Venus");
-      const body = await response.json();
-      expect(response.status, JSON.stringify(body)).toBe(502);
-      expect(body.error.code).toBe("upstream_error");
+      await expectApiError(query(service, alice, personaId, "Venus"), 502, "upstream_error");
     });
   }
 });

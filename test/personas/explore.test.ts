@@ -1,7 +1,8 @@
 import { v7 as uuidv7 } from "uuid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ChatModelProvider } from "../../server/providers/llm/index.ts";
-import { expectError } from "../support/assertions.ts";
+import type { operations } from "../../generated/openapi.d.ts";
+import { expectError, expectOk } from "../support/assertions.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
 
@@ -69,11 +70,8 @@ async function messagesFor(persona: Made, ages: number[]): Promise<void> {
   }
 }
 
-async function explore(query = "", user: TestUser = viewer) {
-  const response = await service.fetch(`${EXPLORE}${query}`, { headers: user.auth });
-  const body = await response.json();
-  expect(response.status, JSON.stringify(body)).toBe(200);
-  return body as { data: (Made & Record<string, unknown>)[]; total: number; limit: number; offset: number };
+async function explore(query: NonNullable<operations["personas_explore"]["parameters"]["query"]> = {}, user: TestUser = viewer) {
+  return expectOk(service.clientFor(user).GET("/v1/personas/explore", { params: { query } }));
 }
 
 const names = (body: { data: Made[] }) => body.data.map((row) => row.name);
@@ -132,69 +130,69 @@ describe("explore", () => {
   it("sorts by popular by default: message_count, then newest first", async () => {
     const expected = ["Captain Nova", "Chef Remy", "1000 Focus", "100% Focus", "Viewer Own", "Quiz Master", "Quiz_Master"];
     expect(names(await explore())).toEqual(expected);
-    expect(names(await explore("?sort=popular"))).toEqual(expected);
+    expect(names(await explore({ sort: "popular" }))).toEqual(expected);
   });
 
   it("sorts by recent: newest first", async () => {
-    expect(names(await explore("?sort=recent"))).toEqual([...PUBLIC].reverse());
+    expect(names(await explore({ sort: "recent" }))).toEqual([...PUBLIC].reverse());
   });
 
   it("sorts by trending: messages of the last 7 days, then message_count, then newest first", async () => {
     const expected = ["Chef Remy", "Captain Nova", "1000 Focus", "100% Focus", "Viewer Own", "Quiz Master", "Quiz_Master"];
-    expect(names(await explore("?sort=trending"))).toEqual(expected);
+    expect(names(await explore({ sort: "trending" }))).toEqual(expected);
   });
 
   it("filters by category, alone and with the other parameters", async () => {
-    expect(names(await explore("?category=coach"))).toEqual(["1000 Focus", "100% Focus"]);
-    expect(names(await explore("?category=tutor&sort=recent"))).toEqual(["Quiz Master", "Quiz_Master", "Captain Nova"]);
-    expect(await explore("?category=assistant")).toEqual({ data: [], total: 0, limit: 20, offset: 0 });
-    expect(names(await explore("?category=tutor&q=quiz&sort=trending"))).toEqual(["Quiz Master", "Quiz_Master"]);
+    expect(names(await explore({ category: "coach" }))).toEqual(["1000 Focus", "100% Focus"]);
+    expect(names(await explore({ category: "tutor", sort: "recent" }))).toEqual(["Quiz Master", "Quiz_Master", "Captain Nova"]);
+    expect(await explore({ category: "assistant" })).toEqual({ data: [], total: 0, limit: 20, offset: 0 });
+    expect(names(await explore({ category: "tutor", q: "quiz", sort: "trending" }))).toEqual(["Quiz Master", "Quiz_Master"]);
   });
 
   it("matches q with full text over name and description: stemmed, any case, web-search syntax", async () => {
-    expect(names(await explore("?q=astronomy"))).toEqual(["Captain Nova"]);
-    expect(names(await explore("?q=STORY"))).toEqual(["Captain Nova"]);
-    expect(names(await explore("?q=cooking%20french"))).toEqual(["Chef Remy"]);
-    expect(names(await explore(`?q=${encodeURIComponent('"starship captain"')}`))).toEqual(["Captain Nova"]);
-    expect(names(await explore(`?q=${encodeURIComponent('"captain starship"')}`))).toEqual([]);
-    expect(names(await explore("?q=quiz%20-trivia"))).toEqual(["Quiz Master"]);
+    expect(names(await explore({ q: "astronomy" }))).toEqual(["Captain Nova"]);
+    expect(names(await explore({ q: "STORY" }))).toEqual(["Captain Nova"]);
+    expect(names(await explore({ q: "cooking french" }))).toEqual(["Chef Remy"]);
+    expect(names(await explore({ q: '"starship captain"' }))).toEqual(["Captain Nova"]);
+    expect(names(await explore({ q: '"captain starship"' }))).toEqual([]);
+    expect(names(await explore({ q: "quiz -trivia" }))).toEqual(["Quiz Master"]);
   });
 
   it("matches q as a case-insensitive substring of the name", async () => {
-    expect(names(await explore("?q=emy"))).toEqual(["Chef Remy"]);
-    expect(names(await explore("?q=aPTAIN%20n"))).toEqual(["Captain Nova"]);
+    expect(names(await explore({ q: "emy" }))).toEqual(["Chef Remy"]);
+    expect(names(await explore({ q: "aPTAIN n" }))).toEqual(["Captain Nova"]);
   });
 
   it("takes % and _ in q literally", async () => {
-    expect(names(await explore(`?q=${encodeURIComponent("%")}`))).toEqual(["100% Focus"]);
-    expect(names(await explore(`?q=${encodeURIComponent("100%")}`))).toEqual(["100% Focus"]);
-    expect(names(await explore("?q=_"))).toEqual(["Quiz_Master"]);
-    expect(names(await explore("?q=z_M"))).toEqual(["Quiz_Master"]);
-    expect(names(await explore(`?q=${encodeURIComponent("\\")}`))).toEqual([]);
+    expect(names(await explore({ q: "%" }))).toEqual(["100% Focus"]);
+    expect(names(await explore({ q: "100%" }))).toEqual(["100% Focus"]);
+    expect(names(await explore({ q: "_" }))).toEqual(["Quiz_Master"]);
+    expect(names(await explore({ q: "z_M" }))).toEqual(["Quiz_Master"]);
+    expect(names(await explore({ q: "\\" }))).toEqual([]);
   });
 
   it("never shows a private persona, whatever matches it", async () => {
-    expect(names(await explore("?q=secret"))).toEqual([]);
-    expect(names(await explore("?q=notes", ann))).toEqual([]);
-    expect((await explore("?limit=100", ann)).data.map((row) => row.name)).not.toContain("Secret Nova");
+    expect(names(await explore({ q: "secret" }))).toEqual([]);
+    expect(names(await explore({ q: "notes" }, ann))).toEqual([]);
+    expect((await explore({ limit: 100 }, ann)).data.map((row) => row.name)).not.toContain("Secret Nova");
   });
 
   it("treats a q of only spaces as no filter", async () => {
-    expect((await explore("?q=%20%20")).total).toBe(PUBLIC.length);
+    expect((await explore({ q: "  " })).total).toBe(PUBLIC.length);
   });
 
   it("pages without repeating or skipping in every order, with the total on each page", async () => {
-    for (const sort of ["popular", "recent", "trending"]) {
-      const all = (await explore(`?sort=${sort}&limit=100`)).data.map((row) => row.id);
+    for (const sort of ["popular", "recent", "trending"] as const) {
+      const all = (await explore({ sort, limit: 100 })).data.map((row) => row.id);
       const paged: string[] = [];
       for (let offset = 0; offset < PUBLIC.length; offset += 3) {
-        const page = await explore(`?sort=${sort}&limit=3&offset=${offset}`);
+        const page = await explore({ sort, limit: 3, offset });
         expect(page).toMatchObject({ total: PUBLIC.length, limit: 3, offset });
         paged.push(...page.data.map((row) => row.id));
       }
       expect(paged).toEqual(all);
     }
-    expect(await explore("?offset=100")).toEqual({ data: [], total: PUBLIC.length, limit: 20, offset: 100 });
+    expect(await explore({ offset: 100 })).toEqual({ data: [], total: PUBLIC.length, limit: 20, offset: 100 });
   });
 
   it("refuses bad parameters with 400", async () => {
@@ -203,6 +201,6 @@ describe("explore", () => {
     ]) {
       await expectError(await service.fetch(`${EXPLORE}${query}`, { headers: viewer.auth }), 400, "invalid_request");
     }
-    expect((await explore(`?q=${"q".repeat(200)}`)).data).toEqual([]);
+    expect((await explore({ q: "q".repeat(200) })).data).toEqual([]);
   });
 });

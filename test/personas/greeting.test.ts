@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { GREETING_TASK, generateGreeting } from "../../server/personas/greeting-job.ts";
 import { UpstreamError, type ChatCompletion, type ChatModelProvider, type ChatRequest } from "../../server/providers/llm/types.ts";
 import type { Services } from "../../server/services.ts";
+import { expectOk } from "../support/assertions.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
 
@@ -63,9 +64,7 @@ async function create(fields: Record<string, unknown>) {
 }
 
 async function read(id: string) {
-  const response = await service.fetch(`/v1/personas/${id}`, { headers: alice.auth });
-  expect(response.status).toBe(200);
-  return response.json();
+  return expectOk(service.clientFor(alice).GET("/v1/personas/{id}", { params: { path: { id } } }));
 }
 
 /** Polls until `check` answers something; the test's own timeout bounds the wait. */
@@ -130,12 +129,7 @@ describe("the generated greeting", () => {
     const held = heldModel();
     const job = generateGreeting(withModel(held), id);
     await held.asked;
-    const response = await service.fetch(`/v1/personas/${id}`, {
-      method: "PUT",
-      headers: { ...jsonHeaders, ...alice.auth },
-      body: JSON.stringify({ greeting_message: "The owner's own words." }),
-    });
-    expect(response.status).toBe(200);
+    await expectOk(service.clientFor(alice).PUT("/v1/personas/{id}", { params: { path: { id } }, body: { greeting_message: "The owner's own words." } }));
     held.answer("The model's words.");
     await job;
     expect((await read(id)).greeting_message).toBe("The owner's own words.");

@@ -1,7 +1,8 @@
 import { v7 as uuidv7 } from "uuid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ChatModelProvider } from "../../server/providers/llm/index.ts";
-import { expectError } from "../support/assertions.ts";
+import type { operations } from "../../generated/openapi.d.ts";
+import { expectError, expectOk } from "../support/assertions.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
 import { apiKeyFor, registerUser, type TestUser } from "../support/users.ts";
 
@@ -52,8 +53,9 @@ async function ok(response: Response, status = 200) {
   return body;
 }
 
-const get = (user: TestUser, id: string) => service.fetch(`${PERSONAS}/${id}`, { headers: user.auth });
-const list = async (user: TestUser, query = "") => ok(await service.fetch(`${PERSONAS}${query}`, { headers: user.auth }));
+const get = (user: { auth: Record<string, string> }, id: string) => service.clientFor(user).GET("/v1/personas/{id}", { params: { path: { id } } });
+const list = (user: { auth: Record<string, string> }, query: NonNullable<operations["personas_list"]["parameters"]["query"]> = {}) =>
+  expectOk(service.clientFor(user).GET("/v1/personas", { params: { query } }));
 const countOf = async (user: TestUser) => Number((await service.services.db.knex("personas").where({ creator_id: user.id }).count({ n: "*" }).first())?.n);
 
 /** A user with room for many personas (the free plan allows three). */
@@ -110,7 +112,7 @@ describe("creating a persona", () => {
     };
     const body = await create(alice, fields);
     expect(body).toMatchObject({ ...NOVA, ...fields, creator_id: alice.id, message_count: 0 });
-    expect(await ok(await get(alice, body.id))).toEqual(body);
+    expect(await expectOk(get(alice, body.id))).toEqual(body);
   });
 
   it("ignores fields the contract does not take: id, creator, counters and timestamps are the server's", async () => {
@@ -151,7 +153,7 @@ describe("the limits of a persona's fields", () => {
   ];
   it.each(accepted)("accepts %s", async (_what, fields) => {
     const body = await create(alice, fields);
-    expect(await ok(await get(alice, body.id))).toMatchObject(fields);
+    expect(await expectOk(get(alice, body.id))).toMatchObject(fields);
   });
 
   const refused: [string, Json, string][] = [
@@ -215,7 +217,7 @@ describe("the plan's persona limit", () => {
 describe("getting a persona", () => {
   it("answers the owner's persona in full", async () => {
     const made = await create(alice, { greeting_message: "Ahoy!" });
-    expect(await ok(await get(alice, made.id))).toEqual(made);
+    expect(await expectOk(get(alice, made.id))).toEqual(made);
   });
 
   it("answers 404 for an id nobody has", async () => {
@@ -245,7 +247,7 @@ describe("updating a persona", () => {
     const changes = { name: "Admiral Nova", is_public: true, voice_id: "onyx", model: MODELS[1], greeting_message: "At ease." };
     const body = await ok(await send("PUT", `${PERSONAS}/${made.id}`, alice.auth, changes));
     expect(body).toEqual({ ...made, ...changes, updated_at: now.toISOString() });
-    expect(await ok(await get(alice, made.id))).toEqual(body);
+    expect(await expectOk(get(alice, made.id))).toEqual(body);
   });
 
   // With a greeting, so that no greeting job changes the persona while the test looks at it.
@@ -265,7 +267,7 @@ describe("updating a persona", () => {
     for (const bad of [{ name: "" }, { name: "n".repeat(81) }, { voice_id: "robot" }, { category: "wizard" }, { is_public: 1 }, { greeting_message: "" }, { name: null }]) {
       await expectError(await send("PUT", `${PERSONAS}/${made.id}`, alice.auth, { description: "changed", ...bad }), 400, "invalid_request");
     }
-    expect(await ok(await get(alice, made.id))).toEqual(made);
+    expect(await expectOk(get(alice, made.id))).toEqual(made);
   });
 
   it("answers 404 for an unknown id", async () => {
@@ -331,27 +333,27 @@ describe("listing one's personas", () => {
     const body = await list(owner);
     expect(body).toMatchObject({ total: made.length, limit: 20, offset: 0 });
     expect(ids(body.data)).toEqual(ids([...made].sort(byDesc("created_at"))));
-    expect(Object.keys(body.data[0]).sort()).toEqual(
+    expect(Object.keys(body.data[0]!).sort()).toEqual(
       ["id", "name", "description", "model", "avatar_url", "is_public", "category", "message_count", "created_at", "updated_at"].sort(),
     );
-    const full = made.find((row) => row.id === body.data[0].id)!;
+    const full = made.find((row) => row.id === body.data[0]!.id)!;
     const { instructions: _i, greeting_message: _g, voice_id: _v, creator_id: _c, ...summary } = full;
     expect(body.data[0]).toEqual(summary);
   });
 
   it("sorts by updated_at (newest first) and by name (A to Z, ignoring case), ties broken by id", async () => {
-    expect(ids((await list(owner, "?sort=updated_at")).data)).toEqual(ids([...made].sort(byDesc("updated_at"))));
+    expect(ids((await list(owner, { sort: "updated_at" })).data)).toEqual(ids([...made].sort(byDesc("updated_at"))));
     const byName = [...made].sort((a, b) => cmp(String(a.name).toLowerCase(), String(b.name).toLowerCase()) || cmp(a.id, b.id));
-    expect((await list(owner, "?sort=name")).data.map((row: Json) => row.name)).toEqual(byName.map((row) => row.name));
-    expect(ids((await list(owner, "?sort=name")).data)).toEqual(ids(byName));
+    expect((await list(owner, { sort: "name" })).data.map((row) => row.name)).toEqual(byName.map((row) => row.name));
+    expect(ids((await list(owner, { sort: "name" })).data)).toEqual(ids(byName));
   });
 
   it("pages without repeating or skipping, in every order, with the same total on each page", async () => {
-    for (const sort of ["created_at", "updated_at", "name"]) {
-      const all = ids((await list(owner, `?sort=${sort}&limit=100`)).data);
+    for (const sort of ["created_at", "updated_at", "name"] as const) {
+      const all = ids((await list(owner, { sort, limit: 100 })).data);
       const paged: string[] = [];
       for (let offset = 0; offset < made.length; offset += 2) {
-        const page = await list(owner, `?sort=${sort}&limit=2&offset=${offset}`);
+        const page = await list(owner, { sort, limit: 2, offset });
         expect(page).toMatchObject({ total: made.length, limit: 2, offset });
         paged.push(...ids(page.data));
       }
@@ -360,12 +362,12 @@ describe("listing one's personas", () => {
   });
 
   it("answers an empty page past the end, with the total", async () => {
-    expect(await list(owner, "?offset=50")).toEqual({ data: [], total: made.length, limit: 20, offset: 50 });
+    expect(await list(owner, { offset: 50 })).toEqual({ data: [], total: made.length, limit: 20, offset: 50 });
   });
 
   it("accepts limit 1 and 100; refuses limit 0, 101, offset -1, non-numbers and unknown sorts or parameters", async () => {
-    expect((await list(owner, "?limit=1")).data).toHaveLength(1);
-    expect((await list(owner, "?limit=100")).data).toHaveLength(made.length);
+    expect((await list(owner, { limit: 1 })).data).toHaveLength(1);
+    expect((await list(owner, { limit: 100 })).data).toHaveLength(made.length);
     for (const query of ["?limit=0", "?limit=101", "?offset=-1", "?limit=ten", "?limit=1.5", "?sort=popular", "?creator_id=x"]) {
       await expectError(await service.fetch(`${PERSONAS}${query}`, { headers: owner.auth }), 400, "invalid_request");
     }
@@ -385,33 +387,33 @@ describe("another user", () => {
     await expectError(await get(bob, secret.id), 404, "not_found");
     await expectError(await send("PUT", `${PERSONAS}/${secret.id}`, bob.auth, { name: "Mine now" }), 404, "not_found");
     await expectError(await send("DELETE", `${PERSONAS}/${secret.id}`, bob.auth), 404, "not_found");
-    expect(await ok(await get(alice, secret.id))).toEqual(secret);
+    expect(await expectOk(get(alice, secret.id))).toEqual(secret);
   });
 
   it("sees a public persona without its instructions", async () => {
-    expect(await ok(await get(bob, shown.id))).toEqual({ ...shown, instructions: "" });
+    expect(await expectOk(get(bob, shown.id))).toEqual({ ...shown, instructions: "" });
   });
 
   it("gets 403 for changing or deleting a public persona, which stays as it was", async () => {
     await expectError(await send("PUT", `${PERSONAS}/${shown.id}`, bob.auth, { name: "Mine now" }), 403, "forbidden");
     await expectError(await send("PUT", `${PERSONAS}/${shown.id}`, bob.auth, {}), 403, "forbidden");
     await expectError(await send("DELETE", `${PERSONAS}/${shown.id}`, bob.auth), 403, "forbidden");
-    expect(await ok(await get(alice, shown.id))).toEqual(shown);
+    expect(await expectOk(get(alice, shown.id))).toEqual(shown);
   });
 
   it("gets 404 for a persona that became private, and does not list another user's personas", async () => {
     const made = await create(alice, { is_public: true });
     await ok(await send("PUT", `${PERSONAS}/${made.id}`, alice.auth, { is_public: false }));
     await expectError(await get(bob, made.id), 404, "not_found");
-    const listed = (await list(bob, "?limit=100")).data.map((row: Json) => row.id);
+    const listed = (await list(bob, { limit: 100 })).data.map((row) => row.id);
     expect(listed).not.toContain(made.id);
     expect(listed).not.toContain(shown.id);
   });
 
   it("needs personas:write to change anything; personas:read reads", async () => {
     const key = { "x-api-key": await apiKeyFor(service, alice, ["personas:read"]) };
-    expect((await ok(await service.fetch(`${PERSONAS}/${secret.id}`, { headers: key }))).instructions).toBe(secret.instructions);
-    await ok(await service.fetch(PERSONAS, { headers: key }));
+    expect((await expectOk(get({ auth: key }, secret.id))).instructions).toBe(secret.instructions);
+    await list({ auth: key });
     await expectError(await send("POST", PERSONAS, key, NOVA), 403, "forbidden");
     await expectError(await send("PUT", `${PERSONAS}/${secret.id}`, key, { name: "X" }), 403, "forbidden");
     await expectError(await send("DELETE", `${PERSONAS}/${secret.id}`, key), 403, "forbidden");

@@ -6,6 +6,7 @@ import type { HandlerMap } from "../../server/http/router.ts";
 import type { Logger } from "../../server/logger.ts";
 import type { ChatModelProvider } from "../../server/providers/llm/index.ts";
 import { startService, type RunningService } from "../../server/runtime.ts";
+import { createApiClient, type ApiClient } from "./api.ts";
 
 /**
  * Where tests run their database: `TEST_DATABASE_URL` (a PostgreSQL server with pgvector, on
@@ -58,6 +59,10 @@ export interface TestService extends RunningService {
   database: TestDatabase;
   /** fetch against the service; `path` starts with `/`. */
   fetch: (path: string, init?: RequestInit) => Promise<Response>;
+  /** The contract-typed client, without credentials. */
+  api: ApiClient;
+  /** The contract-typed client acting as `user` (a TestUser: its session; or `{ auth: { "x-api-key": key } }`). */
+  clientFor: (user: { auth: Record<string, string> }) => ApiClient;
   close: () => Promise<void>;
 }
 
@@ -93,6 +98,8 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     ...service,
     database,
     fetch: (path, init) => fetch(`${service.url}${path}`, init),
+    api: createApiClient(service.url),
+    clientFor: (user) => createApiClient(service.url, user.auth),
     close: async () => {
       await service.stop();
       if (!options.database) await database.drop();

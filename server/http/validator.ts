@@ -35,7 +35,8 @@ export function contractValidator(config: Pick<Config, "validateResponses">): Re
     validateFormats: true,
     ajvFormats: { mode: "full" },
     formats: { password: () => true },
-    fileUploader: { limits: { fileSize: MAX_UPLOAD_BYTES, files: 1 } },
+    // File names in part headers are UTF-8 (RFC 7578 4.2; what browsers send), not busboy's latin1.
+    fileUploader: { limits: { fileSize: MAX_UPLOAD_BYTES, files: 1 }, defParamCharset: "utf8" },
     ignoreUndocumented: false,
   }) as RequestHandler[];
   // The validator's stages by name: the shared text checks go between them, once the operation is

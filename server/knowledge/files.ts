@@ -8,6 +8,7 @@ export const KINDS = ["txt", "md", "csv", "json", "pdf"] as const;
 export type DocumentKind = (typeof KINDS)[number];
 
 const unsupported = (message: string) => new ApiError(415, "unsupported_media_type", message);
+const emptyDocument = (message: string) => new ApiError(400, "invalid_request", message, { errors: [{ path: "/body/file", message: "is empty" }] });
 
 /** The file name as stored: its last path segment (some clients send a path), at most 255 characters. */
 export function cleanFilename(name: string): string {
@@ -47,6 +48,8 @@ export function checkUpload(filename: string, bytes: Uint8Array): DocumentKind {
   if (bytes.length > MAX_DOCUMENT_BYTES) {
     throw new ApiError(413, "payload_too_large", `A document may have at most ${MAX_DOCUMENT_BYTES} bytes; this one has ${bytes.length}`);
   }
+  // Nothing to index would fail in the background and hold a quota slot until deleted: refuse now.
+  if (bytes.length === 0) throw emptyDocument("The file is empty");
   const kind = extension as DocumentKind;
   if (kind === "pdf") {
     if (Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.length, PDF_HEADER_WINDOW)).indexOf(PDF_MAGIC) < 0) {
@@ -56,6 +59,7 @@ export function checkUpload(filename: string, bytes: Uint8Array): DocumentKind {
   }
   const text = decodeText(bytes);
   if (text === undefined) throw unsupported(`The file is named .${kind} but is not UTF-8 text`);
+  if (!text.trim()) throw emptyDocument("The file holds no text, only white space");
   if (kind === "json") {
     try {
       JSON.parse(text);

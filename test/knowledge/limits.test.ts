@@ -3,7 +3,7 @@ import { MAX_DOCUMENT_BYTES } from "../../server/knowledge/files.ts";
 import { KNOWLEDGE_PROCESS_MAX_ATTEMPTS, processDocument } from "../../server/knowledge/jobs.ts";
 import { documentJobKey } from "../../server/knowledge/store.ts";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.ts";
-import { expectError, expectOk } from "../support/assertions.ts";
+import { expectApiError, expectError, expectOk } from "../support/assertions.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
 import { chunkCount, deleteDocument, detail, documentsPath, insertPersona, upload, uploaded } from "./helpers.ts";
@@ -113,9 +113,25 @@ describe("the processing job", () => {
   });
 
   it("does not retry a broken file: it fails at once", async () => {
-    const { id } = await uploaded(service, alice, personaId, "empty.txt", "   \n\n  ");
+    const { id } = await uploaded(service, alice, personaId, "broken.pdf", "%PDF-1.7\ngarbage, not an object graph");
     expect(await processDocument(service.services, id, false)).toBe("failed");
-    expect((await detail(service, alice, personaId, id)).error).toMatch(/no text/);
+    expect((await detail(service, alice, personaId, id)).error).toBeTruthy();
+  });
+
+  it("refuses an empty or blank file at upload with 400, and counts nothing (issue 13, item 16)", async () => {
+    const before = await service.services.db.knex("knowledge_documents").where({ persona_id: personaId }).count<{ count: number }[]>({ count: "*" });
+    for (const [filename, content] of [["empty.txt", ""], ["blank.md", "   \n\n  "], ["empty.pdf", ""]] as const) {
+      const body = await expectApiError(upload(service, alice, personaId, filename, content), 400, "invalid_request");
+      expect(body.error.details?.errors?.[0]?.path).toBe("/body/file");
+    }
+    expect(await service.services.db.knex("knowledge_documents").where({ persona_id: personaId }).count<{ count: number }[]>({ count: "*" })).toEqual(before);
+  });
+
+  it("keeps a non-ASCII file name as UTF-8 (issue 13, item 16)", async () => {
+    const name = "Notizen über Gezeiten – 潮汐.md";
+    const created = await uploaded(service, alice, personaId, name, "Springtiden kommen bei Neumond.");
+    expect(created.filename).toBe(name);
+    expect((await detail(service, alice, personaId, created.id)).filename).toBe(name);
   });
 
   it("stores nothing for a document deleted before its job ran", async () => {

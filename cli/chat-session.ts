@@ -51,6 +51,8 @@ export function runChatSession({ client, baseUrl, out, target, history }: Sessio
   const opened = (isNew: boolean) => {
     if (out.json) {
       emit({ type: "conversation", conversation_id: conversationId, persona_id: target.personaId, new: isNew });
+      // The greeting is the persona's first turn, for scripts as for people.
+      if (isNew && target.persona?.greeting_message) emit({ type: "greeting", content: target.persona.greeting_message });
       return;
     }
     show(`Chatting with ${bold(name)} (conversation ${conversationId}).\n`);

@@ -74,21 +74,45 @@ function networkReason(error: Error): string | undefined {
   return undefined;
 }
 
+/** What the CLI says of an error that reaches its top: a line for people, fields for `--json`. */
+export interface DescribedError {
+  message: string;
+  exitCode: ExitCode;
+  /** The server's error code, or the CLI's own (`usage`, `not_logged_in`, `unreachable`, `error`). */
+  code: string;
+  status?: number;
+  requestId?: string;
+  details?: unknown;
+}
+
 /** The one-line message and exit code for any error that reaches the top of the CLI. */
-export function describeError(error: unknown, baseUrl?: string): { message: string; exitCode: ExitCode } {
-  if (error instanceof CliError) return { message: error.message, exitCode: error.exitCode };
+export function describeError(error: unknown, baseUrl?: string): DescribedError {
+  if (error instanceof CliError) return { message: error.message, exitCode: error.exitCode, code: error.code ?? "error" };
   if (isApiStyleError(error) && UNREACHABLE.has(error.code)) {
     const cause = error.cause instanceof Error ? networkReason(error.cause) ?? error.cause.message : undefined;
-    return { message: `cannot reach ${baseUrl ?? "the server"} (${cause ?? error.message})`, exitCode: EXIT.error };
+    return { message: `cannot reach ${baseUrl ?? "the server"} (${cause ?? error.message})`, exitCode: EXIT.error, code: "unreachable" };
   }
   if (isApiStyleError(error)) {
     const tail = [error.code, error.requestId ? `request ${error.requestId}` : undefined].filter(Boolean).join(", ");
-    return { message: `${error.message}${fieldErrors(error.details)} (${tail})`, exitCode: error.status ? exitCodeForStatus(error.status) : EXIT.error };
+    return {
+      message: `${error.message}${fieldErrors(error.details)} (${tail})`,
+      exitCode: error.status ? exitCodeForStatus(error.status) : EXIT.error,
+      code: error.code,
+      ...(error.status ? { status: error.status } : {}),
+      ...(error.requestId ? { requestId: error.requestId } : {}),
+      ...(error.details !== undefined ? { details: error.details } : {}),
+    };
   }
   if (error instanceof Error) {
     const reason = networkReason(error);
-    if (reason) return { message: `cannot reach ${baseUrl ?? "the server"} (${reason})`, exitCode: EXIT.error };
-    return { message: error.message, exitCode: EXIT.error };
+    if (reason) return { message: `cannot reach ${baseUrl ?? "the server"} (${reason})`, exitCode: EXIT.error, code: "unreachable" };
+    return { message: error.message, exitCode: EXIT.error, code: "error" };
   }
-  return { message: String(error), exitCode: EXIT.error };
+  return { message: String(error), exitCode: EXIT.error, code: "error" };
+}
+
+/** The error as one JSON line, for `--json` callers that parse stderr as well as stdout. */
+export function errorJson(described: DescribedError): string {
+  const { message, exitCode, code, status, requestId, details } = described;
+  return JSON.stringify({ error: { code, message, exit_code: exitCode, ...(status ? { status } : {}), ...(requestId ? { request_id: requestId } : {}), ...(details !== undefined ? { details } : {}) } });
 }

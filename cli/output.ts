@@ -68,3 +68,8 @@ export function printPageFooter(shown: number, total: number | undefined, offset
     process.stdout.write(`(${offset + 1}-${offset + shown} of ${total}; use --offset/--limit for more)\n`);
   }
 }
+
+/** "1 chunk", "3 chunks". */
+export function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
+}

@@ -3,7 +3,7 @@
 // the admin commands talk to a running server through the SDK, except oauth-clients and mail,
 // whose data has no API endpoint and which therefore open the server's database.
 import { CommanderError } from "commander";
-import { describeError, EXIT } from "./errors.ts";
+import { describeError, errorJson, EXIT, type DescribedError } from "./errors.ts";
 import { exitWhenDone } from "./lifecycle.ts";
 import { buildProgram } from "./program.ts";
 
@@ -25,11 +25,17 @@ function exitCodeOf(error: unknown): number {
   }
   // The server's own start-up errors, matched by name: importing their classes would load the
   // server's modules for every command.
-  if (error instanceof Error && (error.name === "ConfigError" || error.name === "StartupError")) {
-    process.stderr.write(`persona: ${error.message}\n`);
-    return EXIT.error;
-  }
-  const { message, exitCode } = describeError(error, program.opts<{ baseUrl?: string }>().baseUrl);
-  process.stderr.write(`persona: ${message}\n`);
-  return exitCode;
+  const described: DescribedError =
+    error instanceof Error && (error.name === "ConfigError" || error.name === "StartupError")
+      ? { message: error.message, exitCode: EXIT.error, code: error.name === "ConfigError" ? "config" : "startup" }
+      : describeError(error, program.opts<{ baseUrl?: string }>().baseUrl);
+  // With --json, scripts parse stderr too: the error is one JSON line there.
+  process.stderr.write(wantsJson() ? `${errorJson(described)}\n` : `persona: ${described.message}\n`);
+  return described.exitCode;
+}
+
+function wantsJson(): boolean {
+  const options = process.argv.slice(2);
+  const end = options.indexOf("--");
+  return (end < 0 ? options : options.slice(0, end)).includes("--json");
 }

@@ -5,7 +5,7 @@ import type { ApiClient, Schemas } from "../client.ts";
 import { contextOf } from "../context.ts";
 import { CliError, describeError, EXIT, type ExitCode } from "../errors.ts";
 import { examples } from "../help.ts";
-import { printFields, printPageFooter, printTable } from "../output.ts";
+import { plural, printFields, printPageFooter, printTable } from "../output.ts";
 import { nonNegativeInt, positiveInt } from "../parse.ts";
 import { resolvePersonaId } from "../resolve.ts";
 import { createUploadProgress, type FileProgress } from "../upload-progress.ts";
@@ -48,7 +48,7 @@ async function uploadOne(
     progress.uploaded(1);
     const document = options.wait ? await waitUntilProcessed(client, personaId, created.id, progress, options.timeoutMs) : created;
     progress.finished(
-      document.status === "ready" ? `ready (${document.chunk_count ?? 0} chunks)` : document.status === "failed" ? "failed" : "still processing",
+      document.status === "ready" ? `ready (${plural(document.chunk_count ?? 0, "chunk")})` : document.status === "failed" ? "failed" : "still processing",
     );
     return { outcome: { file, document }, exitCode: document.status === "failed" ? EXIT.error : EXIT.ok };
   } catch (error) {
@@ -102,7 +102,7 @@ export function registerKnowledgeCommands(program: Command): void {
           if ("error" in outcome) ctx.out.line(`${outcome.file}: upload failed: ${outcome.error.message}`);
           else {
             const d = outcome.document;
-            const detail = d.status === "failed" && "error" in d ? `: ${d.error}` : d.status === "ready" ? ` (${d.chunk_count ?? 0} chunks)` : "";
+            const detail = d.status === "failed" && "error" in d ? `: ${d.error}` : d.status === "ready" ? ` (${plural(d.chunk_count ?? 0, "chunk")})` : "";
             ctx.out.line(`${outcome.file}: ${d.status}${detail}  [${d.id}]`);
           }
         }

@@ -65,10 +65,13 @@ describe("help and usage", { timeout: SLOW }, () => {
 
 describe("login", { timeout: SLOW }, () => {
   it("is required: without it a client command exits 3", async () => {
-    const result = await runCli(["keys", "list", "--json"], { env });
+    const result = await runCli(["keys", "list"], { env });
     expect(result.code).toBe(3);
     expect(result.stdout).toBe("");
     expect(result.stderr).toMatch(/^persona: not logged in to http:\/\/127\.0\.0\.1:\d+/);
+    const json = await runCli(["keys", "list", "--json"], { env });
+    expect(json.code).toBe(3);
+    expect(JSON.parse(json.stderr)).toMatchObject({ error: { code: "not_logged_in", exit_code: 3, message: expect.stringMatching(/^not logged in to http/) } });
   });
 
   it("refuses a wrong password with exit 3 and the request id", async () => {
@@ -158,6 +161,12 @@ describe("keys", { timeout: SLOW }, () => {
     const again = await runCli(["keys", "revoke", key.id], { env });
     expect(again.code).toBe(4);
     expect(again.stderr).toMatch(/^persona: .+ \(not_found, request [\w-]+\)\n$/);
+
+    // With --json the error is one JSON line on stderr, and stdout stays empty (issue 13, item 15).
+    const json = await runCli(["keys", "revoke", key.id, "--json"], { env });
+    expect(json.code).toBe(4);
+    expect(json.stdout).toBe("");
+    expect(JSON.parse(json.stderr)).toMatchObject({ error: { code: "not_found", exit_code: 4, status: 404, request_id: expect.any(String) } });
   });
 
   it("--api-key stands in for the login; a revoked key exits 3", async () => {

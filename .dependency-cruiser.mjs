@@ -18,8 +18,6 @@ const KNOWN = {
   routerImportsPrincipal: "^server/http/router\\.ts$",
   // The task registry moves up to server/tasks.ts (issue 11, point 6).
   jobsImportAreas: "^server/jobs/tasks\\.ts$",
-  // Chat moves into the reply engine, which reads personas through their service (issue 11, point 1).
-  chatImportsPersonaStore: "^server/conversations/chat\\.ts$",
   // Cycles made only of these modules: providers/email/index.ts <-> smtp.ts (issue 11, point 11),
   // and http/router.ts <-> http/authenticate.ts (principalOf), gone once the principal accessor
   // moves into server/http/principal.ts (issue 11, point 3).
@@ -124,13 +122,6 @@ export default {
       to: { path: TOP },
     },
     {
-      name: "known-violation-chat-store",
-      comment: "Known violation until issue 11 lands: chat may read the personas store, no other area's.",
-      severity: "error",
-      from: { path: KNOWN.chatImportsPersonaStore },
-      to: { path: "^server/.*store\\.ts$", pathNot: ["^server/conversations/", "^server/personas/store\\.ts$", TOOLKIT] },
-    },
-    {
       name: "db-providers-not-http-pipeline",
       comment: "db/ and providers/ may use the http toolkit's plain helpers (errors, paging), never its middleware or router.",
       severity: "error",
@@ -148,7 +139,7 @@ export default {
       name: "no-foreign-store",
       comment: "Areas talk through services: only an area's own modules import its stores.",
       severity: "error",
-      from: { path: "^server/(?!(?:http|db|events|jobs|providers)/)([^/]+)/", pathNot: KNOWN.chatImportsPersonaStore },
+      from: { path: "^server/(?!(?:http|db|events|jobs|providers)/)([^/]+)/" },
       // store.ts, and the stores of a large area's parts (account-store.ts, usage-store.ts...).
       to: { path: "^server/.*store\\.ts$", pathNot: ["^server/$1/", TOOLKIT] },
     },

@@ -6,7 +6,7 @@ import * as auth from "./auth/handlers.ts";
 import * as oauth from "./auth/oauth/handlers.ts";
 import * as ops from "./ops/handlers.ts";
 import { handlers as knowledge } from "./knowledge/handlers.ts";
-import * as conversations from "./conversations/handlers.ts";
+import { handlers as conversations } from "./conversations/handlers.ts";
 import { handlers as personas } from "./personas/handlers.ts";
 
 /**

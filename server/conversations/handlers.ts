@@ -1,46 +1,94 @@
-import { principalOf } from "../http/authenticate.ts";
-import { HANDLED, type Handler } from "../http/router.ts";
-import { sendMessage, streamMessage } from "./chat.ts";
+import { ApiError } from "../http/errors.ts";
+import { idempotentOutcomeOf } from "../http/idempotency.ts";
+import { hasMoreBody, pageWindow } from "../http/paging.ts";
+import { HANDLED, type Handler, type HandlerMap } from "../http/router.ts";
+import { abortOnClose } from "../http/sse.ts";
+import { beginStreamedReply, findStoredReply, sendMessage } from "./chat.ts";
 import {
   createConversation, deleteConversation, getConversation, listConversations, listMessages, searchMessages,
 } from "./service.ts";
+import { replayReply, streamReply, type StreamOutcome } from "./stream.ts";
+import { toConversation, toConversationDetail, toExchange, toMessage, toSearchHit } from "./views.ts";
 
-export const conversations_create: Handler<"conversations_create"> = async ({ services, req, body }) => ({
+const conversations_create: Handler<"conversations_create"> = async ({ services, principal, body }) => ({
   status: 201,
-  body: await createConversation(services, principalOf(req).userId, body),
+  body: toConversation(await createConversation(services, principal.userId, body)),
 });
 
-export const conversations_list: Handler<"conversations_list"> = async ({ services, req, query }) => ({
+const conversations_list: Handler<"conversations_list"> = async ({ services, principal, query }) => {
+  const window = pageWindow(query);
+  const page = await listConversations(services, principal.userId, query.persona_id, window);
+  return { status: 200, body: hasMoreBody(page, window, toConversation) };
+};
+
+const conversations_search: Handler<"conversations_search"> = async ({ services, principal, query }) => {
+  const window = pageWindow(query);
+  const page = await searchMessages(services, principal.userId, query.q, window);
+  return { status: 200, body: hasMoreBody(page, window, toSearchHit) };
+};
+
+const conversations_get: Handler<"conversations_get"> = async ({ services, principal, params }) => {
+  const { conversation, messages } = await getConversation(services, principal.userId, params.id);
+  return { status: 200, body: toConversationDetail(conversation, messages) };
+};
+
+const conversations_delete: Handler<"conversations_delete"> = async ({ services, principal, params }) => ({
   status: 200,
-  body: await listConversations(services, principalOf(req).userId, query),
+  body: { id: await deleteConversation(services, principal.userId, params.id), deleted: true },
 });
 
-export const conversations_search: Handler<"conversations_search"> = async ({ services, req, query }) => ({
-  status: 200,
-  body: await searchMessages(services, principalOf(req).userId, query),
-});
+// Paged by `before` (a message id) as well as offset, so it keeps its own query; one extra row tells has_more.
+const conversations_list_messages: Handler<"conversations_list_messages"> = async ({ services, principal, params, query }) => {
+  const page = await listMessages(services, principal.userId, params.id, query.before, pageWindow(query));
+  return { status: 200, body: { data: page.rows.map(toMessage), has_more: page.hasMore } };
+};
 
-export const conversations_get: Handler<"conversations_get"> = async ({ services, req, params }) => ({
-  status: 200,
-  body: await getConversation(services, principalOf(req).userId, params.id),
-});
-
-export const conversations_delete: Handler<"conversations_delete"> = async ({ services, req, params }) => ({
-  status: 200,
-  body: await deleteConversation(services, principalOf(req).userId, params.id),
-});
-
-export const conversations_list_messages: Handler<"conversations_list_messages"> = async ({ services, req, params, query }) => ({
-  status: 200,
-  body: await listMessages(services, principalOf(req).userId, params.id, query),
-});
-
-export const conversations_send_message: Handler<"conversations_send_message"> = async ({ services, req, params, body }) => ({
+const conversations_send_message: Handler<"conversations_send_message"> = async ({ services, principal, params, body }) => ({
   status: 201,
-  body: await sendMessage(services, principalOf(req).userId, params.id, body.content),
+  body: toExchange(await sendMessage(services, principal.userId, params.id, body.content)),
 });
 
-export const conversations_stream_message: Handler<"conversations_stream_message"> = async ({ services, req, params, body }) => {
-  await streamMessage(services, req, principalOf(req).userId, params.id, body.content);
+/**
+ * Streamed send. Errors found before the stream starts are JSON; then the reply goes out as SSE.
+ * A retry with the Idempotency-Key after `done` replays the stored reply; after a failure it takes
+ * the key back and answers the user message the first attempt stored.
+ */
+const conversations_stream_message: Handler<"conversations_stream_message"> = async ({ services, principal, params, body, req, res, log }) => {
+  const keepAliveMs = services.config.streamKeepAliveMs;
+  const key = idempotentOutcomeOf<StreamOutcome>(req);
+  const previous = key?.previous;
+  if (previous?.outcome === "done") {
+    const stored = await findStoredReply(services, principal.userId, params.id, previous.assistant_message_id);
+    key!.markReplayed();
+    replayReply(res, stored, keepAliveMs);
+    return HANDLED;
+  }
+  const signal = abortOnClose(res, new ApiError(500, "internal_error", "The client disconnected before the reply was complete"));
+  const reply = await beginStreamedReply(services, principal.userId, params.id, body.content, {
+    retryOf: previous?.user_message_id ?? undefined,
+    signal,
+  });
+  if (previous) {
+    const reclaimed = await key!.reclaim().catch(async (error: unknown) => {
+      await reply.cancel();
+      throw error;
+    });
+    if (!reclaimed) {
+      await reply.cancel();
+      throw new ApiError(409, "conflict", "A request with this Idempotency-Key is still in progress");
+    }
+  }
+  await streamReply(res, reply, { keepAliveMs, signal, log: log.child({ conversationId: params.id }), key });
   return HANDLED;
 };
+
+export const handlers = {
+  conversations_create,
+  conversations_list,
+  conversations_search,
+  conversations_get,
+  conversations_delete,
+  conversations_list_messages,
+  conversations_send_message,
+  conversations_stream_message,
+} satisfies Partial<HandlerMap>;

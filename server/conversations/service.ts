@@ -1,15 +1,15 @@
 import { v7 as uuidv7 } from "uuid";
 import { recordEvent } from "../events/outbox.ts";
 import { notFound } from "../http/errors.ts";
+import type { PageWindow } from "../http/paging.ts";
+import { isUuid } from "../http/text.ts";
 import { requireVisiblePersona } from "../personas/service.ts";
 import type { Services } from "../services.ts";
-import { renderHighlight, START_MARK, STOP_MARK } from "./highlight.ts";
+import { START_MARK, STOP_MARK } from "./highlight.ts";
 import {
   deleteUserConversation, findMessage, findUserConversation, insertConversation, listUserConversations, pageMessages,
   recentMessages, searchUserMessages, type ConversationRow,
 } from "./store.ts";
-import { toConversation, toMessage } from "./views.ts";
-import { isUuid } from "../http/text.ts";
 
 /** Messages embedded in a single-conversation read (DECISIONS: the 50 most recent, oldest first). */
 export const EMBEDDED_MESSAGES = 50;
@@ -24,7 +24,7 @@ export async function requireOwnConversation(services: Services, userId: string,
 export async function createConversation(services: Services, userId: string, input: { persona_id: string; title?: string }) {
   const persona = await requireVisiblePersona(services, userId, input.persona_id);
   const now = services.now();
-  const row = await services.db.knex.transaction(async (trx) => {
+  return services.db.knex.transaction(async (trx) => {
     const inserted = await insertConversation(trx, {
       id: uuidv7(),
       user_id: userId,
@@ -42,50 +42,35 @@ export async function createConversation(services: Services, userId: string, inp
     });
     return inserted;
   });
-  return toConversation(row);
 }
 
-export async function listConversations(services: Services, userId: string, query: { persona_id?: string; limit?: number; offset?: number }) {
-  const limit = query.limit ?? 20;
-  const offset = query.offset ?? 0;
-  const { rows, total } = await listUserConversations(services.db.knex, userId, { personaId: query.persona_id, limit, offset });
-  return { data: rows.map(toConversation), has_more: offset + rows.length < total, total };
+export async function listConversations(services: Services, userId: string, personaId: string | undefined, window: PageWindow) {
+  return listUserConversations(services.db.knex, userId, personaId, window);
 }
 
+/** The conversation and its most recent messages, newest first. */
 export async function getConversation(services: Services, userId: string, id: string) {
-  const row = await requireOwnConversation(services, userId, id);
-  const messages = await recentMessages(services.db.knex, row.id, EMBEDDED_MESSAGES);
-  return { ...toConversation(row), messages: messages.reverse().map(toMessage) };
+  const conversation = await requireOwnConversation(services, userId, id);
+  return { conversation, messages: await recentMessages(services.db.knex, conversation.id, EMBEDDED_MESSAGES) };
 }
 
-export async function deleteConversation(services: Services, userId: string, id: string) {
+export async function deleteConversation(services: Services, userId: string, id: string): Promise<string> {
   const row = await requireOwnConversation(services, userId, id);
   if (!(await deleteUserConversation(services.db.knex, userId, row.id))) throw notFound("Conversation");
-  return { id: row.id, deleted: true as const };
+  return row.id;
 }
 
-export async function listMessages(services: Services, userId: string, id: string, query: { limit?: number; offset?: number; before?: string }) {
+/** A page of the conversation's messages, newest first, optionally only those older than message `before`. */
+export async function listMessages(services: Services, userId: string, id: string, before: string | undefined, window: PageWindow) {
   const conversation = await requireOwnConversation(services, userId, id);
-  let before;
-  if (query.before !== undefined) {
-    before = isUuid(query.before) ? await findMessage(services.db.knex, conversation.id, query.before) : undefined;
-    if (!before) throw notFound("Message given in `before`");
+  let older;
+  if (before !== undefined) {
+    older = isUuid(before) ? await findMessage(services.db.knex, conversation.id, before) : undefined;
+    if (!older) throw notFound("Message given in `before`");
   }
-  const { rows, hasMore } = await pageMessages(services.db.knex, conversation.id, { before, limit: query.limit ?? 20, offset: query.offset ?? 0 });
-  return { data: rows.map(toMessage), has_more: hasMore };
+  return pageMessages(services.db.knex, conversation.id, { before: older, ...window });
 }
 
-export async function searchMessages(services: Services, userId: string, query: { q: string; limit?: number; offset?: number }) {
-  const limit = query.limit ?? 20;
-  const offset = query.offset ?? 0;
-  const { rows, total } = await searchUserMessages(services.db.knex, userId, query.q, { limit, offset, startMark: START_MARK, stopMark: STOP_MARK });
-  return {
-    data: rows.map((row) => ({
-      message: toMessage(row),
-      conversation: { id: row.conversation_id, title: row.conversation_title },
-      highlight: renderHighlight(row.highlight_raw),
-    })),
-    has_more: offset + rows.length < total,
-    total,
-  };
+export async function searchMessages(services: Services, userId: string, q: string, window: PageWindow) {
+  return searchUserMessages(services.db.knex, userId, q, window, { start: START_MARK, stop: STOP_MARK });
 }

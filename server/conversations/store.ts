@@ -1,4 +1,7 @@
 import type { Knex } from "knex";
+import { offsetPage } from "../db/paging.ts";
+import type { PageWindow } from "../http/paging.ts";
+import type { Citation } from "../replies/types.ts";
 
 export interface ConversationRow {
   id: string;
@@ -10,13 +13,8 @@ export interface ConversationRow {
   updated_at: Date;
 }
 
-export interface CitationRecord {
-  chunk_id: string;
-  document_id: string;
-  filename: string;
-  chunk_index: number;
-  similarity: number;
-}
+/** A knowledge chunk a reply used, stored in `messages.citations`. */
+export type CitationRecord = Citation;
 
 export interface MessageRow {
   id: string;
@@ -52,18 +50,12 @@ export async function findUserConversation(knex: Knex, userId: string, id: strin
 export async function listUserConversations(
   knex: Knex,
   userId: string,
-  filter: { personaId?: string | undefined; limit: number; offset: number },
+  personaId: string | undefined,
+  window: PageWindow,
 ): Promise<{ rows: ConversationRow[]; total: number }> {
-  const base = knex("conversations").where({ user_id: userId });
-  if (filter.personaId) base.andWhere({ persona_id: filter.personaId });
-  const [rows, counted] = await Promise.all([
-    base.clone().select([...CONVERSATION_COLUMNS])
-      .orderBy([{ column: "updated_at", order: "desc" }, { column: "id", order: "desc" }])
-      .limit(filter.limit)
-      .offset(filter.offset),
-    base.clone().count<{ count: number }[]>({ count: "*" }),
-  ]);
-  return { rows: rows as ConversationRow[], total: Number(counted[0]?.count ?? 0) };
+  const query = knex("conversations").select([...CONVERSATION_COLUMNS]).where({ user_id: userId });
+  if (personaId) query.andWhere({ persona_id: personaId });
+  return offsetPage<ConversationRow>(query, "updated_at desc, id desc", window);
 }
 
 export async function deleteUserConversation(knex: Knex, userId: string, id: string): Promise<boolean> {
@@ -151,25 +143,23 @@ export async function searchUserMessages(
   knex: Knex,
   userId: string,
   q: string,
-  page: { limit: number; offset: number; startMark: string; stopMark: string },
+  window: PageWindow,
+  marks: { start: string; stop: string },
 ): Promise<{ rows: SearchHitRow[]; total: number }> {
   const query = knex.raw("websearch_to_tsquery('english', ?)", [q]);
-  const base = knex("messages as m").where("m.user_id", userId).whereRaw("m.search @@ ?", [query]);
-  const [rows, counted] = await Promise.all([
-    base.clone()
-      .join("conversations as c", "c.id", "m.conversation_id")
-      .select(MESSAGE_COLUMNS.map((column) => `m.${column}`))
-      .select({ conversation_title: "c.title" })
-      .select(
-        knex.raw(
-          "ts_headline('english', translate(m.content, ?, '  '), ?, ?) as highlight_raw",
-          [`${page.startMark}${page.stopMark}`, query, `StartSel=${page.startMark}, StopSel=${page.stopMark}, HighlightAll=true`],
-        ),
-      )
-      .orderByRaw("ts_rank_cd(m.search, ?) desc, m.created_at desc, m.id desc", [query])
-      .limit(page.limit)
-      .offset(page.offset),
-    base.clone().count<{ count: number }[]>({ count: "*" }),
-  ]);
-  return { rows: rows as SearchHitRow[], total: Number(counted[0]?.count ?? 0) };
+  const hits = knex("messages as m")
+    .join("conversations as c", "c.id", "m.conversation_id")
+    .select(MESSAGE_COLUMNS.map((column) => `m.${column}`))
+    .select({ conversation_title: "c.title" })
+    .select(
+      knex.raw(
+        "ts_headline('english', translate(m.content, ?, '  '), ?, ?) as highlight_raw",
+        [`${marks.start}${marks.stop}`, query, `StartSel=${marks.start}, StopSel=${marks.stop}, HighlightAll=true`],
+      ),
+    )
+    // Selected under a name so that the order, which takes no bindings, can refer to it.
+    .select(knex.raw("ts_rank_cd(m.search, ?) as search_rank", [query]))
+    .where("m.user_id", userId)
+    .whereRaw("m.search @@ ?", [query]);
+  return offsetPage<SearchHitRow>(hits, "search_rank desc, m.created_at desc, m.id desc", window);
 }

@@ -1,8 +1,12 @@
 import type { components } from "../../generated/openapi.d.ts";
-import type { ConversationRow, MessageRow } from "./store.ts";
+import { renderHighlight } from "./highlight.ts";
+import type { ConversationRow, MessageRow, SearchHitRow } from "./store.ts";
 
 export type Message = components["schemas"]["Message"];
 export type Conversation = components["schemas"]["Conversation"];
+type ConversationDetail = components["schemas"]["ConversationDetail"];
+type SearchHit = components["schemas"]["ConversationSearchHit"];
+type MessageExchange = components["schemas"]["MessageExchange"];
 
 /** A stored message as the API shows it; only replies carry `citations`. */
 export function toMessage(row: MessageRow): Message {
@@ -26,4 +30,21 @@ export function toConversation(row: ConversationRow): Conversation {
     updated_at: row.updated_at.toISOString(),
     message_count: row.message_count,
   };
+}
+
+/** A conversation with its most recent messages, given newest first (as read) and shown oldest first. */
+export function toConversationDetail(row: ConversationRow, recentFirst: MessageRow[]): ConversationDetail {
+  return { ...toConversation(row), messages: [...recentFirst].reverse().map(toMessage) };
+}
+
+export function toSearchHit(row: SearchHitRow): SearchHit {
+  return {
+    message: toMessage(row),
+    conversation: { id: row.conversation_id, title: row.conversation_title },
+    highlight: renderHighlight(row.highlight_raw),
+  };
+}
+
+export function toExchange(exchange: { userMessage: MessageRow; reply: MessageRow }): MessageExchange {
+  return { user_message: toMessage(exchange.userMessage), assistant_message: toMessage(exchange.reply) };
 }

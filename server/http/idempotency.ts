@@ -11,23 +11,31 @@ import { claimKey, completeKey, findKey, reclaimKey, releaseKey } from "./idempo
 export const REPLAYED = "Idempotent-Replayed";
 
 /**
- * What a handler of a non-JSON operation (the chat stream) gets for its `Idempotency-Key`: such a
- * response cannot be stored and replayed byte for byte, so the handler records an outcome of its
- * own and a retry receives it as `previous`, to replay it or to finish what the first attempt left.
+ * What the handler of an operation that does not answer JSON (the chat stream) gets for its
+ * `Idempotency-Key`: such a response cannot be stored and replayed byte for byte, so the handler
+ * records an outcome of its own, and a retry receives it as `previous` to replay it or to finish
+ * what the first attempt left. `Outcome` is the handler's own record (JSON).
  */
-export interface IdempotentOutcome {
+export interface IdempotentOutcome<Outcome> {
   /** The outcome an earlier request with this key recorded; undefined on the first request. */
-  previous: unknown;
+  readonly previous: Outcome | undefined;
   /** Takes the key over again to redo an unfinished attempt; false when another retry holds it. */
-  reclaim: () => Promise<boolean>;
+  reclaim(): Promise<boolean>;
   /** Records the outcome for retries. A key that is held and not recorded is released on close. */
-  record: (outcome: unknown) => Promise<void>;
+  record(outcome: Outcome): Promise<void>;
+  /** Marks the response as the replay of `previous` (the `Idempotent-Replayed` header). */
+  markReplayed(): void;
 }
 
 const OUTCOME = Symbol("idempotent outcome");
+type WithOutcome = Request & { [OUTCOME]?: IdempotentOutcome<unknown> };
 
-export function idempotentOutcomeOf(req: Request): IdempotentOutcome | undefined {
-  return (req as Request & { [OUTCOME]?: IdempotentOutcome })[OUTCOME];
+/**
+ * The `Idempotency-Key` of this request, for the handler of an operation that does not answer JSON;
+ * undefined when the request carries none (or the operation does not declare it).
+ */
+export function idempotentOutcomeOf<Outcome>(req: Request): IdempotentOutcome<Outcome> | undefined {
+  return (req as WithOutcome)[OUTCOME] as IdempotentOutcome<Outcome> | undefined;
 }
 
 /**
@@ -96,15 +104,18 @@ export function idempotency(services: Services): RequestHandler {
 
   function attachOutcome(req: Request, res: Response, scope: string, key: string, state: { previous: unknown; held: boolean }): void {
     let recorded = false;
-    const outcome: IdempotentOutcome = {
+    const outcome: IdempotentOutcome<unknown> = {
       previous: state.previous,
       reclaim: async () => (state.held = await reclaimKey(knex, scope, key)),
       record: async (value) => {
         recorded = true;
         await completeKey(knex, scope, key, { status: 200, body: value, headers: {} });
       },
+      markReplayed: () => {
+        res.set(REPLAYED, "true");
+      },
     };
-    (req as Request & { [OUTCOME]?: IdempotentOutcome })[OUTCOME] = outcome;
+    (req as WithOutcome)[OUTCOME] = outcome;
     res.once("close", () => {
       if (state.held && !recorded) releaseKey(knex, scope, key).catch((error: unknown) => req.log.error({ err: error }, "could not release an idempotency key"));
     });

@@ -1,18 +1,32 @@
 import type { Response } from "express";
 
 /**
+ * Aborts with `reason` when the connection closes before the response has ended: the client left.
+ * Taken before a response starts, it also covers the work done before the first byte.
+ */
+export function abortOnClose(res: Response, reason: unknown = new DOMException("The client disconnected", "AbortError")): AbortSignal {
+  const controller = new AbortController();
+  res.once("close", () => {
+    if (!res.writableEnded) controller.abort(reason);
+  });
+  return controller.signal;
+}
+
+/**
  * A server-sent events writer in the manner of hono's `streamSSE`: named events with JSON data,
  * written and flushed at once (no buffering, no compression), a comment line every `keepAliveMs`
- * so that proxies keep the connection open, and `aborted` once the client has gone.
+ * so that proxies keep the connection open, and `signal` aborted once the client has gone.
  */
 export class SSEWriter {
   readonly #res: Response;
-  readonly #controller = new AbortController();
+  readonly #signal: AbortSignal;
   #keepAlive: NodeJS.Timeout | undefined;
   #closed = false;
 
-  constructor(res: Response, options: { keepAliveMs: number }) {
+  /** `signal`: what tells that the client left, when the caller took it before the stream (`abortOnClose`). */
+  constructor(res: Response, options: { keepAliveMs: number; signal?: AbortSignal }) {
     this.#res = res;
+    this.#signal = options.signal ?? abortOnClose(res);
     res.status(200);
     res.set({
       "Content-Type": "text/event-stream; charset=utf-8",
@@ -23,21 +37,18 @@ export class SSEWriter {
     });
     res.flushHeaders();
     res.socket?.setNoDelay(true);
-    res.on("close", () => {
-      if (!this.#closed) this.#controller.abort(new DOMException("The client disconnected", "AbortError"));
-      this.#stop();
-    });
+    res.once("close", () => this.#stop());
     this.#keepAlive = setInterval(() => this.comment("keep-alive"), options.keepAliveMs);
     this.#keepAlive.unref();
   }
 
   /** Aborts when the client disconnects before the stream is closed. */
   get signal(): AbortSignal {
-    return this.#controller.signal;
+    return this.#signal;
   }
 
   get open(): boolean {
-    return !this.#closed && !this.#controller.signal.aborted;
+    return !this.#closed && !this.#signal.aborted;
   }
 
   /** One event; its data is JSON on a single line, so it needs no `data:` splitting. */

@@ -3,6 +3,8 @@ import { setTimeout as delay } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { handlers } from "../../server/handlers.ts";
 import { ApiError } from "../../server/http/errors.ts";
+import { idempotentOutcomeOf } from "../../server/http/idempotency.ts";
+import { HANDLED } from "../../server/http/router.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
 import { apiKeyFor, registerUser } from "../support/users.ts";
 
@@ -12,6 +14,9 @@ let service: TestService;
 let clock = new Date();
 let created = 0;
 let listed = 0;
+/** Runs of the stand-in stream handler; what it does next: record its outcome, or leave without one. */
+let streamed = 0;
+let streamBehaviour: "record" | "leave" = "record";
 /** What the stand-in create handler does next: answer at once, slowly, or fail upstream. */
 let behaviour: "ok" | "slow" | "upstream_error" = "ok";
 /** API keys of three users, by name. */
@@ -29,6 +34,20 @@ beforeAll(async () => {
         if (behaviour === "upstream_error") throw new ApiError(502, "upstream_error", "x");
         const webhook = { id: randomUUID(), url: body.url, events: body.events, secret: "s".repeat(32), active: true as const };
         return { status: 201, body: { ...webhook, created_at: new Date().toISOString() } };
+      },
+      // An operation that answers no JSON records an outcome of its own through the middleware's API.
+      conversations_stream_message: async ({ req, res }) => {
+        const key = idempotentOutcomeOf<{ run: number }>(req);
+        res.status(200).type("text/event-stream");
+        if (key?.previous) {
+          key.markReplayed();
+          res.end(`event: replay\ndata: ${JSON.stringify(key.previous)}\n\n`);
+          return HANDLED;
+        }
+        streamed += 1;
+        if (streamBehaviour === "record") await key?.record({ run: streamed });
+        res.end(`event: run\ndata: ${JSON.stringify({ run: streamed })}\n\n`);
+        return HANDLED;
       },
       webhooks_list: async () => {
         listed += 1;
@@ -165,6 +184,41 @@ describe("Idempotency-Key", () => {
       ).toBe(1);
     } finally {
       clock = new Date();
+    }
+  });
+
+  it("gives a streaming handler its recorded outcome on a retry, and releases a key left without one", async () => {
+    const conversationId = randomUUID();
+    const stream = (key: string) =>
+      service.fetch(`/v1/conversations/${conversationId}/messages/stream`, {
+        method: "POST",
+        headers: { ...jsonHeaders, "x-api-key": keys.idempotency, "idempotency-key": key },
+        body: JSON.stringify({ content: "hello" }),
+      });
+    const recorded = randomUUID();
+    const first = await stream(recorded);
+    const run = streamed;
+    expect(await first.text()).toContain(`"run":${run}`);
+    const retry = await stream(recorded);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(await retry.text()).toBe(`event: replay\ndata: {"run":${run}}\n\n`);
+    expect(streamed).toBe(run);
+
+    streamBehaviour = "leave";
+    try {
+      const left = randomUUID();
+      await (await stream(left)).text();
+      // The key is released once the first response has closed; until then a retry is "in progress".
+      let again = await stream(left);
+      for (let tries = 0; again.status === 409 && tries < 100; tries++) {
+        await again.text();
+        await delay(50);
+        again = await stream(left);
+      }
+      expect(again.headers.get("idempotent-replayed")).toBeNull();
+      expect(await again.text()).toContain(`"run":${run + 2}`);
+    } finally {
+      streamBehaviour = "record";
     }
   });
 

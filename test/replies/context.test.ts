@@ -1,22 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { assembleContext, formatKnowledge, KNOWLEDGE_PREAMBLE } from "../../server/conversations/context.ts";
-import type { MessageRow } from "../../server/conversations/store.ts";
+import { assembleContext, formatKnowledge, KNOWLEDGE_PREAMBLE } from "../../server/replies/context.ts";
+import type { PastTurn } from "../../server/replies/types.ts";
 import { countChatTokens, countTokens } from "../../server/providers/llm/tokens.ts";
 
 // Context assembly: what the model is sent, and what is left out when the budget is tight.
-const message = (i: number, content = `message number ${i} `.repeat(10)): MessageRow => ({
+const message = (i: number, content = `message number ${i} `.repeat(10)): PastTurn => ({
   id: `m${i}`,
-  conversation_id: "c",
-  user_id: "u",
-  persona_id: "p",
   role: i % 2 === 0 ? "user" : "assistant",
   content,
-  content_tokens: countTokens(content),
-  model: null,
-  input_tokens: null,
-  output_tokens: null,
-  citations: null,
-  created_at: new Date(i * 1000),
+  tokens: countTokens(content),
 });
 // The store reads history newest first.
 const history = (count: number) => Array.from({ length: count }, (_, i) => message(i)).reverse();

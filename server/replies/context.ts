@@ -1,7 +1,7 @@
 import type { RetrievedChunk } from "../knowledge/retrieval.ts";
 import { countTokens, truncateToTokens } from "../providers/llm/tokens.ts";
 import type { ChatTurn } from "../providers/llm/types.ts";
-import type { MessageRow } from "./store.ts";
+import type { PastTurn } from "./types.ts";
 
 // Per-turn overhead OpenAI documents (role and separators), so budgets hold for the real bill.
 const TURN_OVERHEAD = 4;
@@ -19,7 +19,7 @@ export interface ContextInput {
   instructions: string;
   greeting: string | null;
   /** Earlier messages, newest first (as read from the store). */
-  history: MessageRow[];
+  history: readonly PastTurn[];
   userMessage: string;
   knowledge: RetrievedChunk[];
   /** Tokens the whole context may use: the model's window minus room for the reply. */
@@ -73,7 +73,7 @@ export function assembleContext(input: ContextInput): AssembledContext {
 
   const history: ChatTurn[] = [];
   for (const message of input.history) {
-    const cost = (message.content_tokens || countTokens(message.content)) + TURN_OVERHEAD;
+    const cost = (message.tokens || countTokens(message.content)) + TURN_OVERHEAD;
     if (cost > remaining) break;
     remaining -= cost;
     history.push({ role: message.role, content: message.content });

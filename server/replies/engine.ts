@@ -1,0 +1,145 @@
+import { v7 as uuidv7 } from "uuid";
+import { reserveMessage, type MessageReservation } from "../billing/usage.ts";
+import { ApiError } from "../http/errors.ts";
+import { countTokens } from "../providers/llm/tokens.ts";
+import { UpstreamError, type ChatRequest, type TokenUsage } from "../providers/llm/types.ts";
+import type { Services } from "../services.ts";
+import { assembleContext } from "./context.ts";
+import type { Citation, InputRecord, Reply, ReplyContext, ReplyEvent, ReplyRecord, ReplyRequest } from "./types.ts";
+
+/**
+ * Gets a reply ready: reserves one message of the user's quota while the context loads (one round
+ * trip for both), then answers a `Reply` to iterate. Throws what must be refused before anything
+ * runs: 402 when the quota is used up, or the context source's own error; either way nothing stays
+ * reserved. From here on every failure is an `error` event, never a throw.
+ */
+export async function beginReply(services: Services, request: ReplyRequest): Promise<Reply> {
+  const text = typeof request.input === "string" ? request.input : request.input.content;
+  // A refused quota stops the load, so an over-quota send costs no embeddings call.
+  const refused = new AbortController();
+  const signal = request.signal ? AbortSignal.any([request.signal, refused.signal]) : refused.signal;
+  const reserving = reserveMessage(services, request.userId);
+  reserving.catch(() => refused.abort());
+  const loading = (async () => request.context.load(text, signal))();
+  const [reserved, loaded] = await Promise.allSettled([reserving, loading]);
+  if (reserved.status === "rejected") throw reserved.reason;
+  if (loaded.status === "rejected") {
+    await reserved.value.release();
+    throw loaded.reason;
+  }
+  const reservation = reserved.value;
+  let started = false;
+  return {
+    cancel: () => reservation.release(),
+    [Symbol.asyncIterator]() {
+      if (started) throw new Error("A reply runs once");
+      started = true;
+      return run(services, request, reservation, loaded.value);
+    },
+  };
+}
+
+async function* run(services: Services, request: ReplyRequest, reservation: MessageReservation, context: ReplyContext): AsyncGenerator<ReplyEvent> {
+  const { signal, sink } = request;
+  const input = typeof request.input === "string" ? inputRecord(request.input, services.now()) : request.input;
+  const inputStoredBefore = typeof request.input !== "string";
+  const streaming = request.mode === "stream";
+  // Streamed: the input is stored while the model is asked, so the first delta need not wait for it.
+  let storingInput: Promise<void> = Promise.resolve();
+  if (streaming && !inputStoredBefore) {
+    storingInput = sink.store([input]);
+    storingInput.catch(() => undefined);
+  }
+  let ended = false;
+  try {
+    const { call, citations } = modelRequest(services, request, context, input);
+    let text = "";
+    let model = call.model;
+    let usage: TokenUsage | undefined;
+    if (streaming) {
+      for await (const chunk of services.llm.stream(call)) {
+        if (chunk.type === "delta") {
+          text += chunk.content;
+          yield { type: "delta", content: chunk.content };
+        } else {
+          usage = chunk.usage;
+        }
+      }
+    } else {
+      const completion = await services.llm.complete(call);
+      ({ content: text, model, usage } = completion);
+      yield { type: "delta", content: text };
+    }
+    await storingInput;
+    if (signal?.aborted) throw signal.reason;
+    const reply: ReplyRecord = {
+      id: uuidv7(),
+      role: "assistant",
+      content: text,
+      tokens: countTokens(text),
+      createdAt: services.now(),
+      model,
+      usage: usage ?? { inputTokens: 0, outputTokens: countTokens(text) },
+      citations,
+    };
+    await sink.store(streaming || inputStoredBefore ? [reply] : [input, reply]);
+    ended = true;
+    yield { type: "done", input, reply };
+  } catch (error) {
+    ended = true;
+    yield await fail(error);
+  } finally {
+    // The caller stopped iterating before the end (`break`, `return()`): a stop like an abort.
+    if (!ended) await fail(new Error("The caller stopped reading the reply"), true);
+  }
+
+  async function fail(error: unknown, abandoned = false): Promise<ReplyEvent> {
+    await reservation.release().catch((failure: unknown) => services.log.error({ err: failure }, "could not give back a message quota"));
+    const stopped = abandoned || signal?.aborted === true;
+    const failure = stopped ? stopFailure(signal?.reason) : upstreamFailure(error);
+    if (!stopped && failure.status === 500) services.log.error({ err: error }, "reply failed");
+    const inputStored = inputStoredBefore || (streaming && (await storingInput.then(() => true, () => false)));
+    const inputId = inputStored ? input.id : null;
+    await sink.failed(failure, inputId).catch((failure2: unknown) => services.log.error({ err: failure2 }, "could not record a failed reply"));
+    return { type: "error", error: failure, inputId };
+  }
+}
+
+function inputRecord(content: string, at: Date): InputRecord {
+  return { id: uuidv7(), role: "user", content, tokens: countTokens(content), createdAt: at };
+}
+
+/** The model's request: persona, knowledge and history fitted to the budget, and what it cites. */
+function modelRequest(services: Services, request: ReplyRequest, context: ReplyContext, input: InputRecord): { call: ChatRequest & { model: string }; citations: Citation[] } {
+  const { llm } = services.config;
+  const assembled = assembleContext({
+    instructions: request.persona.instructions,
+    greeting: request.persona.greeting_message,
+    // A stored input read back with the history would be in the context twice.
+    history: context.history.filter((turn) => turn.id === undefined || turn.id !== input.id),
+    userMessage: input.content,
+    knowledge: context.knowledge,
+    budget: llm.contextTokens - llm.maxOutputTokens,
+  });
+  return {
+    call: {
+      model: request.persona.model,
+      messages: assembled.turns,
+      maxOutputTokens: llm.maxOutputTokens,
+      purpose: "reply",
+      ...(request.signal ? { signal: request.signal } : {}),
+    },
+    citations: assembled.used.map(({ chunk_id, document_id, filename, chunk_index, similarity }) => ({ chunk_id, document_id, filename, chunk_index, similarity })),
+  };
+}
+
+/** What the caller is told when the model provider fails; never the provider's own text, which may carry secrets. */
+function upstreamFailure(error: unknown): ApiError {
+  if (error instanceof UpstreamError) return new ApiError(502, "upstream_error", error.message);
+  return new ApiError(500, "internal_error", "The reply could not be generated");
+}
+
+function stopFailure(reason: unknown): ApiError {
+  if (reason instanceof ApiError) return reason;
+  return new ApiError(500, "internal_error", "The reply was stopped before it was complete");
+}

@@ -52,5 +52,5 @@ export const handlers: HandlerMap = {
     "integrations_connect_workspace", "integrations_get", "integrations_update", "integrations_delete",
     "integrations_test",
   ]),
-  ...notLive("webhooks", ["webhooks_create", "webhooks_list", "webhooks_update", "webhooks_delete"]),
+  ...notLive("webhooks", ["webhooks_create", "webhooks_list", "webhooks_update", "webhooks_delete", "webhooks_list_deliveries", "webhooks_redeliver"]),
 };

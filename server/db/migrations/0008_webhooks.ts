@@ -1,0 +1,75 @@
+import type { Knex } from "knex";
+
+/**
+ * Webhooks (DECISIONS: Webhooks, Variant A): registrations with their secret encrypted at rest, and
+ * one delivery row per event and webhook, which is the delivery's state (attempts, lease, outcome)
+ * and its log. A trigger on the event outbox queues the fan-out job in the transaction that records
+ * the event, but only when the user has a webhook that wants it; other events are marked dispatched
+ * on the spot, so chats without webhooks pay one indexed lookup and nothing more.
+ */
+export async function up(knex: Knex): Promise<void> {
+  await knex.schema.createTable("webhooks", (table) => {
+    table.uuid("id").primary();
+    table.uuid("user_id").notNullable().references("users.id").onDelete("CASCADE");
+    table.text("url").notNullable();
+    table.specificType("events", "text[]").notNullable();
+    table.text("secret_encrypted").notNullable();
+    table.boolean("active").notNullable().defaultTo(true);
+    table.integer("consecutive_failures").notNullable().defaultTo(0);
+    table.timestamp("disabled_at", { useTz: true });
+    table.timestamp("created_at", { useTz: true }).notNullable();
+    table.timestamp("updated_at", { useTz: true }).notNullable();
+  });
+  await knex.raw("CREATE INDEX webhooks_user ON webhooks (user_id, created_at DESC, id DESC)");
+
+  await knex.schema.createTable("webhook_deliveries", (table) => {
+    table.uuid("id").primary();
+    table.uuid("webhook_id").notNullable().references("webhooks.id").onDelete("CASCADE");
+    table.uuid("user_id").notNullable().references("users.id").onDelete("CASCADE");
+    // The outbox event's id: the body's `id` and the `webhook-id` header, the same on every attempt.
+    table.uuid("event_id").notNullable();
+    table.text("event_type").notNullable();
+    // The exact bytes sent, so that every attempt and redelivery carries the same body.
+    table.text("body").notNullable();
+    table.text("status").notNullable();
+    table.integer("attempts").notNullable().defaultTo(0);
+    table.integer("response_status");
+    table.integer("latency_ms");
+    table.text("error");
+    table.timestamp("next_attempt_at", { useTz: true });
+    // Set while a worker is attempting the delivery; a lease left by a crashed worker runs out.
+    table.timestamp("locked_until", { useTz: true });
+    table.timestamp("last_attempt_at", { useTz: true });
+    table.uuid("redelivery_of").references("webhook_deliveries.id").onDelete("SET NULL");
+    table.timestamp("created_at", { useTz: true }).notNullable();
+  });
+  await knex.raw("ALTER TABLE webhook_deliveries ADD CONSTRAINT webhook_deliveries_status CHECK (status IN ('pending', 'succeeded', 'failed'))");
+  // Fan-out may run twice for one event (a retried or rescued job): the second finds its rows made.
+  await knex.raw("CREATE UNIQUE INDEX webhook_deliveries_event ON webhook_deliveries (webhook_id, event_id) WHERE redelivery_of IS NULL");
+  await knex.raw("CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending'");
+  await knex.raw("CREATE INDEX webhook_deliveries_log ON webhook_deliveries (webhook_id, created_at DESC, id DESC)");
+  await knex.raw("CREATE INDEX webhook_deliveries_age ON webhook_deliveries (created_at)");
+  await knex.raw("CREATE INDEX webhook_deliveries_user ON webhook_deliveries (user_id)");
+
+  await knex.raw(`
+    CREATE FUNCTION webhooks_outbox_dispatch() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF NEW.dispatched_at IS NULL THEN
+        IF EXISTS (SELECT 1 FROM webhooks w WHERE w.user_id = NEW.user_id AND w.active AND NEW.type = ANY (w.events)) THEN
+          PERFORM graphile_worker.add_job('webhooks_fanout', json_build_object('event_id', NEW.id), max_attempts => 5);
+        ELSE
+          NEW.dispatched_at := NEW.created_at;
+        END IF;
+      END IF;
+      RETURN NEW;
+    END
+    $$`);
+  await knex.raw("CREATE TRIGGER webhooks_outbox_dispatch BEFORE INSERT ON event_outbox FOR EACH ROW EXECUTE FUNCTION webhooks_outbox_dispatch()");
+}
+
+export async function down(knex: Knex): Promise<void> {
+  await knex.raw("DROP TRIGGER IF EXISTS webhooks_outbox_dispatch ON event_outbox");
+  await knex.raw("DROP FUNCTION IF EXISTS webhooks_outbox_dispatch()");
+  await knex.schema.dropTable("webhook_deliveries");
+  await knex.schema.dropTable("webhooks");
+}

@@ -37,6 +37,8 @@ export function postOnce(url: URL, body: string, headers: Record<string, string>
     const literalRange = literal && !options.allowPrivate ? forbiddenRange(literal) : undefined;
     if (literalRange) return resolve(done(false, null, `address not allowed: ${literal} (${literalRange})`));
     const https = url.protocol === "https:";
+    // A webhook registered while the development setting was on stays refused once it is off.
+    if (!https && !options.allowPrivate) return resolve(done(false, null, "HTTPS required"));
     let settled = false;
     let req: ClientRequest | undefined;
     const finish = (result: AttemptResult) => {

@@ -40,28 +40,27 @@ export function postOnce(url: URL, body: string, headers: Record<string, string>
     // A webhook registered while the development setting was on stays refused once it is off.
     if (!https && !options.allowPrivate) return resolve(done(false, null, "HTTPS required"));
     let settled = false;
-    let req: ClientRequest | undefined;
+    const req: ClientRequest = (https ? httpsRequest : httpRequest)(url, {
+      method: "POST",
+      agent: https ? agents.https : agents.http,
+      lookup: guardedLookup(options.allowPrivate),
+      headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body).toString(), "user-agent": "Persona-Webhooks/1", ...headers },
+    });
+    const timer = setTimeout(() => {
+      finish(done(false, null, `timeout after ${options.timeoutMs} ms`));
+      req.destroy();
+    }, options.timeoutMs);
     const finish = (result: AttemptResult) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       resolve(result);
     };
-    const timer = setTimeout(() => {
-      finish(done(false, null, `timeout after ${options.timeoutMs} ms`));
-      req?.destroy();
-    }, options.timeoutMs);
-    req = (https ? httpsRequest : httpRequest)(url, {
-      method: "POST",
-      agent: https ? agents.https : agents.http,
-      lookup: guardedLookup(options.allowPrivate),
-      headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body).toString(), "user-agent": "Persona-Webhooks/1", ...headers },
-    });
     req.on("socket", (socket: Socket) => {
       // Belt and braces: the address actually connected to, whatever resolved it.
       const check = () => {
         const range = !options.allowPrivate && socket.remoteAddress ? forbiddenRange(socket.remoteAddress) : undefined;
-        if (range) req!.destroy(new BlockedAddressError(`connected to ${socket.remoteAddress}, a ${range} address`));
+        if (range) req.destroy(new BlockedAddressError(`connected to ${socket.remoteAddress}, a ${range} address`));
       };
       if (socket.connecting) socket.once("connect", check);
       else check();

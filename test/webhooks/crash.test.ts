@@ -90,7 +90,7 @@ describe("a worker killed mid-batch", () => {
     const seen = new Set(hook.received.map((entry) => String(entry.headers["webhook-id"])));
     expect([...seen].every((id) => expected.has(id))).toBe(true);
     expect(seen.size).toBe(EVENTS);
-    const statuses = await knex("webhook_deliveries").select("status").count({ n: "*" }).groupBy("status");
+    const statuses = (await knex("webhook_deliveries").select("status").count({ n: "*" }).groupBy("status")) as { status: string; n: number }[];
     expect(statuses.map((row) => ({ status: row.status, n: Number(row.n) }))).toEqual([{ status: "succeeded", n: EVENTS }]);
     second.child.kill("SIGTERM");
     await new Promise((done) => second.child.once("exit", done));

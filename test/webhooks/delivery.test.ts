@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { retryDelayMs } from "../../server/webhooks/delivery.ts";
 import { createConversation, createPersona, eventually, sendBlocking } from "../support/chat.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
-import { registerUser, type TestUser } from "../support/users.ts";
+import { registerUser } from "../support/users.ts";
 import { createWebhook, deliveries, emit, loopbackEnv, outboxIds } from "./helpers.ts";
 import { startReceiver, type Receiver } from "./receiver.ts";
 

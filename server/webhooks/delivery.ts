@@ -7,7 +7,7 @@ import { postOnce } from "./sender.ts";
 import { secretBox } from "./secrets.ts";
 import { signatureHeaders } from "./signing.ts";
 import {
-  claimDue, countFailure, fanOutEvent, hasPendingWork, recordAttempt, resetFailures, undispatchedEvents,
+  claimDue, countFailure, fanOutPending, hasPendingWork, recordAttempt, recordSuccesses, resetFailures,
   type ClaimFilter, type ClaimedDelivery, type OutboxEventRow,
 } from "./store.ts";
 
@@ -46,17 +46,27 @@ export function eventBody(event: OutboxEventRow): string {
   return JSON.stringify({ id: event.id, type: event.type, created_at: event.created_at.toISOString(), data: event.data });
 }
 
-/** Fans one outbox event out into deliveries, then attempts them at once. */
-export async function fanOut(services: Services, eventId: string): Promise<void> {
+/** Events fanned out per transaction. */
+const FANOUT_BATCH = 500;
+
+/**
+ * Fans out every outbox event waiting for it (this worker's share, when several run), then attempts
+ * the due deliveries. Woken by the outbox trigger once per inserting statement, so a burst of events
+ * costs a few jobs, not one per event.
+ */
+export async function fanOut(services: Services): Promise<void> {
   const knex = services.db.knex;
-  const created = await knex.transaction((trx) => fanOutEvent(trx, eventId, services.now(), eventBody));
-  if (created > 0) {
-    await keepSweepScheduled(services);
-    await deliverDue(services, { eventId });
+  let taken = 0;
+  for (;;) {
+    const n = await knex.transaction((trx) => fanOutPending(trx, services.now(), FANOUT_BATCH, eventBody));
+    taken += n;
+    if (n < FANOUT_BATCH) break;
   }
+  if (taken > 0) await keepSweepScheduled(services);
+  await deliverDue(services);
 }
 
-/** Attempts due deliveries (of one event, one delivery, or any) until none is left that this call may take. */
+/** Attempts due deliveries (one, or any) until none is left that this call may take. */
 export async function deliverDue(services: Services, filter: ClaimFilter = {}, budgetMs = 60_000): Promise<number> {
   const started = Date.now();
   let attempted = 0;
@@ -64,19 +74,21 @@ export async function deliverDue(services: Services, filter: ClaimFilter = {}, b
     const now = services.now();
     const claimed = await claimDue(services.db.knex, now, new Date(now.getTime() + leaseMs(services)), BATCH, filter);
     if (claimed.length === 0) return attempted;
-    await Promise.all(claimed.map((delivery) => attempt(services, delivery)));
+    const outcomes = await Promise.all(claimed.map((delivery) => attempt(services, delivery)));
+    await recordSuccesses(services.db.knex, outcomes.filter((outcome) => outcome !== undefined));
     attempted += claimed.length;
     if (filter.deliveryId || Date.now() - started > budgetMs) return attempted;
   }
 }
 
-async function attempt(services: Services, delivery: ClaimedDelivery): Promise<void> {
+/** One attempt; a success is answered for the caller to record with the rest of its batch, anything else is recorded here. */
+async function attempt(services: Services, delivery: ClaimedDelivery): Promise<{ id: string; status: number; latencyMs: number } | undefined> {
   const knex = services.db.knex;
   const { config } = services;
   if (!delivery.active) {
     // Paused or disabled since the event: not sent, and not counted as the receiver's failure.
     await recordAttempt(knex, delivery.id, { status: "failed", responseStatus: null, latencyMs: null, error: "webhook inactive", nextAttemptAt: null });
-    return;
+    return undefined;
   }
   let result;
   try {
@@ -88,9 +100,8 @@ async function attempt(services: Services, delivery: ClaimedDelivery): Promise<v
     result = { ok: false, status: null, latencyMs: 0, error: "internal error" };
   }
   if (result.ok) {
-    await recordAttempt(knex, delivery.id, { status: "succeeded", responseStatus: result.status, latencyMs: result.latencyMs, error: null, nextAttemptAt: null });
-    await resetFailures(knex, delivery.webhook_id);
-    return;
+    if (delivery.consecutive_failures > 0) await resetFailures(knex, delivery.webhook_id);
+    return { id: delivery.id, status: result.status!, latencyMs: result.latencyMs };
   }
   const outcome = { responseStatus: result.status, latencyMs: result.latencyMs, error: result.error };
   if (delivery.attempts < MAX_ATTEMPTS) {
@@ -99,7 +110,7 @@ async function attempt(services: Services, delivery: ClaimedDelivery): Promise<v
       await recordAttempt(trx, delivery.id, { status: "pending", nextAttemptAt, ...outcome });
       await addJobIn(trx, DELIVER_TASK, { delivery_id: delivery.id }, { runAt: nextAttemptAt, maxAttempts: 3 });
     });
-    return;
+    return undefined;
   }
   const disabled = await knex.transaction(async (trx) => {
     await recordAttempt(trx, delivery.id, { status: "failed", nextAttemptAt: null, ...outcome });
@@ -115,6 +126,7 @@ async function attempt(services: Services, delivery: ClaimedDelivery): Promise<v
     return disabledNow;
   });
   if (disabled) await tellOwner(services, delivery);
+  return undefined;
 }
 
 async function tellOwner(services: Services, delivery: ClaimedDelivery): Promise<void> {
@@ -156,17 +168,13 @@ export async function keepSweepScheduled(services: Services, knex: Knex = servic
 }
 
 /**
- * Picks up whatever a dead worker left: events not fanned out within a lease, and due deliveries
- * whose lease ran out. Schedules itself again while anything is still in flight.
+ * Picks up whatever a dead worker left: events not fanned out (a fan-out job it held stays locked
+ * in the queue), and due deliveries whose lease ran out. Schedules itself again while anything is
+ * still in flight.
  */
 export async function sweep(services: Services): Promise<void> {
   const knex = services.db.knex;
-  const stale = new Date(services.now().getTime() - leaseMs(services));
-  for (;;) {
-    const events = await undispatchedEvents(knex, stale, 500);
-    for (const id of events) await knex.transaction((trx) => fanOutEvent(trx, id, services.now(), eventBody));
-    if (events.length < 500) break;
-  }
+  while ((await knex.transaction((trx) => fanOutPending(trx, services.now(), FANOUT_BATCH, eventBody))) === FANOUT_BATCH);
   const attempted = await deliverDue(services);
   if (attempted) services.log.info({ attempted }, "webhook sweep attempted deliveries");
   if (await hasPendingWork(knex)) {

@@ -8,7 +8,7 @@ export const DELIVERY_LOG_DAYS = 30;
 const PURGE_TASK = "webhooks_purge";
 
 export function webhookTasks(services: Services): TaskList {
-  const fanout: Task = async (payload) => fanOut(services, (payload as { event_id: string }).event_id);
+  const fanout: Task = async () => fanOut(services);
   const deliver: Task = async (payload) => {
     await deliverDue(services, { deliveryId: (payload as { delivery_id: string }).delivery_id });
   };

@@ -48,6 +48,7 @@ export interface ClaimedDelivery {
   url: string;
   secret_encrypted: string;
   active: boolean;
+  consecutive_failures: number;
 }
 
 // ------------------------------------------------------------------ registrations
@@ -122,18 +123,27 @@ export interface OutboxEventRow {
 }
 
 /**
- * Creates the deliveries of one outbox event, one per active webhook of its user subscribed to its
- * type, and marks the event dispatched. Running it again for the same event adds nothing.
- * `body` turns the event into the exact bytes every attempt will send.
+ * Fans out up to `limit` outbox events not dispatched yet (skipping those another worker holds):
+ * one delivery per event and active webhook of its user subscribed to its type, then marks the
+ * events dispatched. Running it again over the same events adds nothing. `body` turns an event
+ * into the exact bytes every attempt will send. Answers how many events it took.
  */
-export async function fanOutEvent(trx: Knex.Transaction, eventId: string, now: Date, body: (event: OutboxEventRow) => string): Promise<number> {
-  const event = (await trx("event_outbox").where({ id: eventId }).first()) as OutboxEventRow | undefined;
-  if (!event) return 0;
-  const hooks = (await trx("webhooks").select("id").where({ user_id: event.user_id, active: true }).whereRaw("? = ANY (events)", [event.type])) as { id: string }[];
-  let created = 0;
-  if (hooks.length) {
+export async function fanOutPending(trx: Knex.Transaction, now: Date, limit: number, body: (event: OutboxEventRow) => string): Promise<number> {
+  const events = (await trx("event_outbox")
+    .select("id", "user_id", "type", "data", "created_at")
+    .whereNull("dispatched_at")
+    .orderBy("created_at")
+    .limit(limit)
+    .forUpdate()
+    .skipLocked()) as OutboxEventRow[];
+  if (events.length === 0) return 0;
+  const users = [...new Set(events.map((event) => event.user_id))];
+  const hooks = (await trx("webhooks").select("id", "user_id", "events").where({ active: true }).whereIn("user_id", users)) as Pick<WebhookRow, "id" | "user_id" | "events">[];
+  const rows = events.flatMap((event) => {
+    const wanted = hooks.filter((hook) => hook.user_id === event.user_id && hook.events.includes(event.type));
+    if (wanted.length === 0) return [];
     const text = body(event);
-    const rows = hooks.map((hook) => ({
+    return wanted.map((hook) => ({
       id: uuidv7(),
       webhook_id: hook.id,
       user_id: event.user_id,
@@ -145,23 +155,17 @@ export async function fanOutEvent(trx: Knex.Transaction, eventId: string, now: D
       next_attempt_at: now,
       created_at: now,
     }));
-    const result = await trx.raw("? ON CONFLICT (webhook_id, event_id) WHERE redelivery_of IS NULL DO NOTHING", [trx("webhook_deliveries").insert(rows)]);
-    created = (result as { rowCount?: number }).rowCount ?? 0;
+  });
+  for (let start = 0; start < rows.length; start += 500) {
+    await trx.raw("? ON CONFLICT (webhook_id, event_id) WHERE redelivery_of IS NULL DO NOTHING", [trx("webhook_deliveries").insert(rows.slice(start, start + 500))]);
   }
-  await trx("event_outbox").where({ id: eventId }).whereNull("dispatched_at").update({ dispatched_at: now });
-  return created;
-}
-
-/** Outbox events still waiting for their fan-out although recorded before `before`. */
-export async function undispatchedEvents(knex: Knex, before: Date, limit: number): Promise<string[]> {
-  const rows = (await knex("event_outbox").select("id").whereNull("dispatched_at").where("created_at", "<", before).orderBy("created_at").limit(limit)) as { id: string }[];
-  return rows.map((row) => row.id);
+  await trx("event_outbox").whereIn("id", events.map((event) => event.id)).update({ dispatched_at: now });
+  return events.length;
 }
 
 // ------------------------------------------------------------------ attempts
 
 export interface ClaimFilter {
-  eventId?: string;
   deliveryId?: string;
 }
 
@@ -179,14 +183,13 @@ export async function claimDue(knex: Knex, now: Date, leaseUntil: Date, limit: n
     .limit(limit)
     .forUpdate()
     .skipLocked();
-  if (filter.eventId) due.where({ event_id: filter.eventId });
   if (filter.deliveryId) due.where({ id: filter.deliveryId });
   const result = await knex.raw(
     `UPDATE webhook_deliveries d
         SET locked_until = ?, attempts = d.attempts + 1, last_attempt_at = ?
        FROM webhooks w
       WHERE d.id IN (?) AND w.id = d.webhook_id
-  RETURNING d.id, d.webhook_id, d.user_id, d.event_id, d.body, d.attempts, w.url, w.secret_encrypted, w.active`,
+  RETURNING d.id, d.webhook_id, d.user_id, d.event_id, d.body, d.attempts, w.url, w.secret_encrypted, w.active, w.consecutive_failures`,
     [leaseUntil, now, due],
   );
   return (result as { rows: ClaimedDelivery[] }).rows;
@@ -209,6 +212,19 @@ export async function recordAttempt(knex: Knex, id: string, attempt: AttemptReco
     next_attempt_at: attempt.nextAttemptAt,
     locked_until: null,
   });
+}
+
+/** Marks many deliveries succeeded in one statement (the common case of a batch). */
+export async function recordSuccesses(knex: Knex, successes: { id: string; status: number; latencyMs: number }[]): Promise<void> {
+  if (successes.length === 0) return;
+  const values = successes.map(() => "(?::uuid, ?::int, ?::int)").join(", ");
+  await knex.raw(
+    `UPDATE webhook_deliveries d
+        SET status = 'succeeded', response_status = v.status, latency_ms = v.latency, error = NULL, next_attempt_at = NULL, locked_until = NULL
+       FROM (VALUES ${values}) AS v (id, status, latency)
+      WHERE d.id = v.id AND d.status = 'pending'`,
+    successes.flatMap((success) => [success.id, success.status, success.latencyMs]),
+  );
 }
 
 /** A success ends a run of failures; written only when there was one, to keep the hot path light. */

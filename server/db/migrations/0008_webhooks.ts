@@ -3,9 +3,9 @@ import type { Knex } from "knex";
 /**
  * Webhooks (DECISIONS: Webhooks, Variant A): registrations with their secret encrypted at rest, and
  * one delivery row per event and webhook, which is the delivery's state (attempts, lease, outcome)
- * and its log. A trigger on the event outbox queues the fan-out job in the transaction that records
- * the event, but only when the user has a webhook that wants it; other events are marked dispatched
- * on the spot, so chats without webhooks pay one indexed lookup and nothing more.
+ * and its log. Triggers on the event outbox queue the fan-out job in the transaction that records
+ * events, once per statement and only when some event has a webhook that wants it; other events
+ * are marked dispatched on the spot, so chats without webhooks pay one indexed lookup and nothing more.
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable("webhooks", (table) => {
@@ -51,25 +51,39 @@ export async function up(knex: Knex): Promise<void> {
   await knex.raw("CREATE INDEX webhook_deliveries_age ON webhook_deliveries (created_at)");
   await knex.raw("CREATE INDEX webhook_deliveries_user ON webhook_deliveries (user_id)");
 
+  // Per row: an event nobody subscribed to is dispatched on the spot.
   await knex.raw(`
-    CREATE FUNCTION webhooks_outbox_dispatch() RETURNS trigger LANGUAGE plpgsql AS $$
+    CREATE FUNCTION webhooks_outbox_mark() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
-      IF NEW.dispatched_at IS NULL THEN
-        IF EXISTS (SELECT 1 FROM webhooks w WHERE w.user_id = NEW.user_id AND w.active AND NEW.type = ANY (w.events)) THEN
-          PERFORM graphile_worker.add_job('webhooks_fanout', json_build_object('event_id', NEW.id), max_attempts => 5);
-        ELSE
-          NEW.dispatched_at := NEW.created_at;
-        END IF;
+      IF NEW.dispatched_at IS NULL AND NOT EXISTS (
+        SELECT 1 FROM webhooks w WHERE w.user_id = NEW.user_id AND w.active AND NEW.type = ANY (w.events)
+      ) THEN
+        NEW.dispatched_at := NEW.created_at;
       END IF;
       RETURN NEW;
     END
     $$`);
-  await knex.raw("CREATE TRIGGER webhooks_outbox_dispatch BEFORE INSERT ON event_outbox FOR EACH ROW EXECUTE FUNCTION webhooks_outbox_dispatch()");
+  await knex.raw("CREATE TRIGGER webhooks_outbox_mark BEFORE INSERT ON event_outbox FOR EACH ROW EXECUTE FUNCTION webhooks_outbox_mark()");
+  // Per statement: one fan-out job for whatever the statement left to dispatch, however many rows.
+  await knex.raw(`
+    CREATE FUNCTION webhooks_outbox_wake() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF EXISTS (SELECT 1 FROM inserted WHERE dispatched_at IS NULL) THEN
+        PERFORM graphile_worker.add_job('webhooks_fanout', '{}'::json, max_attempts => 5);
+      END IF;
+      RETURN NULL;
+    END
+    $$`);
+  await knex.raw(
+    "CREATE TRIGGER webhooks_outbox_wake AFTER INSERT ON event_outbox REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION webhooks_outbox_wake()",
+  );
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await knex.raw("DROP TRIGGER IF EXISTS webhooks_outbox_dispatch ON event_outbox");
-  await knex.raw("DROP FUNCTION IF EXISTS webhooks_outbox_dispatch()");
+  await knex.raw("DROP TRIGGER IF EXISTS webhooks_outbox_wake ON event_outbox");
+  await knex.raw("DROP TRIGGER IF EXISTS webhooks_outbox_mark ON event_outbox");
+  await knex.raw("DROP FUNCTION IF EXISTS webhooks_outbox_wake()");
+  await knex.raw("DROP FUNCTION IF EXISTS webhooks_outbox_mark()");
   await knex.schema.dropTable("webhook_deliveries");
   await knex.schema.dropTable("webhooks");
 }

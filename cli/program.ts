@@ -9,6 +9,7 @@ import { registerMailCommands } from "./commands/mail.ts";
 import { registerOAuthClientCommands } from "./commands/oauth-clients.ts";
 import { registerPersonaCommands } from "./commands/personas.ts";
 import { registerServerCommands } from "./commands/server.ts";
+import { registerWebhookCommands } from "./commands/webhooks.ts";
 import { examples } from "./help.ts";
 
 /** The whole command tree; every command group lives in its own file under commands/. */
@@ -49,5 +50,6 @@ export function buildProgram(): Command {
   registerKnowledgeCommands(program);
   registerChatCommand(program);
   registerExportCommand(program);
+  registerWebhookCommands(program);
   return program;
 }

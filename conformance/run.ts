@@ -59,6 +59,8 @@ async function startReal(): Promise<Running> {
       RATE_LIMIT_PER_MINUTE: "100000",
       AUTH_ATTEMPTS_PER_IP: "100000",
       AUTH_ATTEMPTS_PER_EMAIL: "100000",
+      // Webhook deliveries go to a receiver the suite runs on loopback.
+      WEBHOOKS_ALLOW_PRIVATE_URLS: "true",
     },
   });
   started.push(real);

@@ -1718,7 +1718,8 @@ export interface paths {
         get?: never;
         /**
          * Update a webhook
-         * @description Change the URL or the subscribed events of one of the caller's webhooks; only the supplied fields change.
+         * @description Change the URL, the subscribed events or `active` of one of the caller's webhooks; only the
+         *     supplied fields change. `active: true` re-enables a webhook disabled after consecutive failures.
          */
         put: operations["webhooks_update"];
         post?: never;
@@ -1727,6 +1728,48 @@ export interface paths {
          * @description Delete one of the caller's webhooks; pending deliveries are dropped.
          */
         delete: operations["webhooks_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a webhook's deliveries
+         * @description The webhook's deliveries of the last 30 days, newest first: status, the latest attempt's
+         *     response code and latency, and the number of attempts.
+         */
+        get: operations["webhooks_list_deliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redeliver an event
+         * @description Send a delivery's event again, with the same event `id` and body, as a new delivery with its own
+         *     attempts (answered here as `pending`). 409 when the webhook is not active.
+         */
+        post: operations["webhooks_redeliver"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -4127,7 +4170,10 @@ export interface components {
             /** Format: uri */
             url: string;
             events: components["schemas"]["WebhookEventType"][];
-            /** @description False once 100 consecutive deliveries have failed; no call sets it back. */
+            /**
+             * @description False once 100 consecutive deliveries have failed (or the owner paused it); an update with
+             *     `active: true` turns it back on.
+             */
             active: boolean;
             /** Format: date-time */
             created_at: string;
@@ -4162,6 +4208,61 @@ export interface components {
             /** Format: date-time */
             created_at: string;
         };
+        /** @description One event sent (or being sent) to one webhook, with the outcome of its latest attempt. */
+        WebhookDelivery: {
+            id: string;
+            webhook_id: string;
+            /** @description The event's `id`, as in the delivered body and the `webhook-id` header. */
+            event_id: string;
+            event_type: components["schemas"]["WebhookEventType"];
+            status: components["schemas"]["WebhookDeliveryStatus"];
+            /**
+             * Format: int32
+             * @description Attempts made so far: 0 to 4 (the first and 3 retries).
+             */
+            attempts: number;
+            /**
+             * Format: int32
+             * @description HTTP status of the latest attempt's answer; null when none came (timeout, refused, blocked).
+             */
+            response_status: number | null;
+            /**
+             * Format: int32
+             * @description Milliseconds the latest attempt took; null before the first attempt.
+             */
+            latency_ms: number | null;
+            /** @description Why the latest attempt failed, in a few words (e.g. `timeout after 5000 ms`); null after a success. */
+            error: string | null;
+            /**
+             * Format: date-time
+             * @description When the next retry is due; null unless `pending`.
+             */
+            next_attempt_at: string | null;
+            /** Format: date-time */
+            last_attempt_at: string | null;
+            /** @description The delivery this one re-sends, for a redelivery; null otherwise. */
+            redelivery_of: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /** @description A webhook's deliveries of the last 30 days, newest first. */
+        WebhookDeliveryList: {
+            data: components["schemas"]["WebhookDelivery"][];
+            /**
+             * Format: int32
+             * @description Items matching the query, over all pages.
+             */
+            total: number;
+            /** Format: int32 */
+            limit: number;
+            /** Format: int32 */
+            offset: number;
+        };
+        /**
+         * @description Where one delivery stands: still being attempted, answered 2xx, or given up after every retry.
+         * @enum {string}
+         */
+        WebhookDeliveryStatus: "pending" | "succeeded" | "failed";
         /**
          * @description The JSON body of a webhook delivery: an HTTP POST to the webhook's `url`. Every delivery carries
          *     the header `X-Persona-Signature`, the lowercase hex HMAC-SHA256 of the raw request body computed
@@ -4169,7 +4270,10 @@ export interface components {
          *     raw body (not re-serialized JSON) and reject a mismatch. The receiver must answer 2xx within 5 s;
          *     otherwise the delivery is retried 3 times with exponential backoff, after which the event is
          *     marked failed. After 100 consecutive failed deliveries the webhook is disabled (`active` false).
-         *     Retries of one event carry the same `id`.
+         *     Retries of one event carry the same `id`. Delivery is at least once (a receiver deduplicates by
+         *     `id`) and in no guaranteed order. Each delivery also carries the Standard Webhooks headers
+         *     `webhook-id` (the event `id`), `webhook-timestamp` and `webhook-signature` (docs/decisions.md,
+         *     Webhooks, says which key signs them).
          * @example {
          *       "id": "0193a9f0-8b1c-7d2e-a3f4-5b6c7d8e9f01",
          *       "type": "message.created",
@@ -4205,7 +4309,7 @@ export interface components {
             /** Format: int32 */
             total: number;
         };
-        /** @description Only the supplied fields change; `active` and the secret are not changed by an update. */
+        /** @description Only the supplied fields change; the secret is never changed by an update. */
         WebhookUpdate: {
             /**
              * Format: uri
@@ -4214,6 +4318,12 @@ export interface components {
             url?: string;
             /** @description Replaces the subscribed event types. */
             events?: components["schemas"]["WebhookEventType"][];
+            /**
+             * @description `true` re-enables a webhook disabled after consecutive failures (its failure count starts
+             *     again from zero); `false` pauses deliveries. Events that happen while a webhook is inactive are
+             *     not delivered later.
+             */
+            active?: boolean;
         };
         /** @description Connect a persona to a workspace. */
         WorkspaceConnect: {
@@ -4646,6 +4756,9 @@ export type SchemaVoiceTtsRequest = components['schemas']['VoiceTtsRequest'];
 export type SchemaWebhook = components['schemas']['Webhook'];
 export type SchemaWebhookCreate = components['schemas']['WebhookCreate'];
 export type SchemaWebhookCreated = components['schemas']['WebhookCreated'];
+export type SchemaWebhookDelivery = components['schemas']['WebhookDelivery'];
+export type SchemaWebhookDeliveryList = components['schemas']['WebhookDeliveryList'];
+export type SchemaWebhookDeliveryStatus = components['schemas']['WebhookDeliveryStatus'];
 export type SchemaWebhookEvent = components['schemas']['WebhookEvent'];
 export type SchemaWebhookEventType = components['schemas']['WebhookEventType'];
 export type SchemaWebhookList = components['schemas']['WebhookList'];
@@ -10323,6 +10436,121 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    webhooks_list_deliveries: {
+        parameters: {
+            query?: {
+                /** @description Page size. */
+                limit?: number;
+                /** @description Items to skip. */
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                /** @example 0193a8e1-2c4d-7f10-9a3b-4c5d6e7f8a01 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0193a9f0-8b2d-7e3f-a4b5-6c7d8e9f0a02",
+                     *           "webhook_id": "0193a8e1-2c4d-7f10-9a3b-4c5d6e7f8a01",
+                     *           "event_id": "0193a9f0-8b1c-7d2e-a3f4-5b6c7d8e9f01",
+                     *           "event_type": "message.created",
+                     *           "status": "succeeded",
+                     *           "attempts": 1,
+                     *           "response_status": 200,
+                     *           "latency_ms": 84,
+                     *           "error": null,
+                     *           "next_attempt_at": null,
+                     *           "last_attempt_at": "2026-11-22T09:14:03Z",
+                     *           "redelivery_of": null,
+                     *           "created_at": "2026-11-22T09:14:03Z"
+                     *         }
+                     *       ],
+                     *       "total": 1,
+                     *       "limit": 20,
+                     *       "offset": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    webhooks_redeliver: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 0193a8e1-2c4d-7f10-9a3b-4c5d6e7f8a01 */
+                id: string;
+                /** @example 0193a9f0-8b2d-7e3f-a4b5-6c7d8e9f0a02 */
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted; processing continues in the background. */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0193aa10-4c5d-7e6f-8a9b-0c1d2e3f4a03",
+                     *       "webhook_id": "0193a8e1-2c4d-7f10-9a3b-4c5d6e7f8a01",
+                     *       "event_id": "0193a9f0-8b1c-7d2e-a3f4-5b6c7d8e9f01",
+                     *       "event_type": "message.created",
+                     *       "status": "pending",
+                     *       "attempts": 0,
+                     *       "response_status": null,
+                     *       "latency_ms": null,
+                     *       "error": null,
+                     *       "next_attempt_at": "2026-11-23T10:00:00Z",
+                     *       "last_attempt_at": null,
+                     *       "redelivery_of": "0193a9f0-8b2d-7e3f-a4b5-6c7d8e9f0a02",
+                     *       "created_at": "2026-11-23T10:00:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];

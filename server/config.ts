@@ -48,6 +48,9 @@ export const settings = {
   EMBEDDINGS_MODEL: { schema: z.string().min(1).optional(), doc: "Embeddings model. Default: `text-embedding-3-small`, or `local-hashed-lexical-v1` with the local provider." },
   EMBEDDINGS_BATCH_SIZE: { schema: int(1, 2048).default(64), doc: "Chunks embedded per provider call." },
   KNOWLEDGE_CONTEXT_CHUNKS: { schema: int(0, 50).default(4), doc: "Most knowledge chunks put into a reply's context (within the token budget)." },
+  WEBHOOKS_ALLOW_PRIVATE_URLS: { schema: bool.default(false), doc: "Let webhooks use `http://` and loopback, private or link-local addresses (local development and tests only)." },
+  WEBHOOKS_TIMEOUT_MS: { schema: int(100, 60_000).default(5_000), doc: "How long a webhook receiver has to answer 2xx before the attempt counts as failed." },
+  WEBHOOKS_RETRY_BASE_MS: { schema: int(10, 3_600_000).default(10_000), doc: "Delay before a webhook delivery's first retry; the second waits 6 times as long, the third 36 times (each ±25%)." },
   VALIDATE_RESPONSES: { schema: bool.default(false), doc: "Check every JSON response against the contract (on in tests)." },
 } as const;
 
@@ -93,6 +96,7 @@ export interface Config {
   embeddings: { provider: "openai" | "local"; baseUrl: string | undefined; apiKey: string | undefined; model: string; batchSize: number };
   knowledgeContextChunks: number;
   streamKeepAliveMs: number;
+  webhooks: { allowPrivateUrls: boolean; timeoutMs: number; retryBaseMs: number };
 }
 
 export const LOCAL_CHAT_MODEL = "local-offline-v1";
@@ -175,6 +179,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     knowledgeContextChunks: e.KNOWLEDGE_CONTEXT_CHUNKS,
     streamKeepAliveMs: e.STREAM_KEEPALIVE_MS,
+    webhooks: { allowPrivateUrls: e.WEBHOOKS_ALLOW_PRIVATE_URLS, timeoutMs: e.WEBHOOKS_TIMEOUT_MS, retryBaseMs: e.WEBHOOKS_RETRY_BASE_MS },
     ...overrides,
   };
 }

@@ -8,6 +8,7 @@ import * as ops from "./ops/handlers.ts";
 import { handlers as knowledge } from "./knowledge/handlers.ts";
 import { handlers as conversations } from "./conversations/handlers.ts";
 import { handlers as personas } from "./personas/handlers.ts";
+import { handlers as webhooks } from "./webhooks/handlers.ts";
 
 /**
  * The handler of every operation in the contract. An area that is not built yet answers 501
@@ -52,5 +53,5 @@ export const handlers: HandlerMap = {
     "integrations_connect_workspace", "integrations_get", "integrations_update", "integrations_delete",
     "integrations_test",
   ]),
-  ...notLive("webhooks", ["webhooks_create", "webhooks_list", "webhooks_update", "webhooks_delete"]),
+  ...webhooks,
 };

@@ -37,6 +37,8 @@ export type { Conversations, Messages } from "./resources/conversations.ts";
 export type { Knowledge } from "./resources/knowledge.ts";
 export type { Personas } from "./resources/personas.ts";
 export type { Voice } from "./resources/voice.ts";
+export type { Webhooks } from "./resources/webhooks.ts";
+export { verifyWebhook, WebhookVerificationError, type VerifyWebhookOptions } from "./verify-webhook.ts";
 export type {
   components,
   ErrorCode,

@@ -1,8 +1,11 @@
 import type { Knex } from "knex";
 import { v7 as uuidv7 } from "uuid";
 
-/** Event types the service records (DECISIONS: Webhooks). */
-export type EventType = "conversation.created" | "message.created" | "message.failed" | "subscription.created" | "subscription.cancelled";
+/**
+ * Event types the service records (DECISIONS: Webhooks). `webhook.disabled` is internal: no
+ * webhook can subscribe to it (the contract's event names do not include it).
+ */
+export type EventType = "conversation.created" | "message.created" | "message.failed" | "subscription.created" | "subscription.cancelled" | "webhook.disabled";
 
 export interface OutboxEvent {
   userId: string;

@@ -51,8 +51,10 @@ describe("the contract's operations", () => {
       "GET /v1/marketplace/{id}",
       "GET /v1/marketplace/{id}/reviews",
     ];
-    // The extensions are credential-free by design: probes, signed links, form posts, provider callbacks.
-    const extensions = documentedExtensions().map(key);
+    // The extensions are credential-free by design: probes, signed links, form posts, provider callbacks;
+    // except the webhook delivery log, which is the caller's own data like the rest of webhooks.
+    const authedExtensions = ["GET /v1/webhooks/{id}/deliveries", "POST /v1/webhooks/{id}/deliveries/{delivery_id}/redeliver"];
+    const extensions = documentedExtensions().map(key).filter((extension) => !authedExtensions.includes(extension));
     for (const op of operations) {
       const open = !op.security?.length || op.security.some((requirement) => Object.keys(requirement).length === 0);
       if (specCredentialFree.includes(key(op)) || extensions.includes(key(op))) {

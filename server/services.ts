@@ -3,9 +3,8 @@ import type { Config } from "./config.ts";
 import type { Database } from "./db/database.ts";
 import type { JobQueue } from "./jobs/queue.ts";
 import type { Logger } from "./logger.ts";
-import type { Mailer } from "./providers/email/index.ts";
-import type { EmbeddingsProvider } from "./providers/embeddings/index.ts";
-import type { ChatModelProvider } from "./providers/llm/index.ts";
+import type { ChatModelProvider } from "./providers/llm/types.ts";
+import type { Providers } from "./providers/types.ts";
 
 /** What handlers and services are given: the process's shared resources. */
 export interface Services {
@@ -15,10 +14,13 @@ export interface Services {
   jobs: JobQueue;
   /** Injectable clock, so that expiry and scheduling rules can be tested. */
   now: () => Date;
-  mail: Mailer;
-  /** The chat model provider (replies, titles, greetings). */
-  llm: ChatModelProvider;
-  embeddings: EmbeddingsProvider;
+  /** Every outside capability (chat model, embeddings, e-mail, ...): one overridable set. */
+  providers: Providers;
+  /**
+   * Transitional: `providers.llm` under its old name, read only by server/conversations (being
+   * rewritten into the reply engine). Remove once those read `providers.llm`.
+   */
+  readonly llm: ChatModelProvider;
   /** Signs and verifies access tokens with this installation's secret. */
   tokens: TokenSigner;
   /** Readiness of the parts /readyz reports on. */

@@ -49,7 +49,7 @@ export async function runDataExport(services: Services, exportId: string, lastAt
       await completeExport(knex, exportId, archive, services.now());
     }
     const { url, expiresAt } = exportDownloadUrl(services, await exportLinkKey(services), exportId, services.now());
-    await services.mail.send({
+    await services.providers.email.send({
       to: user.email,
       kind: "data_export",
       subject: "Your Persona data export is ready",

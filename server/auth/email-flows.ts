@@ -1,7 +1,7 @@
 import { principalOf } from "../http/authenticate.ts";
 import { ApiError } from "../http/errors.ts";
 import type { Handler } from "../http/router.ts";
-import type { Mail } from "../providers/email/index.ts";
+import type { Mail } from "../providers/email/types.ts";
 import type { Services } from "../services.ts";
 import { consumeEmailToken, issueEmailToken, issueEmailTokenByEmail, spendEmailTokens } from "./email-tokens.ts";
 import { passwordResetMail, verificationMail } from "./email-templates.ts";
@@ -17,7 +17,7 @@ const FORGOT_MESSAGE = "If the address is registered, a reset link is on its way
  */
 function deliverLater(services: Services, mail: Mail): void {
   setImmediate(() => {
-    services.mail.send(mail).catch((error: unknown) => {
+    services.providers.email.send(mail).catch((error: unknown) => {
       services.log.error({ err: error, kind: mail.kind }, "e-mail could not be sent; it stays unsent in the outbox");
     });
   });

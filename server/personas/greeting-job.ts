@@ -37,7 +37,7 @@ export async function generateGreeting(services: Services, personaId: string): P
   const persona = await findPersona(services.db.knex, personaId);
   // Deleted, or given a greeting by its owner before the job ran: nothing to do.
   if (!persona || persona.greeting_message !== null) return;
-  const completion = await services.llm.complete({
+  const completion = await services.providers.llm.complete({
     model: persona.model,
     purpose: "greeting",
     maxOutputTokens: 120,

@@ -13,6 +13,7 @@ import { createLogger, type Logger } from "./logger.ts";
 import { createProviders, type Providers } from "./providers/index.ts";
 import { warmUpTokenizer } from "./providers/llm/tokens.ts";
 import type { Services } from "./services.ts";
+import { crontab, taskList } from "./tasks.ts";
 
 export interface RunningService {
   url: string;
@@ -60,7 +61,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       now: options.now ?? (() => new Date()),
       health: { worker: config.worker.enabled ? "ok" : "disabled" },
     };
-    if (config.worker.enabled) worker = await startWorker(services, options.extraTasks);
+    if (config.worker.enabled) worker = await startWorker(services, { ...taskList(services), ...options.extraTasks }, crontab);
     // Loading the tokenizer's rank file takes a moment; the first chat request should not pay it.
     if (options.http !== false) warmUpTokenizer();
     let url = "";

@@ -1,5 +1,5 @@
 import type { Knex } from "knex";
-import { addJobIn } from "../jobs/queue.ts";
+import { addJobIn } from "../db/jobs.ts";
 import { toSql } from "pgvector";
 import type { DocumentKind } from "./files.ts";
 

@@ -1,6 +1,6 @@
 import type { Task, TaskList } from "graphile-worker";
 import type { Knex } from "knex";
-import { addJobIn } from "../jobs/queue.ts";
+import { addJobIn } from "../db/jobs.ts";
 import type { Services } from "../services.ts";
 import { findPersona, setGreetingIfMissing } from "./store.ts";
 

@@ -1,10 +1,10 @@
 import type { Task, TaskList } from "graphile-worker";
-import type { Services } from "../services.ts";
-import { accountCrontab, accountTasks } from "../auth/account-jobs.ts";
-import { purgeExpiredIdempotencyKeys } from "../http/idempotency-store.ts";
-import { knowledgeTasks } from "../knowledge/jobs.ts";
-import { personaTasks } from "../personas/greeting-job.ts";
-import { titleTask } from "../conversations/title-job.ts";
+import type { Services } from "./services.ts";
+import { accountCrontab, accountTasks } from "./auth/account-jobs.ts";
+import { purgeExpiredIdempotencyKeys } from "./http/idempotency-store.ts";
+import { knowledgeTasks } from "./knowledge/jobs.ts";
+import { personaTasks } from "./personas/greeting-job.ts";
+import { titleTask } from "./conversations/title-job.ts";
 
 /** Tasks of every area, by name. Each area adds its own here as it lands. */
 export function taskList(services: Services): TaskList {

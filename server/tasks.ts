@@ -1,6 +1,6 @@
 import type { Task, TaskList } from "graphile-worker";
 import type { Services } from "./services.ts";
-import { accountCrontab, accountTasks } from "./auth/account-jobs.ts";
+import { accountCrontab, accountTasks } from "./auth/account/jobs.ts";
 import { purgeExpiredIdempotencyKeys } from "./http/idempotency-store.ts";
 import { knowledgeTasks } from "./knowledge/jobs.ts";
 import { personaTasks } from "./personas/greeting-job.ts";

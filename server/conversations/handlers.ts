@@ -1,4 +1,4 @@
-import { principalOf } from "../http/authenticate.ts";
+import { principalOf } from "../http/principal.ts";
 import { HANDLED, type Handler } from "../http/router.ts";
 import { sendMessage, streamMessage } from "./chat.ts";
 import {

@@ -1,4 +1,4 @@
-import { principalOf } from "../http/authenticate.ts";
+import { principalOf } from "../http/principal.ts";
 import { ApiError } from "../http/errors.ts";
 import type { Handler } from "../http/router.ts";
 import { deleteDocument, getDocument, listDocuments, queryKnowledge, toDetail, toDocument, toSummary, uploadDocument, type UploadedFile } from "./service.ts";

@@ -9,20 +9,6 @@ const TOOLKIT = "^server/(http|db|events|jobs|providers)/";
 // Above the areas: the entry, the runtime, the app and the two registries of the areas.
 const TOP = "^server/(main|runtime|app|handlers|tasks)\\.ts$";
 
-// Known violations until issue 11 lands: each is being moved by another engineer's branch.
-// Remove an entry when its move is merged; the check then keeps the rule for good.
-const KNOWN = {
-  // auth's credential middleware moves into server/auth/ (issue 11, point 5).
-  httpImportsAuth: ["^server/http/authenticate\\.ts$", "^server/http/auth-limits\\.ts$"],
-  // The Principal type moves into server/http/principal.ts (issue 11, point 3).
-  routerImportsPrincipal: "^server/http/router\\.ts$",
-  // The task registry moves up to server/tasks.ts (issue 11, point 6).
-  jobsImportAreas: "^server/jobs/tasks\\.ts$",
-  // Cycles made only of these modules: providers/email/index.ts <-> smtp.ts (issue 11, point 11),
-  // and http/router.ts <-> http/authenticate.ts (principalOf), gone once the principal accessor
-  // moves into server/http/principal.ts (issue 11, point 3).
-  cycles: "^server/(providers/email/(index|smtp)|http/(router|authenticate))\\.ts$",
-};
 
 /** @type {import("dependency-cruiser").IConfiguration} */
 export default {
@@ -32,11 +18,7 @@ export default {
       comment: "No import cycles, not even through type-only imports.",
       severity: "error",
       from: {},
-      to: {
-        circular: true,
-        // A cycle is let through only when every module on it is a known violation (KNOWN.cycles).
-        via: { pathNot: KNOWN.cycles },
-      },
+      to: { circular: true },
     },
     {
       name: "generated-types-only",
@@ -97,29 +79,8 @@ export default {
       name: "toolkit-not-up",
       comment: "The toolkit (http/, db/, events/, jobs/, providers/) knows no area and nothing above.",
       severity: "error",
-      from: { path: TOOLKIT, pathNot: [...KNOWN.httpImportsAuth, KNOWN.routerImportsPrincipal, KNOWN.jobsImportAreas] },
+      from: { path: TOOLKIT },
       to: { path: [AREA, TOP] },
-    },
-    {
-      name: "known-violation-http-auth",
-      comment: "Known violation until issue 11 lands: the credential middleware may import auth, nothing else.",
-      severity: "error",
-      from: { path: KNOWN.httpImportsAuth },
-      to: { path: [AREA, TOP], pathNot: "^server/auth/" },
-    },
-    {
-      name: "known-violation-router-principal",
-      comment: "Known violation until issue 11 lands: the router may import auth's principal module, nothing else.",
-      severity: "error",
-      from: { path: KNOWN.routerImportsPrincipal },
-      to: { path: [AREA, TOP], pathNot: "^server/auth/principal\\.ts$" },
-    },
-    {
-      name: "known-violation-jobs-tasks",
-      comment: "Known violation until issue 11 lands: the task list in jobs/ may import the areas, nothing above them.",
-      severity: "error",
-      from: { path: KNOWN.jobsImportAreas },
-      to: { path: TOP },
     },
     {
       name: "db-providers-not-http-pipeline",

@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import express, { type Express } from "express";
 import { pinoHttp } from "pino-http";
+import { authenticate } from "./auth/authenticate.ts";
+import { authLimits } from "./auth/limits.ts";
 import { handlers as defaultHandlers } from "./handlers.ts";
-import { authLimits } from "./http/auth-limits.ts";
-import { authenticate } from "./http/authenticate.ts";
 import { errorHandler, unknownRoute } from "./http/errors.ts";
 import { idempotency } from "./http/idempotency.ts";
 import { rateLimit } from "./http/rate-limit.ts";
@@ -17,6 +17,7 @@ const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 /**
  * The HTTP app: request id and logs, the shared rate limit, body parsing, the contract validator,
+ * the auth area's attempt limits and credential check (which sets the request's principal),
  * idempotency, then one router that dispatches by operationId. Every error leaves in the envelope.
  */
 export function createApp(services: Services, handlers: HandlerMap = defaultHandlers): Express {

@@ -1,10 +1,9 @@
 import { notLive, type HandlerMap } from "./http/router.ts";
-import * as account from "./auth/account.ts";
-import * as apiKeys from "./auth/api-keys.ts";
-import * as emailFlows from "./auth/email-flows.ts";
-import * as auth from "./auth/handlers.ts";
-import * as oauth from "./auth/oauth/handlers.ts";
-import * as ops from "./ops/handlers.ts";
+import { handlers as account } from "./auth/account/handlers.ts";
+import { handlers as apiKeys } from "./auth/api-keys/handlers.ts";
+import { handlers as oauth } from "./auth/oauth/handlers.ts";
+import { handlers as sessions } from "./auth/sessions/handlers.ts";
+import { handlers as ops } from "./ops/handlers.ts";
 import { handlers as knowledge } from "./knowledge/handlers.ts";
 import { handlers as conversations } from "./conversations/handlers.ts";
 import { handlers as personas } from "./personas/handlers.ts";
@@ -16,9 +15,8 @@ import { handlers as webhooks } from "./webhooks/handlers.ts";
  */
 export const handlers: HandlerMap = {
   ...ops,
-  ...auth,
+  ...sessions,
   ...apiKeys,
-  ...emailFlows,
   ...account,
   ...oauth,
   ...personas,

@@ -11,12 +11,10 @@ import type { HandlerMap } from "./http/router.ts";
 import { openJobQueue } from "./jobs/queue.ts";
 import { startWorker, type RunningWorker } from "./jobs/worker.ts";
 import { createLogger, type Logger } from "./logger.ts";
-import { createMailer } from "./providers/email/index.ts";
-import { createEmbeddings } from "./providers/embeddings/index.ts";
-import { createChatModel } from "./providers/llm/index.ts";
+import { createProviders, type Providers } from "./providers/index.ts";
 import { warmUpTokenizer } from "./providers/llm/tokens.ts";
 import type { Services } from "./services.ts";
-import type { ChatModelProvider } from "./providers/llm/index.ts";
+import { crontab, taskList } from "./tasks.ts";
 
 export interface RunningService {
   url: string;
@@ -32,8 +30,8 @@ export interface StartOptions {
   extraTasks?: TaskList;
   now?: () => Date;
   log?: Logger;
-  /** A chat model provider to use instead of the configured one (tests). */
-  llm?: ChatModelProvider;
+  /** Providers to use instead of the configured ones (tests: fakes, or ones that fail). */
+  providers?: Partial<Providers>;
 }
 
 /**
@@ -57,13 +55,11 @@ export async function startService(config: Config, options: StartOptions = {}): 
       log,
       jobs,
       tokens,
-      mail: createMailer({ smtpUrl: config.smtpUrl, from: config.mailFrom }, db.knex, log),
-      llm: options.llm ?? createChatModel(config),
-      embeddings: createEmbeddings(config),
+      providers: createProviders(config, db.knex, log, options.providers),
       now: options.now ?? (() => new Date()),
       health: { worker: config.worker.enabled ? "ok" : "disabled" },
     };
-    if (config.worker.enabled) worker = await startWorker(services, options.extraTasks);
+    if (config.worker.enabled) worker = await startWorker(services, { ...taskList(services), ...options.extraTasks }, crontab);
     // Loading the tokenizer's rank file takes a moment; the first chat request should not pay it.
     if (options.http !== false) warmUpTokenizer();
     let url = "";

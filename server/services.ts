@@ -3,9 +3,7 @@ import type { Config } from "./config.ts";
 import type { Database } from "./db/database.ts";
 import type { JobQueue } from "./jobs/queue.ts";
 import type { Logger } from "./logger.ts";
-import type { Mailer } from "./providers/email/index.ts";
-import type { EmbeddingsProvider } from "./providers/embeddings/index.ts";
-import type { ChatModelProvider } from "./providers/llm/index.ts";
+import type { Providers } from "./providers/types.ts";
 
 /** What handlers and services are given: the process's shared resources. */
 export interface Services {
@@ -15,10 +13,8 @@ export interface Services {
   jobs: JobQueue;
   /** Injectable clock, so that expiry and scheduling rules can be tested. */
   now: () => Date;
-  mail: Mailer;
-  /** The chat model provider (replies, titles, greetings). */
-  llm: ChatModelProvider;
-  embeddings: EmbeddingsProvider;
+  /** Every outside capability (chat model, embeddings, e-mail, ...): one overridable set. */
+  providers: Providers;
   /** Signs and verifies access tokens with this installation's secret. */
   tokens: TokenSigner;
   /** Readiness of the parts /readyz reports on. */

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Knex } from "knex";
+import { insertOrReadSecret } from "./secrets-store.ts";
 
 /**
  * A secret of this installation: the configured value, else one generated on first use and kept in
@@ -8,10 +9,5 @@ import type { Knex } from "knex";
  */
 export async function instanceSecret(knex: Knex, name: string, configured: string | undefined): Promise<string> {
   if (configured) return configured;
-  await knex("instance_secrets")
-    .insert({ name, value: randomBytes(32).toString("base64url") })
-    .onConflict("name")
-    .ignore();
-  const row = await knex("instance_secrets").where({ name }).first<{ value: string }>();
-  return row!.value;
+  return insertOrReadSecret(knex, name, randomBytes(32).toString("base64url"));
 }

@@ -24,7 +24,7 @@ export function titleTask(services: Services): Task {
     if (!source || source.title !== null) return;
     const exchange = await firstMessages(services.db.knex, conversationId);
     if (exchange.length === 0) return;
-    const completion = await services.llm.complete({
+    const completion = await services.providers.llm.complete({
       model: source.model,
       purpose: "title",
       maxOutputTokens: 24,

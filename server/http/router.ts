@@ -1,9 +1,8 @@
 import type { Request, RequestHandler, Response } from "express";
 import type { operations } from "../../generated/openapi.d.ts";
-import type { Principal } from "../auth/principal.ts";
 import type { Logger } from "../logger.ts";
 import type { Services } from "../services.ts";
-import { principalOf } from "./authenticate.ts";
+import { principalOf, type Principal } from "./principal.ts";
 import { ApiError } from "./errors.ts";
 
 /** Every operationId of the contract. */

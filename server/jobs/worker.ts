@@ -1,17 +1,17 @@
 import { run, type Runner, type TaskList } from "graphile-worker";
 import type { Services } from "../services.ts";
 import { workerLogger } from "./logger.ts";
-import { crontab, taskList } from "./tasks.ts";
 
 export interface RunningWorker {
   stop: () => Promise<void>;
 }
 
 /**
- * Runs the job worker in this process. On the embedded database it polls (PGlite has no
+ * Runs the job worker in this process, with the tasks and schedule of the registry
+ * (server/tasks.ts), which the caller passes so that jobs/ imports no area. On the embedded database it polls (PGlite has no
  * LISTEN/NOTIFY across connections) and never uses named prepared statements.
  */
-export async function startWorker(services: Services, extraTasks: TaskList = {}): Promise<RunningWorker> {
+export async function startWorker(services: Services, taskList: TaskList, crontab: string): Promise<RunningWorker> {
   const { config, db, log } = services;
   const runner: Runner = await run({
     pgPool: db.pool,
@@ -20,7 +20,7 @@ export async function startWorker(services: Services, extraTasks: TaskList = {})
     pollInterval: config.worker.pollIntervalMs,
     noHandleSignals: true,
     logger: workerLogger(log),
-    taskList: { ...taskList(services), ...extraTasks },
+    taskList,
     crontab,
     // One poller fetches jobs for all workers of this process, instead of each worker polling:
     // on the embedded database every poll costs the API thread real time.

@@ -20,7 +20,7 @@ async function embedAll(services: Services, texts: string[]): Promise<number[][]
   const vectors: number[][] = [];
   const size = services.config.embeddings.batchSize;
   for (let i = 0; i < texts.length; i += size) {
-    const result = await services.embeddings.embed(texts.slice(i, i + size));
+    const result = await services.providers.embeddings.embed(texts.slice(i, i + size));
     vectors.push(...result.vectors);
   }
   return vectors;

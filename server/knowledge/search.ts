@@ -41,7 +41,7 @@ const clamp = (similarity: number) => (Number.isFinite(similarity) ? Math.min(1,
 export async function searchKnowledge(services: Services, search: KnowledgeSearch): Promise<RetrievedChunk[]> {
   // Most personas have no knowledge: do not pay for an embeddings call to find nothing.
   if (!(await hasChunks(services.db.knex, search.personaId, search.userId))) return [];
-  const { vectors } = await services.embeddings.embed([search.query], search.signal);
+  const { vectors } = await services.providers.embeddings.embed([search.query], search.signal);
   const embedding = vectors[0];
   if (!embedding) throw new UpstreamError("The embeddings provider answered no vector");
   const hits = await searchChunks(services.db.knex, {

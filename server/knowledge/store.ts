@@ -2,7 +2,7 @@ import type { Knex } from "knex";
 import { toSql } from "pgvector";
 import { offsetPage } from "../db/paging.ts";
 import type { PageWindow } from "../http/paging.ts";
-import { addJobIn } from "../jobs/queue.ts";
+import { addJobIn } from "../db/jobs.ts";
 import type { DocumentKind } from "./files.ts";
 
 export type DocumentStatus = "processing" | "ready" | "failed";

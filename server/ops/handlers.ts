@@ -1,8 +1,8 @@
-import { HANDLED, type Handler } from "../http/router.ts";
+import { HANDLED, type Handler, type HandlerMap } from "../http/router.ts";
 
-export const ops_healthz: Handler<"ops_healthz"> = async () => ({ status: 200, body: { status: "ok" } });
+const ops_healthz: Handler<"ops_healthz"> = async () => ({ status: 200, body: { status: "ok" } });
 
-export const ops_readyz: Handler<"ops_readyz"> = async ({ services, res, log }) => {
+const ops_readyz: Handler<"ops_readyz"> = async ({ services, res, log }) => {
   let database: "ok" | "error" = "ok";
   try {
     await services.db.ping();
@@ -18,3 +18,5 @@ export const ops_readyz: Handler<"ops_readyz"> = async ({ services, res, log }) 
   res.status(503).json({ status: "not_ready", checks: { database, worker } });
   return HANDLED;
 };
+
+export const handlers = { ops_healthz, ops_readyz } satisfies Partial<HandlerMap>;

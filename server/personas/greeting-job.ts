@@ -1,6 +1,6 @@
 import type { Task, TaskList } from "graphile-worker";
 import type { Knex } from "knex";
-import { addJobIn } from "../jobs/queue.ts";
+import { addJobIn } from "../db/jobs.ts";
 import type { Services } from "../services.ts";
 import { findPersona, setGreetingIfMissing } from "./store.ts";
 
@@ -37,7 +37,7 @@ export async function generateGreeting(services: Services, personaId: string): P
   const persona = await findPersona(services.db.knex, personaId);
   // Deleted, or given a greeting by its owner before the job ran: nothing to do.
   if (!persona || persona.greeting_message !== null) return;
-  const completion = await services.llm.complete({
+  const completion = await services.providers.llm.complete({
     model: persona.model,
     purpose: "greeting",
     maxOutputTokens: 120,

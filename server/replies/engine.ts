@@ -57,7 +57,7 @@ async function* run(services: Services, request: ReplyRequest, reservation: Mess
     let model = call.model;
     let usage: TokenUsage | undefined;
     if (streaming) {
-      for await (const chunk of services.llm.stream(call)) {
+      for await (const chunk of services.providers.llm.stream(call)) {
         if (chunk.type === "delta") {
           text += chunk.content;
           yield { type: "delta", content: chunk.content };
@@ -66,7 +66,7 @@ async function* run(services: Services, request: ReplyRequest, reservation: Mess
         }
       }
     } else {
-      const completion = await services.llm.complete(call);
+      const completion = await services.providers.llm.complete(call);
       ({ content: text, model, usage } = completion);
       yield { type: "delta", content: text };
     }

@@ -1,7 +1,7 @@
 import type { Knex } from "knex";
-import { getUser } from "../auth/users.ts";
+import { getUser } from "../auth/users/service.ts";
 import { recordEvent } from "../events/outbox.ts";
-import { addJobIn } from "../jobs/queue.ts";
+import { addJobIn } from "../db/jobs.ts";
 import type { Services } from "../services.ts";
 import { postOnce } from "./sender.ts";
 import { secretBox } from "./secrets.ts";
@@ -133,7 +133,7 @@ async function tellOwner(services: Services, delivery: ClaimedDelivery): Promise
   services.log.warn({ webhook_id: delivery.webhook_id }, "webhook disabled after consecutive failed deliveries");
   try {
     const user = await getUser(services, delivery.user_id);
-    await services.mail.send({
+    await services.providers.email.send({
       to: user.email,
       kind: "webhook_disabled",
       subject: "A Persona webhook was disabled",

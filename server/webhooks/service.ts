@@ -3,7 +3,7 @@ import type { components } from "../../generated/openapi.d.ts";
 import { ApiError, notFound } from "../http/errors.ts";
 import type { PageWindow } from "../http/paging.ts";
 import { isUuid } from "../http/text.ts";
-import { addJobIn } from "../jobs/queue.ts";
+import { addJobIn } from "../db/jobs.ts";
 import type { Services } from "../services.ts";
 import { allowedAddresses, BlockedAddressError } from "./address-guard.ts";
 import { DELIVER_TASK, keepSweepScheduled } from "./delivery.ts";

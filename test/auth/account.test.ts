@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { nonCascadingUserReferences } from "../../server/auth/account-store.ts";
-import { accountCrontab, accountTasks, purgeAccounts } from "../../server/auth/account-jobs.ts";
-import { buildArchive } from "../../server/auth/export-archive.ts";
-import { exportLinkKey, signExportLink } from "../../server/auth/export-links.ts";
+import { buildArchive } from "../../server/auth/account/export-archive.ts";
+import { exportLinkKey, signExportLink } from "../../server/auth/account/export-links.ts";
+import { accountCrontab, accountTasks, purgeAccounts } from "../../server/auth/account/jobs.ts";
+import { nonCascadingUserReferences } from "../../server/auth/users/store.ts";
 import { sha256 } from "../../server/auth/tokens.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
 import { apiKeyFor, registerUser, type TestUser } from "../support/users.ts";

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { api_keys_create, api_keys_create_simple } from "../../server/auth/api-keys.ts";
+import { handlers } from "../../server/auth/api-keys/handlers.ts";
 import { ApiError } from "../../server/http/errors.ts";
 import type { HandlerContext } from "../../server/http/router.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
@@ -185,11 +185,11 @@ describe("bad input", () => {
     ["a 101-character name", { name: "n".repeat(101), scopes: ["voice"] }],
   ])("refuses %s in the handler's own rules too", async (_label, body) => {
     const before = await listed(alice);
-    const ctx = { services: service.services, req: { principal: { userId: alice.id, kind: "session", scopes: "all" } }, body };
-    const call = api_keys_create(ctx as unknown as HandlerContext<"api_keys_create">);
+    const ctx = { services: service.services, principal: { userId: alice.id, kind: "session", scopes: "all" }, body };
+    const call = handlers.api_keys_create(ctx as unknown as HandlerContext<"api_keys_create">);
     await expect(call).rejects.toBeInstanceOf(ApiError);
     await expect(call).rejects.toMatchObject({ status: 400, code: "invalid_request" });
-    const simple = api_keys_create_simple({ ...ctx, body: { ...body, scopes: ["admin", "admin"] } } as unknown as HandlerContext<"api_keys_create_simple">);
+    const simple = handlers.api_keys_create_simple({ ...ctx, body: { ...body, scopes: ["admin", "admin"] } } as unknown as HandlerContext<"api_keys_create_simple">);
     await expect(simple).rejects.toMatchObject({ status: 400, code: "invalid_request" });
     expect(await listed(alice)).toEqual(before);
   });

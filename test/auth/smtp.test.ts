@@ -73,7 +73,7 @@ const bodyOf = (raw: string) =>
 
 describe("mail through SMTP", () => {
   it("registration sends the verification mail to the SMTP server and marks the outbox row sent", async () => {
-    expect(service.services.mail.kind).toBe("smtp");
+    expect(service.services.providers.email.kind).toBe("smtp");
     const user = await registerUser(service);
 
     const message = await until(() => received.find((mail) => mail.to.includes(user.email)));

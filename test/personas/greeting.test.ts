@@ -50,7 +50,7 @@ function heldModel(): ChatModelProvider & { answer: (content: string) => void; a
   };
 }
 
-const withModel = (llm: ChatModelProvider): Services => ({ ...service.services, llm });
+const withModel = (llm: ChatModelProvider): Services => ({ ...service.services, providers: { ...service.services.providers, llm } });
 
 async function create(fields: Record<string, unknown>) {
   const response = await service.fetch("/v1/personas", {
@@ -87,7 +87,7 @@ async function insertBare(instructions: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  service = await startTestService({ llm: model });
+  service = await startTestService({ providers: { llm: model } });
   alice = await registerUser(service);
   await service.services.db.knex("users").where({ id: alice.id }).update({ plan: "creator" });
 });

@@ -68,7 +68,7 @@ async function creator(): Promise<TestUser> {
 beforeAll(async () => {
   service = await startTestService({
     now: () => clock,
-    llm: greeter,
+    providers: { llm: greeter },
     env: { CHAT_MODEL: MODELS[0]!, CHAT_MODELS: MODELS.join(","), RATE_LIMIT_PER_MINUTE: "100000" },
   });
   alice = await creator();

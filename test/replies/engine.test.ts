@@ -21,7 +21,7 @@ const chunk = (i: number, content: string) => ({ chunk_id: `k${i}`, document_id:
 
 beforeAll(async () => {
   model = new ScriptedModel();
-  service = await startTestService({ llm: model });
+  service = await startTestService({ providers: { llm: model } });
   user = await registerUser(service);
 });
 

@@ -4,7 +4,7 @@ import pg from "pg";
 import { loadConfig, type Config } from "../../server/config.ts";
 import type { HandlerMap } from "../../server/http/router.ts";
 import type { Logger } from "../../server/logger.ts";
-import type { ChatModelProvider } from "../../server/providers/llm/index.ts";
+import type { Providers } from "../../server/providers/types.ts";
 import { startService, type RunningService } from "../../server/runtime.ts";
 import { createApiClient, type ApiClient } from "./api.ts";
 
@@ -51,8 +51,8 @@ export interface TestServiceOptions {
   log?: Logger;
   /** Reuse this database instead of creating one (several processes on one database). */
   database?: TestDatabase;
-  /** A chat model provider instead of the configured one (a fake, or one that fails). */
-  llm?: ChatModelProvider;
+  /** Providers instead of the configured ones (fakes, or ones that fail), e.g. `{ llm }`. */
+  providers?: Partial<Providers>;
 }
 
 export interface TestService extends RunningService {
@@ -92,7 +92,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     ...(options.extraTasks ? { extraTasks: options.extraTasks } : {}),
     ...(options.now ? { now: options.now } : {}),
     ...(options.log ? { log: options.log } : {}),
-    ...(options.llm ? { llm: options.llm } : {}),
+    ...(options.providers ? { providers: options.providers } : {}),
   });
   return {
     ...service,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { purgeAccounts } from "../../server/auth/account-jobs.ts";
-import { buildArchive } from "../../server/auth/export-archive.ts";
+import { purgeAccounts } from "../../server/auth/account/jobs.ts";
+import { buildArchive } from "../../server/auth/account/export-archive.ts";
 import { MAX_WEBHOOKS_PER_USER } from "../../server/webhooks/service.ts";
 import { expectError } from "../support/assertions.ts";
 import { eventually } from "../support/chat.ts";

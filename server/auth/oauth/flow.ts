@@ -2,8 +2,8 @@ import { createHash, createHmac } from "node:crypto";
 import type { Services } from "../../services.ts";
 import { ApiError } from "../../http/errors.ts";
 import { instanceSecret } from "../secrets.ts";
-import { refreshSession, startSession, type IssuedTokens } from "../sessions.ts";
-import { findUserById, revokeSession } from "../store.ts";
+import { refreshSession, revokeSession, startSession, type IssuedTokens } from "../sessions/service.ts";
+import { isLiveUser } from "../users/service.ts";
 import { constantTimeEqual, randomToken, sha256 } from "../tokens.ts";
 import { attachSession, consumeCode, findCode, insertCode, markReused } from "./store.ts";
 
@@ -131,12 +131,12 @@ export async function exchangeCode(
     if (!input.codeVerifier) throw badRequest("code_verifier is required: the authorization request sent a code_challenge", "code_verifier");
     if (!constantTimeEqual(s256(input.codeVerifier), row.code_challenge)) throw badRequest("code_verifier does not match the code_challenge", "code_verifier");
   }
-  if (!(await findUserById(knex, row.user_id))) throw invalid;
+  if (!(await isLiveUser(services, row.user_id))) throw invalid;
   if (!(await consumeCode(knex, hash, now))) return replayed(services, hash);
 
   const { sessionId, ...tokens } = await startSession(services, row.user_id, { clientId, scopes: row.scopes });
   if ((await attachSession(knex, hash, sessionId)).reused) {
-    await revokeSession(knex, sessionId, services.now());
+    await revokeSession(services, sessionId);
     throw invalid;
   }
   return { ...tokens, scope: row.scopes.join(" ") };
@@ -145,7 +145,7 @@ export async function exchangeCode(
 async function replayed(services: Services, codeHash: string): Promise<never> {
   const sessionId = await markReused(services.db.knex, codeHash, services.now());
   if (sessionId) {
-    await revokeSession(services.db.knex, sessionId, services.now());
+    await revokeSession(services, sessionId);
     services.log.warn({ sessionId }, "authorization code reused: its session revoked");
   }
   throw badRequest("The authorization code is invalid, expired or already used", "code");

@@ -1,7 +1,6 @@
 import { ApiError } from "../../http/errors.ts";
-import { HANDLED, type Handler } from "../../http/router.ts";
-import { verifyPassword } from "../passwords.ts";
-import { findUserByEmail } from "../store.ts";
+import { HANDLED, type Handler, type HandlerMap } from "../../http/router.ts";
+import { checkCredentials } from "../users/service.ts";
 import { authenticateClient, clientForRedirect } from "./clients.ts";
 import { checkChallenge, checkCsrfToken, csrfToken, exchangeCode, issueCode, parseScopes, refreshForClient, type AuthorizeRequest } from "./flow.ts";
 import { sendConsentPage } from "./page.ts";
@@ -14,7 +13,7 @@ function authorizeRequest(fields: AuthorizeRequest): AuthorizeRequest {
 // The client and redirect_uri are checked before anything else: until both are known good, every
 // error is a JSON 400 to the user agent, never a redirect to an unverified address.
 
-export const oauth_authorize: Handler<"oauth_authorize"> = async ({ services, query, res }) => {
+const oauth_authorize: Handler<"oauth_authorize"> = async ({ services, query, res }) => {
   const request = authorizeRequest(query);
   const client = await clientForRedirect(services, request.client_id, request.redirect_uri);
   const scopes = parseScopes(request.scope);
@@ -23,7 +22,7 @@ export const oauth_authorize: Handler<"oauth_authorize"> = async ({ services, qu
   return HANDLED;
 };
 
-export const oauth_consent: Handler<"oauth_consent"> = async ({ services, body, res }) => {
+const oauth_consent: Handler<"oauth_consent"> = async ({ services, body, res }) => {
   const request = authorizeRequest(body);
   const client = await clientForRedirect(services, request.client_id, request.redirect_uri);
   await checkCsrfToken(services, request, body.csrf_token);
@@ -34,9 +33,9 @@ export const oauth_consent: Handler<"oauth_consent"> = async ({ services, body, 
   if (body.decision === "deny") {
     back.searchParams.set("error", "access_denied");
   } else {
-    const user = await findUserByEmail(services.db.knex, body.email);
+    const user = await checkCredentials(services, body.email, body.password);
     // Unknown e-mail and wrong password take the same time and read the same.
-    if (!(await verifyPassword(user?.password_hash, body.password)) || !user) {
+    if (!user) {
       sendConsentPage(res, {
         clientName: client.name,
         request,
@@ -69,7 +68,7 @@ function required<T>(value: T | undefined, field: string, grant: string): T {
   return value;
 }
 
-export const oauth_token: Handler<"oauth_token"> = async ({ services, body, res }) => {
+const oauth_token: Handler<"oauth_token"> = async ({ services, body, res }) => {
   const client = await authenticateClient(services, body.client_id, body.client_secret);
   // RFC 6749 5.1: token responses are never cached.
   res.set({ "Cache-Control": "no-store", Pragma: "no-cache" });
@@ -84,3 +83,5 @@ export const oauth_token: Handler<"oauth_token"> = async ({ services, body, res 
   });
   return { status: 200, body: tokens };
 };
+
+export const handlers = { oauth_authorize, oauth_consent, oauth_token } satisfies Partial<HandlerMap>;

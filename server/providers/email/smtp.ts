@@ -1,5 +1,5 @@
 import nodemailer, { type Transporter } from "nodemailer";
-import type { Mail } from "./index.ts";
+import type { Mail } from "./types.ts";
 
 /** The real provider: any SMTP server, from an `smtp://` or `smtps://` URL. */
 export class SmtpMailer {

@@ -1,5 +1,6 @@
 import type { Knex } from "knex";
-import { randomToken, sha256 } from "./tokens.ts";
+import { randomToken, sha256 } from "../tokens.ts";
+import { consumeEmailTokenRow, insertEmailToken, insertEmailTokenByEmail, spendEmailTokenRows } from "./store.ts";
 
 export type EmailTokenPurpose = "verify_email" | "reset_password";
 
@@ -20,7 +21,7 @@ function newToken(purpose: EmailTokenPurpose, now: Date): { token: string; token
 /** Issues a single-use token for a known user. */
 export async function issueEmailToken(knex: Knex, userId: string, purpose: EmailTokenPurpose, now: Date): Promise<string> {
   const { token, token_hash, expires_at } = newToken(purpose, now);
-  await knex("email_tokens").insert({ token_hash, user_id: userId, purpose, created_at: now, expires_at });
+  await insertEmailToken(knex, { token_hash, user_id: userId, purpose, created_at: now, expires_at });
   return token;
 }
 
@@ -35,37 +36,16 @@ export async function issueEmailTokenByEmail(
   now: Date,
 ): Promise<{ token: string; userId: string; email: string } | undefined> {
   const { token, token_hash, expires_at } = newToken(purpose, now);
-  const result = await knex.raw<{ rows: { user_id: string; email: string }[] }>(
-    `INSERT INTO email_tokens (token_hash, user_id, purpose, created_at, expires_at)
-     SELECT ?, u.id, ?, ?, ? FROM users u WHERE lower(u.email) = lower(?) AND u.deleted_at IS NULL
-     RETURNING user_id, (SELECT email FROM users WHERE id = user_id) AS email`,
-    [token_hash, purpose, now, expires_at, email],
-  );
-  const row = result.rows[0];
+  const row = await insertEmailTokenByEmail(knex, email, { token_hash, purpose, created_at: now, expires_at });
   return row ? { token, userId: row.user_id, email: row.email } : undefined;
 }
 
-/**
- * Marks the token used and returns its owner, or undefined when it is unknown, of another purpose,
- * used, expired, or (with `userId`) someone else's. One UPDATE: of two concurrent uses exactly one wins.
- */
-export async function consumeEmailToken(
-  knex: Knex,
-  token: string,
-  purpose: EmailTokenPurpose,
-  now: Date,
-  userId?: string,
-): Promise<string | undefined> {
-  const query = knex("email_tokens")
-    .where({ token_hash: sha256(token), purpose })
-    .whereNull("used_at")
-    .where("expires_at", ">", now);
-  if (userId) query.where({ user_id: userId });
-  const [row] = (await query.update({ used_at: now }).returning("user_id")) as { user_id: string }[];
-  return row?.user_id;
+/** The owner of a token it marked used; undefined when unknown, used, expired, or (with `userId`) not theirs. */
+export function consumeEmailToken(knex: Knex, token: string, purpose: EmailTokenPurpose, now: Date, userId?: string): Promise<string | undefined> {
+  return consumeEmailTokenRow(knex, sha256(token), purpose, now, userId);
 }
 
 /** Spends every other outstanding token of the purpose (after a reset, older reset links are dead). */
-export async function spendEmailTokens(knex: Knex, userId: string, purpose: EmailTokenPurpose, now: Date): Promise<void> {
-  await knex("email_tokens").where({ user_id: userId, purpose }).whereNull("used_at").update({ used_at: now });
+export function spendEmailTokens(knex: Knex, userId: string, purpose: EmailTokenPurpose, now: Date): Promise<void> {
+  return spendEmailTokenRows(knex, userId, purpose, now);
 }

@@ -1,21 +1,30 @@
 import type { Knex } from "knex";
-import type { ApiKeyRow } from "./store.ts";
 
 /** A key as stored, without its hash; the hash never leaves the store. */
-export type StoredApiKey = ApiKeyRow;
+export interface ApiKeyRow {
+  id: string;
+  user_id: string;
+  name: string;
+  key_hint: string;
+  scopes: string[];
+  created_at: Date;
+  last_used_at: Date | null;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+}
 
 const COLUMNS = ["id", "user_id", "name", "key_hint", "scopes", "created_at", "last_used_at", "expires_at", "revoked_at"] as const;
 
 export async function insertApiKey(
   knex: Knex,
   key: { id: string; user_id: string; name: string; key_hash: string; key_hint: string; scopes: string[]; created_at: Date; expires_at: Date | null },
-): Promise<StoredApiKey> {
+): Promise<ApiKeyRow> {
   const [row] = await knex("api_keys").insert(key).returning([...COLUMNS]);
-  return row as StoredApiKey;
+  return row as ApiKeyRow;
 }
 
 /** The user's live keys (not revoked, not expired at `now`), newest first. */
-export async function listLiveApiKeys(knex: Knex, userId: string, now: Date): Promise<StoredApiKey[]> {
+export async function listLiveApiKeys(knex: Knex, userId: string, now: Date): Promise<ApiKeyRow[]> {
   return knex("api_keys")
     .select([...COLUMNS])
     .where({ user_id: userId })
@@ -28,12 +37,27 @@ export async function listLiveApiKeys(knex: Knex, userId: string, now: Date): Pr
  * Revokes one of the user's live keys in a single statement, so two concurrent revocations cannot
  * both succeed; undefined when there is no such live key of this user.
  */
-export async function revokeLiveApiKey(knex: Knex, userId: string, id: string, now: Date): Promise<StoredApiKey | undefined> {
+export async function revokeLiveApiKey(knex: Knex, userId: string, id: string, now: Date): Promise<ApiKeyRow | undefined> {
   const [row] = await knex("api_keys")
     .where({ id, user_id: userId })
     .whereNull("revoked_at")
     .where((q) => q.whereNull("expires_at").orWhere("expires_at", ">", now))
     .update({ revoked_at: now })
     .returning([...COLUMNS]);
-  return row as StoredApiKey | undefined;
+  return row as ApiKeyRow | undefined;
+}
+
+export async function revokeUserApiKeys(knex: Knex, userId: string, now: Date): Promise<void> {
+  await knex("api_keys").where({ user_id: userId }).whereNull("revoked_at").update({ revoked_at: now });
+}
+
+export async function findApiKeyByHash(knex: Knex, keyHash: string): Promise<(ApiKeyRow & { user_deleted_at: Date | null }) | undefined> {
+  return knex("api_keys as k")
+    .join("users as u", "u.id", "k.user_id")
+    .where("k.key_hash", keyHash)
+    .first("k.*", "u.deleted_at as user_deleted_at");
+}
+
+export async function touchApiKey(knex: Knex, id: string, now: Date): Promise<void> {
+  await knex("api_keys").where({ id }).update({ last_used_at: now });
 }

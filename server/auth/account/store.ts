@@ -1,5 +1,4 @@
 import type { Knex } from "knex";
-import type { UserRow } from "./store.ts";
 
 export type DataExportStatus = "processing" | "ready" | "failed";
 
@@ -13,38 +12,7 @@ export interface DataExportRow {
   error: string | null;
 }
 
-// ---------------------------------------------------------------- deletion
-
-/** Sets deleted_at; undefined if the account is already deleted or gone. */
-export async function markUserDeleted(knex: Knex, userId: string, now: Date): Promise<Date | undefined> {
-  const [row] = await knex("users").where({ id: userId }).whereNull("deleted_at").update({ deleted_at: now }).returning("deleted_at");
-  return (row as { deleted_at: Date } | undefined)?.deleted_at;
-}
-
-export async function revokeUserApiKeys(knex: Knex, userId: string, now: Date): Promise<void> {
-  await knex("api_keys").where({ user_id: userId }).whereNull("revoked_at").update({ revoked_at: now });
-}
-
-/** Removes the accounts deleted before `cutoff`; every table referencing users cascades. */
-export async function purgeUsersDeletedBefore(knex: Knex, cutoff: Date): Promise<number> {
-  return knex("users").whereNotNull("deleted_at").where("deleted_at", "<", cutoff).delete();
-}
-
-/** Foreign keys onto users that would block (or outlive) a purge: all must be ON DELETE CASCADE. */
-export async function nonCascadingUserReferences(knex: Knex): Promise<{ table: string; constraint: string }[]> {
-  const result = await knex.raw<{ rows: { table: string; constraint: string }[] }>(
-    `SELECT c.conrelid::regclass::text AS "table", c.conname AS "constraint"
-       FROM pg_constraint c
-      WHERE c.contype = 'f' AND c.confrelid = 'users'::regclass AND c.confdeltype <> 'c'`,
-  );
-  return result.rows;
-}
-
 // ---------------------------------------------------------------- exports
-
-export async function findUserIncludingDeleted(knex: Knex, id: string): Promise<UserRow | undefined> {
-  return knex("users").where({ id }).first();
-}
 
 /**
  * Inserts a processing export unless one is already processing for the user (the partial unique
@@ -138,4 +106,53 @@ export async function rowsWhereIn(
   const query = knex(table).whereIn(column, values);
   if (orderBy) query.orderBy(orderBy);
   return query.select("*");
+}
+
+// ---------------------------------------------------------------- e-mail tokens (only hashes)
+
+export async function insertEmailToken(
+  knex: Knex,
+  row: { token_hash: string; user_id: string; purpose: string; created_at: Date; expires_at: Date },
+): Promise<void> {
+  await knex("email_tokens").insert(row);
+}
+
+/**
+ * Inserts a token for whoever has this e-mail, in one statement that runs whether or not anyone
+ * does: the caller (forgot-password) must cost the same for a registered and an unknown address.
+ */
+export async function insertEmailTokenByEmail(
+  knex: Knex,
+  email: string,
+  row: { token_hash: string; purpose: string; created_at: Date; expires_at: Date },
+): Promise<{ user_id: string; email: string } | undefined> {
+  const result = await knex.raw<{ rows: { user_id: string; email: string }[] }>(
+    `INSERT INTO email_tokens (token_hash, user_id, purpose, created_at, expires_at)
+     SELECT ?, u.id, ?, ?, ? FROM users u WHERE lower(u.email) = lower(?) AND u.deleted_at IS NULL
+     RETURNING user_id, (SELECT email FROM users WHERE id = user_id) AS email`,
+    [row.token_hash, row.purpose, row.created_at, row.expires_at, email],
+  );
+  return result.rows[0];
+}
+
+/**
+ * Marks the token used and returns its owner, or undefined when it is unknown, of another purpose,
+ * used, expired, or (with `userId`) someone else's. One UPDATE: of two concurrent uses exactly one wins.
+ */
+export async function consumeEmailTokenRow(
+  knex: Knex,
+  tokenHash: string,
+  purpose: string,
+  now: Date,
+  userId?: string,
+): Promise<string | undefined> {
+  const query = knex("email_tokens").where({ token_hash: tokenHash, purpose }).whereNull("used_at").where("expires_at", ">", now);
+  if (userId) query.where({ user_id: userId });
+  const [row] = (await query.update({ used_at: now }).returning("user_id")) as { user_id: string }[];
+  return row?.user_id;
+}
+
+/** Spends every outstanding token of the user for the purpose. */
+export async function spendEmailTokenRows(knex: Knex, userId: string, purpose: string, now: Date): Promise<void> {
+  await knex("email_tokens").where({ user_id: userId, purpose }).whereNull("used_at").update({ used_at: now });
 }

@@ -1,8 +1,8 @@
 import type { Knex } from "knex";
-import type { components } from "../../generated/openapi.d.ts";
-import { existingTables, rowsWhereIn } from "./account-store.ts";
-import type { UserRow } from "./store.ts";
-import { toUser } from "./users.ts";
+import type { components } from "../../../generated/openapi.d.ts";
+import type { UserRow } from "../users/store.ts";
+import { toUser } from "../users/views.ts";
+import { existingTables, rowsWhereIn } from "./store.ts";
 
 export type DataExportArchive = components["schemas"]["DataExportArchive"];
 type Row = Record<string, unknown>;

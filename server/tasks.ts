@@ -1,11 +1,11 @@
 import type { Task, TaskList } from "graphile-worker";
-import type { Services } from "../services.ts";
-import { accountCrontab, accountTasks } from "../auth/account-jobs.ts";
-import { purgeExpiredIdempotencyKeys } from "../http/idempotency-store.ts";
-import { knowledgeTasks } from "../knowledge/jobs.ts";
-import { personaTasks } from "../personas/greeting-job.ts";
-import { titleTask } from "../conversations/title-job.ts";
-import { webhookCrontab, webhookTasks } from "../webhooks/jobs.ts";
+import type { Services } from "./services.ts";
+import { accountCrontab, accountTasks } from "./auth/account/jobs.ts";
+import { purgeExpiredIdempotencyKeys } from "./http/idempotency-store.ts";
+import { knowledgeTasks } from "./knowledge/jobs.ts";
+import { personaTasks } from "./personas/greeting-job.ts";
+import { titleTask } from "./conversations/title-job.ts";
+import { webhookCrontab, webhookTasks } from "./webhooks/jobs.ts";
 
 /** Tasks of every area, by name. Each area adds its own here as it lands. */
 export function taskList(services: Services): TaskList {

@@ -1,15 +1,9 @@
 import type { Task, TaskList } from "graphile-worker";
-import type { Services } from "../services.ts";
-import {
-  completeExport,
-  failExport,
-  findExport,
-  findUserIncludingDeleted,
-  purgeExportsCompletedBefore,
-  purgeUsersDeletedBefore,
-} from "./account-store.ts";
+import type { Services } from "../../services.ts";
+import { findAnyUser, purgeDeletedBefore } from "../users/service.ts";
 import { buildArchive } from "./export-archive.ts";
 import { EXPORT_LINK_TTL_MS, exportDownloadUrl, exportLinkKey } from "./export-links.ts";
+import { completeExport, failExport, findExport, purgeExportsCompletedBefore } from "./store.ts";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -23,7 +17,7 @@ export const DATA_EXPORT_MAX_ATTEMPTS = 5;
 export async function purgeAccounts(services: Services): Promise<{ users: number; exports: number }> {
   const now = services.now().getTime();
   const { knex } = services.db;
-  const users = await purgeUsersDeletedBefore(knex, new Date(now - PURGE_AFTER_MS));
+  const users = await purgeDeletedBefore(services, new Date(now - PURGE_AFTER_MS));
   const exports = await purgeExportsCompletedBefore(knex, new Date(now - EXPORT_LINK_TTL_MS));
   if (users || exports) services.log.info({ users, exports }, "deleted accounts and expired exports purged");
   return { users, exports };
@@ -38,7 +32,7 @@ export async function runDataExport(services: Services, exportId: string, lastAt
   const { knex } = services.db;
   const row = await findExport(knex, exportId);
   if (!row || row.status === "failed") return;
-  const user = await findUserIncludingDeleted(knex, row.user_id);
+  const user = await findAnyUser(services, row.user_id);
   if (!user || user.deleted_at) {
     await failExport(knex, exportId, "The account was deleted", services.now());
     return;
@@ -49,7 +43,7 @@ export async function runDataExport(services: Services, exportId: string, lastAt
       await completeExport(knex, exportId, archive, services.now());
     }
     const { url, expiresAt } = exportDownloadUrl(services, await exportLinkKey(services), exportId, services.now());
-    await services.mail.send({
+    await services.providers.email.send({
       to: user.email,
       kind: "data_export",
       subject: "Your Persona data export is ready",

@@ -1,54 +1,5 @@
 import type { Knex } from "knex";
 
-export interface UserRow {
-  id: string;
-  email: string;
-  username: string;
-  password_hash: string;
-  display_name: string | null;
-  avatar_url: string | null;
-  bio: string | null;
-  email_verified: boolean;
-  plan: string;
-  created_at: Date;
-  updated_at: Date;
-  deleted_at: Date | null;
-}
-
-export interface ApiKeyRow {
-  id: string;
-  user_id: string;
-  name: string;
-  key_hint: string;
-  scopes: string[];
-  created_at: Date;
-  last_used_at: Date | null;
-  expires_at: Date | null;
-  revoked_at: Date | null;
-}
-
-/** Postgres' unique_violation: the caller maps it to 409. */
-export const isUniqueViolation = (error: unknown, index?: string) =>
-  (error as { code?: string }).code === "23505" && (!index || (error as { constraint?: string }).constraint === index);
-
-export async function insertUser(knex: Knex, user: Omit<UserRow, "deleted_at" | "email_verified" | "plan">): Promise<UserRow> {
-  const [row] = await knex("users").insert(user).returning("*");
-  return row as UserRow;
-}
-
-export async function findUserById(knex: Knex, id: string): Promise<UserRow | undefined> {
-  return knex("users").where({ id }).whereNull("deleted_at").first();
-}
-
-export async function findUserByEmail(knex: Knex, email: string): Promise<UserRow | undefined> {
-  return knex("users").whereRaw("lower(email) = lower(?)", [email]).whereNull("deleted_at").first();
-}
-
-export async function updateUser(knex: Knex, id: string, changes: Partial<UserRow>): Promise<UserRow | undefined> {
-  const [row] = await knex("users").where({ id }).whereNull("deleted_at").update(changes).returning("*");
-  return row as UserRow | undefined;
-}
-
 export async function insertSession(
   knex: Knex,
   session: { id: string; user_id: string; client_id: string | null; scopes: string[] | null; created_at: Date },
@@ -113,15 +64,4 @@ export async function findActiveSession(knex: Knex, userId: string, sessionId: s
     .whereNull("s.revoked_at")
     .whereNull("u.deleted_at")
     .first("s.user_id");
-}
-
-export async function findApiKeyByHash(knex: Knex, keyHash: string): Promise<(ApiKeyRow & { user_deleted_at: Date | null }) | undefined> {
-  return knex("api_keys as k")
-    .join("users as u", "u.id", "k.user_id")
-    .where("k.key_hash", keyHash)
-    .first("k.*", "u.deleted_at as user_deleted_at");
-}
-
-export async function touchApiKey(knex: Knex, id: string, now: Date): Promise<void> {
-  await knex("api_keys").where({ id }).update({ last_used_at: now });
 }

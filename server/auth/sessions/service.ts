@@ -1,9 +1,19 @@
 import type { Knex } from "knex";
 import { v7 as uuidv7 } from "uuid";
-import type { Services } from "../services.ts";
-import { ApiError } from "../http/errors.ts";
-import { consumeRefreshToken, findRefreshToken, insertRefreshToken, insertSession, revokeSession } from "./store.ts";
-import { ACCESS_TOKEN_TTL_S, REFRESH_TOKEN_TTL_MS, randomToken, sha256 } from "./tokens.ts";
+import { ApiError } from "../../http/errors.ts";
+import type { Principal } from "../../http/principal.ts";
+import type { Services } from "../../services.ts";
+import { ACCESS_TOKEN_TTL_S, REFRESH_TOKEN_TTL_MS, randomToken, sha256 } from "../tokens.ts";
+import { checkCredentials, type UserRow } from "../users/service.ts";
+import {
+  consumeRefreshToken,
+  findActiveSession,
+  findRefreshToken,
+  insertRefreshToken,
+  insertSession,
+  revokeSession as revokeSessionRow,
+  revokeUserSessions as revokeUserSessionRows,
+} from "./store.ts";
 
 export interface IssuedTokens {
   access_token: string;
@@ -34,6 +44,14 @@ export async function startSession(
   return { ...(await issuePair(services, userId, sessionId, grant, db)), sessionId };
 }
 
+/** A login: the user and a new session, or 401 (the same for an unknown e-mail and a wrong password). */
+export async function login(services: Services, email: string, password: string): Promise<{ user: UserRow; tokens: IssuedTokens }> {
+  const user = await checkCredentials(services, email, password);
+  if (!user) throw new ApiError(401, "unauthorized", "The e-mail or password is wrong");
+  const { sessionId: _, ...tokens } = await startSession(services, user.id);
+  return { user, tokens };
+}
+
 /**
  * Exchanges a refresh token for a new pair. The token is single-use: of two concurrent refreshes
  * exactly one succeeds, and presenting a used token again revokes its whole session (every token
@@ -48,7 +66,7 @@ export async function refreshSession(services: Services, refreshToken: string, c
   if (!found || found.session_revoked_at || found.user_deleted_at || found.expires_at <= now) throw invalid;
   if ((found.client_id ?? undefined) !== clientId) throw invalid;
   if (found.used_at || !(await consumeRefreshToken(knex, hash, now))) {
-    await revokeSession(knex, found.session_id, now);
+    await revokeSessionRow(knex, found.session_id, now);
     services.log.warn({ sessionId: found.session_id }, "refresh token reused: session revoked");
     throw invalid;
   }
@@ -78,4 +96,28 @@ async function issuePair(
     now,
   );
   return { access_token: access, token_type: "Bearer", expires_in: ACCESS_TOKEN_TTL_S, refresh_token: refresh };
+}
+
+/** Ends one session: its refresh tokens stop working, and its access tokens fail their session check. */
+export async function revokeSession(services: Services, sessionId: string): Promise<void> {
+  await revokeSessionRow(services.db.knex, sessionId, services.now());
+}
+
+/** Ends every session of the user (password reset, account deletion), inside the caller's transaction. */
+export async function revokeUserSessions(db: Knex, userId: string, now: Date): Promise<void> {
+  await revokeUserSessionRows(db, userId, now);
+}
+
+/**
+ * The caller behind a session JWT or OAuth access token, checked against the database on every
+ * request so that a revoked session or a deleted account fails at once.
+ */
+export async function resolveAccessToken(services: Services, token: string): Promise<Principal | undefined> {
+  const claims = await services.tokens.verify(token, services.now());
+  if (!claims) return undefined;
+  if (!(await findActiveSession(services.db.knex, claims.sub, claims.sid))) return undefined;
+  if (claims.cid) {
+    return { userId: claims.sub, kind: "oauth", scopes: new Set((claims.scope ?? "").split(" ").filter(Boolean)), sessionId: claims.sid, clientId: claims.cid };
+  }
+  return { userId: claims.sub, kind: "session", scopes: "all", sessionId: claims.sid };
 }

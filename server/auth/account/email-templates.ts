@@ -1,5 +1,5 @@
-import { publicBaseUrl, type Config } from "../config.ts";
-import type { Mail } from "../providers/email/index.ts";
+import { publicBaseUrl, type Config } from "../../config.ts";
+import type { Mail } from "../../providers/email/types.ts";
 
 function link(config: Config, path: string, token: string): string {
   return `${publicBaseUrl(config)}${path}?token=${encodeURIComponent(token)}`;

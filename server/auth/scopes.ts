@@ -1,15 +1,5 @@
 import type { OperationInfo } from "../contract.ts";
-
-/** Who is calling, resolved from a credential, with what it may do. */
-export interface Principal {
-  userId: string;
-  kind: "session" | "api_key" | "oauth";
-  /** `all` for a user's own session token; otherwise the scopes of the key or OAuth grant. */
-  scopes: "all" | ReadonlySet<string>;
-  sessionId?: string;
-  apiKeyId?: string;
-  clientId?: string;
-}
+import type { Principal } from "../http/principal.ts";
 
 // What the `chat` scope of the alternative key form adds to `read` (DECISIONS: Scopes).
 const MESSAGE_SENDS = new Set(["conversations_send_message", "conversations_stream_message", "rooms_send_message"]);

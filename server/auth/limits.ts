@@ -1,10 +1,10 @@
 import type { Request, RequestHandler } from "express";
 import { RateLimiterPostgres, RateLimiterRes } from "rate-limiter-flexible";
-import { sha256 } from "../auth/tokens.ts";
+import { ApiError } from "../http/errors.ts";
+import { unnamedStatements } from "../http/rate-limit.ts";
+import { operationIdOf, type OperationId } from "../http/router.ts";
 import type { Services } from "../services.ts";
-import { ApiError } from "./errors.ts";
-import { unnamedStatements } from "./rate-limit.ts";
-import { operationIdOf, type OperationId } from "./router.ts";
+import { sha256 } from "./tokens.ts";
 
 const WINDOW_S = 15 * 60;
 

@@ -1,0 +1,61 @@
+import { ApiError } from "../../http/errors.ts";
+import type { Mail } from "../../providers/email/types.ts";
+import type { Services } from "../../services.ts";
+import { hashPassword } from "../passwords.ts";
+import { revokeUserSessions } from "../sessions/service.ts";
+import { markEmailVerified, replacePasswordHash } from "../users/service.ts";
+import { passwordResetMail, verificationMail } from "./email-templates.ts";
+import { consumeEmailToken, issueEmailToken, issueEmailTokenByEmail, spendEmailTokens } from "./email-tokens.ts";
+
+// E-mail verification and password reset.
+
+/**
+ * Delivers after the caller has answered: SMTP latency must neither slow a request nor tell an
+ * observer (forgot-password) that the address exists, and a mail server that is down must not fail
+ * registration. A failed mail is logged and stays in the outbox without `sent_at`.
+ */
+function deliverLater(services: Services, mail: Mail): void {
+  setImmediate(() => {
+    services.providers.email.send(mail).catch((error: unknown) => {
+      services.log.error({ err: error, kind: mail.kind }, "e-mail could not be sent; it stays unsent in the outbox");
+    });
+  });
+}
+
+/** Issues a verification token and mails it; registration calls this, and must not fail because of it. */
+export async function sendVerificationEmail(services: Services, user: { id: string; email: string }): Promise<void> {
+  const token = await issueEmailToken(services.db.knex, user.id, "verify_email", services.now());
+  deliverLater(services, verificationMail(services.config, user.email, token));
+}
+
+/** Verifies the caller's address. Bound to the caller: someone else's token is refused and stays usable by its owner. */
+export async function verifyEmail(services: Services, userId: string, token: string): Promise<void> {
+  const now = services.now();
+  const verified = await services.db.knex.transaction(async (trx) => {
+    if (!(await consumeEmailToken(trx, token, "verify_email", now, userId))) return false;
+    return markEmailVerified(trx, userId, now);
+  });
+  if (!verified) throw new ApiError(400, "invalid_request", "The verification token is invalid, expired, already used or not yours");
+}
+
+/** Mails a reset link if the address is registered; the same statement runs for a known and an unknown address. */
+export async function forgotPassword(services: Services, email: string): Promise<void> {
+  const issued = await issueEmailTokenByEmail(services.db.knex, email, "reset_password", services.now());
+  if (issued) deliverLater(services, passwordResetMail(services.config, issued.email, issued.token));
+}
+
+/** Sets the new password, spends every reset token of the user, and ends every login of the user. */
+export async function resetPassword(services: Services, token: string, newPassword: string): Promise<void> {
+  const passwordHash = await hashPassword(newPassword);
+  const now = services.now();
+  const changed = await services.db.knex.transaction(async (trx) => {
+    const userId = await consumeEmailToken(trx, token, "reset_password", now);
+    if (!userId) return false;
+    if (!(await replacePasswordHash(trx, userId, passwordHash, now))) return false;
+    await spendEmailTokens(trx, userId, "reset_password", now);
+    // Refresh tokens die with their session; access tokens are checked against it.
+    await revokeUserSessions(trx, userId, now);
+    return true;
+  });
+  if (!changed) throw new ApiError(400, "invalid_request", "The reset token is invalid, expired or already used");
+}

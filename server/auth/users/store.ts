@@ -1,0 +1,63 @@
+import type { Knex } from "knex";
+
+export interface UserRow {
+  id: string;
+  email: string;
+  username: string;
+  password_hash: string;
+  display_name: string | null;
+  avatar_url: string | null;
+  bio: string | null;
+  email_verified: boolean;
+  plan: string;
+  created_at: Date;
+  updated_at: Date;
+  deleted_at: Date | null;
+}
+
+/** Postgres' unique_violation: the caller maps it to 409. */
+export const isUniqueViolation = (error: unknown, index?: string) =>
+  (error as { code?: string }).code === "23505" && (!index || (error as { constraint?: string }).constraint === index);
+
+export async function insertUser(knex: Knex, user: Omit<UserRow, "deleted_at" | "email_verified" | "plan">): Promise<UserRow> {
+  const [row] = await knex("users").insert(user).returning("*");
+  return row as UserRow;
+}
+
+export async function findUserById(knex: Knex, id: string): Promise<UserRow | undefined> {
+  return knex("users").where({ id }).whereNull("deleted_at").first();
+}
+
+export async function findUserByEmail(knex: Knex, email: string): Promise<UserRow | undefined> {
+  return knex("users").whereRaw("lower(email) = lower(?)", [email]).whereNull("deleted_at").first();
+}
+
+export async function findUserIncludingDeleted(knex: Knex, id: string): Promise<UserRow | undefined> {
+  return knex("users").where({ id }).first();
+}
+
+export async function updateUser(knex: Knex, id: string, changes: Partial<UserRow>): Promise<UserRow | undefined> {
+  const [row] = await knex("users").where({ id }).whereNull("deleted_at").update(changes).returning("*");
+  return row as UserRow | undefined;
+}
+
+/** Sets deleted_at; undefined if the account is already deleted or gone. */
+export async function markUserDeleted(knex: Knex, userId: string, now: Date): Promise<Date | undefined> {
+  const [row] = await knex("users").where({ id: userId }).whereNull("deleted_at").update({ deleted_at: now }).returning("deleted_at");
+  return (row as { deleted_at: Date } | undefined)?.deleted_at;
+}
+
+/** Removes the accounts deleted before `cutoff`; every table referencing users cascades. */
+export async function purgeUsersDeletedBefore(knex: Knex, cutoff: Date): Promise<number> {
+  return knex("users").whereNotNull("deleted_at").where("deleted_at", "<", cutoff).delete();
+}
+
+/** Foreign keys onto users that would block (or outlive) a purge: all must be ON DELETE CASCADE. */
+export async function nonCascadingUserReferences(knex: Knex): Promise<{ table: string; constraint: string }[]> {
+  const result = await knex.raw<{ rows: { table: string; constraint: string }[] }>(
+    `SELECT c.conrelid::regclass::text AS "table", c.conname AS "constraint"
+       FROM pg_constraint c
+      WHERE c.contype = 'f' AND c.confrelid = 'users'::regclass AND c.confdeltype <> 'c'`,
+  );
+  return result.rows;
+}

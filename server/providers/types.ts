@@ -1,0 +1,15 @@
+import type { EmailProvider } from "./email/types.ts";
+import type { EmbeddingsProvider } from "./embeddings/types.ts";
+import type { ChatModelProvider } from "./llm/types.ts";
+
+/**
+ * Every outside capability the service uses, one provider each, behind its own `types.ts`
+ * interface. Speech, images, payments and platforms join here as their areas land. Tests replace
+ * any of them through one option (`providers` in StartOptions).
+ */
+export interface Providers {
+  /** The chat model (replies, titles, greetings). */
+  llm: ChatModelProvider;
+  embeddings: EmbeddingsProvider;
+  email: EmailProvider;
+}

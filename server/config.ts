@@ -50,6 +50,13 @@ export const settings = {
   EMBEDDINGS_MODEL: { key: "embeddings.model", schema: z.string().min(1).optional(), doc: "Embeddings model. Default: `text-embedding-3-small`, or `local-hashed-lexical-v1` with the local provider." },
   EMBEDDINGS_BATCH_SIZE: { key: "embeddings.batchSize", schema: int(1, 2048).default(64), doc: "Chunks embedded per provider call." },
   KNOWLEDGE_CONTEXT_CHUNKS: { key: "knowledgeContextChunks", schema: int(0, 50).default(4), doc: "Most knowledge chunks put into a reply's context (within the token budget)." },
+  SPEECH_PROVIDER: { key: "speech.provider", schema: z.enum(["openai", "local"]).optional(), doc: "Speech provider: `openai` (text to speech and speech to text) or `local` (offline Flite voices; speech to text answers 503 provider_unavailable). Default: as `LLM_PROVIDER`." },
+  TTS_MODEL: { key: "speech.ttsModel", schema: z.string().min(1).default("tts-1"), doc: "Text-to-speech model of the `openai` speech provider." },
+  STT_MODEL: { key: "speech.sttModel", schema: z.string().min(1).default("whisper-1"), doc: "Speech-to-text model of the `openai` speech provider (asked for `verbose_json`)." },
+  IMAGES_PROVIDER: { key: "images.provider", schema: z.enum(["openai", "local", "off"]).optional(), doc: "Image provider: `openai`, `local` (deterministic procedural PNGs, DiceBear avatars) or `off` (503 provider_unavailable, no automatic avatars). Default: as `LLM_PROVIDER`." },
+  IMAGE_MODEL: { key: "images.model", schema: z.string().min(1).default("gpt-image-1"), doc: "Image model of the `openai` image provider (`gpt-image-1`, `dall-e-3`, ...)." },
+  AUTO_AVATARS: { key: "images.autoAvatars", schema: bool.default(true), doc: "Give a persona created without `avatar_url` a generated avatar (a job, within seconds)." },
+  BLOB_STORE: { key: "blobStore", schema: z.enum(["local", "memory"]).optional(), doc: "Where generated images are kept: `local` (files under `PERSONA_DATA_DIR/blobs`) or `memory` (lost on restart). Default: `memory` with `EMBEDDED_DB_IN_MEMORY`, else `local`." },
   VALIDATE_RESPONSES: { key: "validateResponses", schema: bool.default(false), doc: "Check every JSON response against the contract (on in tests)." },
 } as const;
 
@@ -97,6 +104,19 @@ function derive(read: Read) {
       /** Models a persona may use; always includes `model`. */
       models: [...new Set(chatModels)],
     },
+    speech: {
+      ...read.speech,
+      provider: read.speech.provider ?? llmProvider,
+      baseUrl: read.llm.baseUrl,
+      apiKey: read.llm.apiKey,
+    },
+    images: {
+      ...read.images,
+      provider: read.images.provider ?? llmProvider,
+      baseUrl: read.llm.baseUrl,
+      apiKey: read.llm.apiKey,
+    },
+    blobStore: read.blobStore ?? (read.embeddedDbInMemory ? "memory" : "local"),
     embeddings: {
       ...read.embeddings,
       provider: embeddingsProvider,

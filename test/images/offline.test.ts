@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PNG } from "pngjs";
+import { createClient, NotFoundError } from "../../sdk/src/index.ts";
 import { expectError } from "../support/assertions.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { apiKeyFor, registerUser, type TestUser } from "../support/users.ts";
@@ -94,5 +96,16 @@ describe("generating images offline", () => {
     const body = await (await generate(service, alice.auth, { prompt: "A quiet harbour at dusk", style: "banner", aspect_ratio: "16:9" })).json();
     const row = await service.services.db.knex("images").where({ url: body.url }).first();
     expect(row).toMatchObject({ user_id: alice.id, persona_id: null, style: "banner", aspect_ratio: "16:9", prompt: "A quiet harbour at dusk", provider: "local", width: 1024, height: 576 });
+  });
+});
+
+describe("the SDK", () => {
+  it("generates with images.generate and fetches the PNG with images.download", async () => {
+    const client = createClient({ baseUrl: service.url, accessToken: alice.accessToken, refreshToken: alice.refreshToken });
+    const image = await client.images.generate({ prompt: "A lantern in the fog", style: "scene", aspect_ratio: "4:3" });
+    expect(image).toMatchObject({ width: 1024, height: 768 });
+    const png = PNG.sync.read(Buffer.from(await client.images.download(image.url)));
+    expect([png.width, png.height]).toEqual([1024, 768]);
+    await expect(client.images.download(image.url.replace(/[0-9a-f]{32}/, "0".repeat(32)))).rejects.toBeInstanceOf(NotFoundError);
   });
 });

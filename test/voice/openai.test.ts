@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createClient } from "../../sdk/src/index.ts";
 import { fakeMp3, startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.ts";
 import { expectError } from "../support/assertions.ts";
 import { startTestService, type TestService } from "../support/service.ts";
@@ -116,5 +117,16 @@ describe("speech to text through the openai provider", () => {
     fake.reset();
     await expectError(await stt(service, alice, "a.webm", Buffer.from("plain text pretending")), 415, "unsupported_media_type");
     expect(fake.requests).toEqual([]);
+  });
+});
+
+describe("the SDK", () => {
+  it("transcribes with voice.stt from bytes and a file name, and speaks with voice.tts", async () => {
+    const client = createClient({ baseUrl: service.url, accessToken: alice.accessToken, refreshToken: alice.refreshToken });
+    fake.transcriptions.next({ text: "Hello there", language: "french" });
+    expect(await client.voice.stt(toneWav(0.2), { filename: "hello.wav" })).toEqual({ text: "Hello there", language: "fr", confidence: expect.any(Number) });
+    expect(fake.requests.at(-1)?.form?.file).toMatchObject({ name: "hello.wav", type: "audio/wav" });
+    const mp3 = await client.voice.tts({ text: "Hello", voice_id: "echo" });
+    expect(Buffer.from(mp3)).toEqual(Buffer.from(fakeMp3("echo:Hello")));
   });
 });

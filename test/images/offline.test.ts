@@ -5,6 +5,10 @@ import { expectError } from "../support/assertions.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { apiKeyFor, registerUser, type TestUser } from "../support/users.ts";
 import { colours, fetchPng, generate, pathOf } from "./helpers.ts";
+import { runCli } from "../cli/run-cli.ts";
+import { mkdtemp, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 // The offline default: deterministic procedural PNGs, kept in the blob store, served by link.
 let service: TestService;
@@ -107,5 +111,17 @@ describe("the SDK", () => {
     const png = PNG.sync.read(Buffer.from(await client.images.download(image.url)));
     expect([png.width, png.height]).toEqual([1024, 768]);
     await expect(client.images.download(image.url.replace(/[0-9a-f]{32}/, "0".repeat(32)))).rejects.toBeInstanceOf(NotFoundError);
+  });
+});
+
+describe("the CLI", () => {
+  it("generates an image, prints its link and saves the PNG", async () => {
+    const key = await apiKeyFor(service, alice, ["personas:write"]);
+    const file = join(await mkdtemp(join(tmpdir(), "persona-image-")), "harbour.png");
+    const made = await runCli(["image", "A harbour at dusk", "--style", "banner", "--aspect", "16:9", "-o", file, "--json", "--base-url", service.url, "--api-key", key]);
+    expect(made.code, made.stderr).toBe(0);
+    expect(made.json()).toEqual({ url: expect.stringMatching(FILE_URL), width: 1024, height: 576, file });
+    const png = PNG.sync.read(await readFile(file));
+    expect([png.width, png.height]).toEqual([1024, 576]);
   });
 });

@@ -3,7 +3,11 @@ import { createClient } from "../../sdk/src/index.ts";
 import { fakeMp3, startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.ts";
 import { expectError } from "../support/assertions.ts";
 import { startTestService, type TestService } from "../support/service.ts";
-import { registerUser, type TestUser } from "../support/users.ts";
+import { apiKeyFor, registerUser, type TestUser } from "../support/users.ts";
+import { runCli } from "../cli/run-cli.ts";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { stt, toneWav, tts } from "./helpers.ts";
 
 // The `openai` speech provider against a fake OpenAI API on loopback, through the real `openai` package.
@@ -128,5 +132,23 @@ describe("the SDK", () => {
     expect(fake.requests.at(-1)?.form?.file).toMatchObject({ name: "hello.wav", type: "audio/wav" });
     const mp3 = await client.voice.tts({ text: "Hello", voice_id: "echo" });
     expect(Buffer.from(mp3)).toEqual(Buffer.from(fakeMp3("echo:Hello")));
+  });
+});
+
+describe("the CLI", () => {
+  it("says text into an MP3 file and transcribes a recording", async () => {
+    const key = await apiKeyFor(service, alice, ["voice"]);
+    const dir = await mkdtemp(join(tmpdir(), "persona-voice-"));
+    const auth = ["--base-url", service.url, "--api-key", key];
+    const said = await runCli(["say", "Welcome aboard", "--voice", "nova", "-o", join(dir, "out.mp3"), ...auth]);
+    expect(said.code, said.stderr).toBe(0);
+    expect(await readFile(join(dir, "out.mp3"))).toEqual(Buffer.from(fakeMp3("nova:Welcome aboard")));
+    await writeFile(join(dir, "question.wav"), toneWav(0.2));
+    fake.transcriptions.next({ text: "Which planet is that?", language: "english" });
+    const heard = await runCli(["transcribe", join(dir, "question.wav"), "--json", ...auth]);
+    expect(heard.code, heard.stderr).toBe(0);
+    expect(heard.json()).toEqual({ text: "Which planet is that?", language: "en", confidence: expect.any(Number) });
+    const refused = await runCli(["say", "x", "--voice", "robot", ...auth]);
+    expect(refused.code).toBe(2);
   });
 });

@@ -6,6 +6,7 @@ import { registerExportCommand } from "./commands/export.ts";
 import { registerKeyCommands } from "./commands/keys.ts";
 import { registerKnowledgeCommands } from "./commands/knowledge.ts";
 import { registerMailCommands } from "./commands/mail.ts";
+import { registerMediaCommands } from "./commands/media.ts";
 import { registerOAuthClientCommands } from "./commands/oauth-clients.ts";
 import { registerPersonaCommands } from "./commands/personas.ts";
 import { registerServerCommands } from "./commands/server.ts";
@@ -51,5 +52,6 @@ export function buildProgram(): Command {
   registerChatCommand(program);
   registerExportCommand(program);
   registerWebhookCommands(program);
+  registerMediaCommands(program);
   return program;
 }

@@ -603,6 +603,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/images/files/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Fetch a generated image
+         * @description Fetch a generated image. The `url` of a generated image (and of an automatic avatar) points
+         *     here. No credential: the name is 128 random bits, so only those given the link can fetch it,
+         *     and avatars of public personas can be shown to anyone. A service extension, declared in the
+         *     project's docs/decisions.md.
+         */
+        get: operations["images_file"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/images/generate": {
         parameters: {
             query?: never;
@@ -6639,6 +6662,45 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    images_file: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The image's file name: 32 lowercase hex digits and `.png`.
+                 * @example 3f1c9a7e5b2d4c6f8a0e1d3b5c7f9a2e.png
+                 */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /**
+             * @description A stored image as PNG bytes. Names are random and never reused for other content, so the answer
+             *     may be cached for a year.
+             */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description `public, max-age=31536000, immutable`. */
+                    "Cache-Control": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];

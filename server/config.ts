@@ -53,6 +53,13 @@ export const settings = {
   WEBHOOKS_ALLOW_PRIVATE_URLS: { key: "webhooks.allowPrivateUrls", schema: bool.default(false), doc: "Let webhooks use `http://` and loopback, private or link-local addresses (local development and tests only)." },
   WEBHOOKS_TIMEOUT_MS: { key: "webhooks.timeoutMs", schema: int(100, 60_000).default(5_000), doc: "How long a webhook receiver has to answer 2xx before the attempt counts as failed." },
   WEBHOOKS_RETRY_BASE_MS: { key: "webhooks.retryBaseMs", schema: int(10, 3_600_000).default(10_000), doc: "Delay before a webhook delivery's first retry; the second waits 6 times as long, the third 36 times (each ±25%)." },
+  SPEECH_PROVIDER: { key: "speech.provider", schema: z.enum(["openai", "local"]).optional(), doc: "Speech provider: `openai` (text to speech and speech to text) or `local` (offline Flite voices; speech to text answers 503 provider_unavailable). Default: as `LLM_PROVIDER`." },
+  TTS_MODEL: { key: "speech.ttsModel", schema: z.string().min(1).default("tts-1"), doc: "Text-to-speech model of the `openai` speech provider." },
+  STT_MODEL: { key: "speech.sttModel", schema: z.string().min(1).default("whisper-1"), doc: "Speech-to-text model of the `openai` speech provider (asked for `verbose_json`)." },
+  IMAGES_PROVIDER: { key: "images.provider", schema: z.enum(["openai", "local", "off"]).optional(), doc: "Image provider: `openai`, `local` (deterministic procedural PNGs, DiceBear avatars) or `off` (503 provider_unavailable, no automatic avatars). Default: as `LLM_PROVIDER`." },
+  IMAGE_MODEL: { key: "images.model", schema: z.string().min(1).default("gpt-image-1"), doc: "Image model of the `openai` image provider (`gpt-image-1`, `dall-e-3`, ...)." },
+  AUTO_AVATARS: { key: "images.autoAvatars", schema: bool.default(true), doc: "Give a persona created without `avatar_url` a generated avatar (a job, within seconds)." },
+  BLOB_STORE: { key: "blobStore", schema: z.enum(["local", "memory"]).optional(), doc: "Where generated images are kept: `local` (files under `PERSONA_DATA_DIR/blobs`) or `memory` (lost on restart). Default: `memory` with `EMBEDDED_DB_IN_MEMORY`, else `local`." },
   VALIDATE_RESPONSES: { key: "validateResponses", schema: bool.default(false), doc: "Check every JSON response against the contract (on in tests)." },
 } as const;
 
@@ -100,6 +107,19 @@ function derive(read: Read) {
       /** Models a persona may use; always includes `model`. */
       models: [...new Set(chatModels)],
     },
+    speech: {
+      ...read.speech,
+      provider: read.speech.provider ?? llmProvider,
+      baseUrl: read.llm.baseUrl,
+      apiKey: read.llm.apiKey,
+    },
+    images: {
+      ...read.images,
+      provider: read.images.provider ?? llmProvider,
+      baseUrl: read.llm.baseUrl,
+      apiKey: read.llm.apiKey,
+    },
+    blobStore: read.blobStore ?? (read.embeddedDbInMemory ? "memory" : "local"),
     embeddings: {
       ...read.embeddings,
       provider: embeddingsProvider,

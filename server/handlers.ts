@@ -8,6 +8,8 @@ import { handlers as knowledge } from "./knowledge/handlers.ts";
 import { handlers as conversations } from "./conversations/handlers.ts";
 import { handlers as personas } from "./personas/handlers.ts";
 import { handlers as webhooks } from "./webhooks/handlers.ts";
+import { handlers as voice } from "./voice/handlers.ts";
+import { handlers as images } from "./images/handlers.ts";
 
 /**
  * The handler of every operation in the contract. An area that is not built yet answers 501
@@ -26,7 +28,7 @@ export const handlers: HandlerMap = {
     "marketplace_list", "marketplace_featured", "marketplace_categories", "marketplace_get",
     "marketplace_rate", "marketplace_reviews", "marketplace_use",
   ]),
-  ...notLive("voice", ["voice_tts", "voice_stt"]),
+  ...voice,
   ...notLive("social", [
     "social_follow", "social_unfollow", "social_followers", "social_following", "social_profile",
     "social_search", "social_like", "social_unlike", "social_likes", "social_feed", "social_share",
@@ -36,7 +38,7 @@ export const handlers: HandlerMap = {
     "rooms_create", "rooms_list", "rooms_get", "rooms_update", "rooms_delete", "rooms_list_messages",
     "rooms_send_message", "rooms_add_member", "rooms_remove_member", "rooms_add_persona", "rooms_remove_persona",
   ]),
-  ...notLive("images", ["images_generate"]),
+  ...images,
   ...notLive("studio", [
     "studio_analytics", "studio_list_versions", "studio_create_version", "studio_activate_version",
     "studio_test_chat", "studio_list_variants", "studio_create_variant", "studio_update_variant", "studio_publish",

@@ -3,6 +3,7 @@ import type { Services } from "./services.ts";
 import { accountCrontab, accountTasks } from "./auth/account/jobs.ts";
 import { purgeExpiredIdempotencyKeys } from "./http/idempotency-store.ts";
 import { knowledgeTasks } from "./knowledge/jobs.ts";
+import { avatarTasks } from "./personas/avatar-job.ts";
 import { personaTasks } from "./personas/greeting-job.ts";
 import { titleTask } from "./conversations/title-job.ts";
 import { webhookCrontab, webhookTasks } from "./webhooks/jobs.ts";
@@ -13,7 +14,7 @@ export function taskList(services: Services): TaskList {
     const removed = await purgeExpiredIdempotencyKeys(services.db.knex, services.now());
     if (removed) services.log.info({ removed }, "expired idempotency keys purged");
   };
-  return { idempotency_purge: purgeIdempotencyKeys, ...accountTasks(services), ...personaTasks(services), ...knowledgeTasks(services), conversation_title: titleTask(services), ...webhookTasks(services) };
+  return { idempotency_purge: purgeIdempotencyKeys, ...accountTasks(services), ...personaTasks(services), ...avatarTasks(services), ...knowledgeTasks(services), conversation_title: titleTask(services), ...webhookTasks(services) };
 }
 
 /** Recurring schedule (graphile-worker crontab syntax). */

@@ -5,6 +5,7 @@ import { idempotencyMiddleware } from "./idempotency.ts";
 import type { Cursor, PageIterator } from "./pagination.ts";
 import { Auth } from "./resources/auth.ts";
 import { Conversations } from "./resources/conversations.ts";
+import { Images } from "./resources/images.ts";
 import { Knowledge } from "./resources/knowledge.ts";
 import { Personas } from "./resources/personas.ts";
 import { Voice } from "./resources/voice.ts";
@@ -50,6 +51,7 @@ export class PersonaClient {
   readonly knowledge: Knowledge;
   readonly voice: Voice;
   readonly webhooks: Webhooks;
+  readonly images: Images;
   readonly #authenticator: Authenticator;
 
   constructor(core: Core, authenticator: Authenticator) {
@@ -61,6 +63,7 @@ export class PersonaClient {
     this.knowledge = new Knowledge(core);
     this.voice = new Voice(core);
     this.webhooks = new Webhooks(core);
+    this.images = new Images(core);
   }
 
   /** The current session token pair (after any refresh), or undefined for an API key or anonymous client. */

@@ -34,6 +34,7 @@ export type { Uploadable, UploadOptions } from "./upload.ts";
 export type { RawClient } from "./core.ts";
 export type { Auth, ApiKeys } from "./resources/auth.ts";
 export type { Conversations, Messages } from "./resources/conversations.ts";
+export type { Images } from "./resources/images.ts";
 export type { Knowledge } from "./resources/knowledge.ts";
 export type { Personas } from "./resources/personas.ts";
 export type { Voice } from "./resources/voice.ts";

@@ -41,10 +41,10 @@ export async function toBlob(file: Uploadable, options: UploadOptions = {}): Pro
   return { blob: new Blob([file as Uint8Array<ArrayBuffer>], { type: type ?? "" }), filename: options.filename ?? "upload" };
 }
 
-/** The multipart form the contract describes: one `file` part with its file name. */
-export async function uploadForm(file: Uploadable, options: UploadOptions = {}): Promise<FormData> {
+/** The multipart form the contract describes: one part (`file`, or `audio` for speech to text) with its file name. */
+export async function uploadForm(file: Uploadable, options: UploadOptions = {}, field = "file"): Promise<FormData> {
   const { blob, filename } = await toBlob(file, options);
   const form = new FormData();
-  form.append("file", blob, filename);
+  form.append(field, blob, filename);
   return form;
 }

@@ -27,6 +27,11 @@ export function planLimitExceeded(kind: keyof PlanLimits, plan: string, limit: n
   });
 }
 
+/** The user's plan (`free` for a user without one). */
+export async function planOf(services: Services, userId: string): Promise<string> {
+  return userPlan(services.db.knex, userId);
+}
+
 /** A message counted against the monthly quota; `release` gives it back when the send failed. */
 export interface MessageReservation {
   release: () => Promise<void>;

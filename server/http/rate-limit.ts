@@ -41,7 +41,7 @@ export function rateLimit(services: Services): RequestHandler {
   };
 }
 
-function setHeaders(res: Parameters<RequestHandler>[1], limit: number, decision: RateDecision): void {
+export function setHeaders(res: Parameters<RequestHandler>[1], limit: number, decision: RateDecision): void {
   res.set({
     "X-RateLimit-Limit": String(limit),
     "X-RateLimit-Remaining": String(decision.remaining),

@@ -4,6 +4,7 @@ import type { components } from "../../generated/openapi.d.ts";
 import { assertUnderCountLimit } from "../billing/usage.ts";
 import { ApiError, notFound } from "../http/errors.ts";
 import type { Services } from "../services.ts";
+import { autoAvatars, enqueueAvatar } from "./avatar-job.ts";
 import { enqueueGreeting } from "./greeting-job.ts";
 import { isUuid } from "../http/text.ts";
 import {
@@ -65,7 +66,7 @@ function checkModel(services: Services, model: string | undefined): void {
 /**
  * Creates the caller's persona. The plan's persona limit is checked under a lock on the user's row
  * held until the insert commits, so concurrent creations cannot overshoot it. Without a greeting,
- * a job queued in the same transaction asks the model for one.
+ * a job queued in the same transaction asks the model for one; without an avatar, another draws one.
  */
 export async function createPersona(services: Services, userId: string, input: PersonaCreate): Promise<PersonaRow> {
   checkModel(services, input.model);
@@ -89,6 +90,7 @@ export async function createPersona(services: Services, userId: string, input: P
       updated_at: now,
     });
     if (inserted.greeting_message === null) await enqueueGreeting(trx, inserted.id);
+    if (inserted.avatar_url === null && autoAvatars(services)) await enqueueAvatar(trx, inserted.id);
     return inserted;
   });
   return row;

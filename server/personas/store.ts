@@ -87,6 +87,12 @@ export async function setGreetingIfMissing(knex: Knex, id: string, greeting: str
   return updated > 0;
 }
 
+/** Sets a generated avatar only while the persona still has none: one the owner set meanwhile wins. `updated_at` stays. */
+export async function setAvatarIfMissing(knex: Knex, id: string, url: string): Promise<boolean> {
+  const updated = await knex("personas").where({ id }).whereNull("avatar_url").update({ avatar_url: url });
+  return updated > 0;
+}
+
 // Every order ends on `id`, so rows with equal keys keep one order and pages neither repeat nor skip.
 // Names compare lower-cased by code point, the same on PostgreSQL and the embedded database
 // whatever collation either was created with.

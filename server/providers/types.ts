@@ -1,6 +1,9 @@
+import type { BlobStore } from "./blobs/types.ts";
 import type { EmailProvider } from "./email/types.ts";
 import type { EmbeddingsProvider } from "./embeddings/types.ts";
+import type { ImageProvider } from "./images/types.ts";
 import type { ChatModelProvider } from "./llm/types.ts";
+import type { SpeechProvider } from "./speech/types.ts";
 
 /**
  * Every outside capability the service uses, one provider each, behind its own `types.ts`
@@ -12,4 +15,10 @@ export interface Providers {
   llm: ChatModelProvider;
   embeddings: EmbeddingsProvider;
   email: EmailProvider;
+  /** Text to speech and speech to text. */
+  speech: SpeechProvider;
+  /** Image generation (and automatic avatars). */
+  images: ImageProvider;
+  /** Where generated files are kept. */
+  blobs: BlobStore;
 }

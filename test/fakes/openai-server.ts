@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import { PNG } from "pngjs";
 
 /**
  * A fake OpenAI-compatible API on loopback, speaking the real wire format (JSON and SSE), so tests
@@ -34,6 +35,41 @@ export interface EmbeddingsBehaviour {
   firstTokenDelayMs?: number;
 }
 
+export interface SpeechBehaviour {
+  status?: number;
+  errorBody?: object;
+  /** The MP3 bytes to send. Default: bytes derived from the input text. */
+  audio?: Uint8Array;
+  /** Pieces the audio is sent in. Default 4. */
+  chunks?: number;
+  /** Send the first piece, then wait for this before sending the rest (shows the client got bytes early). */
+  holdAfterFirstChunk?: Promise<void>;
+}
+
+export interface TranscriptionBehaviour {
+  status?: number;
+  errorBody?: object;
+  text?: string;
+  /** Whisper's verbose_json names the language in English, e.g. `english`. */
+  language?: string;
+  segments?: { start: number; end: number; avg_logprob: number }[];
+}
+
+export interface ImagesBehaviour {
+  status?: number;
+  errorBody?: object;
+  /** How the image comes back. Default `b64_json`. */
+  format?: "b64_json" | "url";
+  /** The bytes to return instead of a drawn PNG (e.g. something that is not an image). */
+  bytes?: Uint8Array;
+}
+
+/** A multipart upload as the fake received it. */
+export interface RecordedForm {
+  fields: Record<string, string>;
+  file?: { field: string; name: string; type: string; size: number };
+}
+
 export interface RecordedRequest {
   method: string;
   /** The path without the query, e.g. `/v1/chat/completions`. */
@@ -43,6 +79,8 @@ export interface RecordedRequest {
   headers: IncomingHttpHeaders;
   /** True when the client closed the connection before the response ended. */
   aborted: boolean;
+  /** A multipart body, parsed (transcriptions). */
+  form?: RecordedForm;
 }
 
 export interface BehaviourControl<B> {
@@ -64,6 +102,9 @@ export interface FakeOpenAI {
   requests: RecordedRequest[];
   chat: BehaviourControl<ChatBehaviour>;
   embeddings: BehaviourControl<EmbeddingsBehaviour>;
+  speech: BehaviourControl<SpeechBehaviour>;
+  transcriptions: BehaviourControl<TranscriptionBehaviour>;
+  images: BehaviourControl<ImagesBehaviour>;
   /** Forget behaviours and recorded requests. */
   reset(): void;
   /** Resolves with the next request the client aborts (or one aborted earlier and not yet awaited). */
@@ -166,10 +207,14 @@ function behaviourControl<B>(): BehaviourControl<B> & { take(): B; clear(): void
   };
 }
 
-async function readBody(req: IncomingMessage): Promise<unknown> {
+async function readRaw(req: IncomingMessage): Promise<Buffer> {
   const parts: Buffer[] = [];
   for await (const part of req) parts.push(part as Buffer);
-  const text = Buffer.concat(parts).toString("utf8");
+  return Buffer.concat(parts);
+}
+
+function parseJson(raw: Buffer): unknown {
+  const text = raw.toString("utf8");
   if (!text) return undefined;
   try {
     return JSON.parse(text);
@@ -178,11 +223,51 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
   }
 }
 
+/** A multipart/form-data body, parsed by the platform's own parser. */
+async function parseForm(raw: Buffer, contentType: string): Promise<RecordedForm> {
+  const data = await new Response(new Uint8Array(raw), { headers: { "content-type": contentType } }).formData();
+  const form: RecordedForm = { fields: {} };
+  for (const [field, value] of data.entries()) {
+    if (typeof value === "string") form.fields[field] = value;
+    else form.file = { field, name: value.name, type: value.type, size: value.size };
+  }
+  return form;
+}
+
+/** Deterministic stand-in MP3 bytes: an ID3 tag, then bytes from the text. Only passed through, never decoded. */
+export function fakeMp3(text: string, length = 4096): Uint8Array {
+  const bytes = new Uint8Array(length);
+  bytes.set([0x49, 0x44, 0x33, 0x03, 0, 0, 0, 0, 0, 0]);
+  for (let i = 10; i < length; i++) bytes[i] = (text.charCodeAt(i % Math.max(1, text.length)) * 31 + i) & 0xff;
+  return bytes;
+}
+
+/** A small, non-blank PNG with the proportions of an OpenAI size such as `1536x1024` (a sixteenth of it). */
+export function fakePng(size: string | undefined): Buffer {
+  const [w, h] = (size ?? "1024x1024").split("x").map((n) => Math.max(1, Math.round(Number(n) / 16) || 64));
+  const png = new PNG({ width: w!, height: h! });
+  for (let y = 0; y < h!; y++) {
+    for (let x = 0; x < w!; x++) {
+      const i = (y * w! + x) * 4;
+      png.data[i] = (x * 255) / w!;
+      png.data[i + 1] = (y * 255) / h!;
+      png.data[i + 2] = 160;
+      png.data[i + 3] = 255;
+    }
+  }
+  return PNG.sync.write(png);
+}
+
 export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
   const embeddingDimensions = options.embeddingDimensions ?? 1536;
   const requests: RecordedRequest[] = [];
   const chat = behaviourControl<ChatBehaviour>();
   const embeddings = behaviourControl<EmbeddingsBehaviour>();
+  const speech = behaviourControl<SpeechBehaviour>();
+  const transcriptions = behaviourControl<TranscriptionBehaviour>();
+  const images = behaviourControl<ImagesBehaviour>();
+  // Images answered as links, served by GET /files/<n>.png.
+  const files = new Map<string, Uint8Array>();
   const sockets = new Set<Socket>();
   // Aborted requests not yet handed out by `waitForAbort`, and the callers waiting for one.
   const unclaimedAborts: RecordedRequest[] = [];
@@ -243,6 +328,65 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       model: body.model ?? "text-embedding-3-small",
       usage: { prompt_tokens: tokens, total_tokens: tokens },
     });
+  }
+
+  async function handleSpeech(body: { input?: string; voice?: string }, res: ServerResponse): Promise<void> {
+    const behaviour = speech.take();
+    if (behaviour.status) return sendError(res, behaviour);
+    const audio = behaviour.audio ?? fakeMp3(`${body.voice}:${body.input ?? ""}`);
+    const count = Math.max(1, behaviour.chunks ?? 4);
+    const size = Math.ceil(audio.length / count);
+    res.writeHead(200, { "content-type": "audio/mpeg", "transfer-encoding": "chunked" });
+    for (let i = 0; i < count; i++) {
+      if (res.destroyed) return;
+      res.write(audio.subarray(i * size, (i + 1) * size));
+      if (i === 0 && behaviour.holdAfterFirstChunk) await behaviour.holdAfterFirstChunk;
+    }
+    res.end();
+  }
+
+  function handleTranscription(form: RecordedForm | undefined, res: ServerResponse): void {
+    const behaviour = transcriptions.take();
+    if (behaviour.status) return sendError(res, behaviour);
+    if (!form?.file) return sendJson(res, 400, { error: { message: "'file' is required", type: "invalid_request_error", code: null, param: "file" } });
+    const text = behaviour.text ?? "Captain Nova, which planet is the bright one low in the west tonight?";
+    const segments = behaviour.segments ?? [
+      { start: 0, end: 2, avg_logprob: -0.05 },
+      { start: 2, end: 3, avg_logprob: -0.2 },
+    ];
+    const verbose = form.fields.response_format === "verbose_json";
+    if (!verbose) return sendJson(res, 200, { text });
+    sendJson(res, 200, {
+      task: "transcribe",
+      language: behaviour.language ?? "english",
+      duration: segments.at(-1)?.end ?? 0,
+      text,
+      segments: segments.map((segment, id) => ({
+        id,
+        seek: 0,
+        start: segment.start,
+        end: segment.end,
+        text: "",
+        tokens: [],
+        temperature: 0,
+        avg_logprob: segment.avg_logprob,
+        compression_ratio: 1,
+        no_speech_prob: 0.01,
+      })),
+    });
+  }
+
+  function handleImages(body: { size?: string; response_format?: string }, res: ServerResponse, origin: string): void {
+    const behaviour = images.take();
+    if (behaviour.status) return sendError(res, behaviour);
+    const bytes = behaviour.bytes ?? fakePng(body.size);
+    const created = Math.floor(Date.now() / 1000);
+    if ((behaviour.format ?? "b64_json") === "url") {
+      const name = `${files.size + 1}.png`;
+      files.set(name, bytes);
+      return sendJson(res, 200, { created, data: [{ url: `${origin}/files/${name}`, revised_prompt: null }] });
+    }
+    sendJson(res, 200, { created, data: [{ b64_json: Buffer.from(bytes).toString("base64") }] });
   }
 
   async function handleChat(body: ChatBody, res: ServerResponse, markOwnDisconnect: () => void): Promise<void> {
@@ -314,7 +458,21 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       if (!res.writableFinished && !ownDisconnect) recordAbort(record);
     });
     void (async () => {
-      record.body = await readBody(req);
+      const raw = await readRaw(req);
+      const contentType = req.headers["content-type"] ?? "";
+      if (contentType.startsWith("multipart/form-data")) record.form = await parseForm(raw, contentType);
+      else record.body = parseJson(raw);
+      if (req.method === "POST" && record.path === "/v1/audio/speech") return handleSpeech((record.body ?? {}) as { input?: string }, res);
+      if (req.method === "POST" && record.path === "/v1/audio/transcriptions") return handleTranscription(record.form, res);
+      if (req.method === "POST" && record.path === "/v1/images/generations") {
+        return handleImages((record.body ?? {}) as { size?: string }, res, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+      }
+      if (req.method === "GET" && record.path.startsWith("/files/")) {
+        const file = files.get(record.path.slice("/files/".length));
+        if (!file) return sendJson(res, 404, { error: { message: "gone" } });
+        res.writeHead(200, { "content-type": "image/png" });
+        return void res.end(file);
+      }
       if (req.method === "POST" && record.path === "/v1/embeddings") return handleEmbeddings((record.body ?? {}) as EmbeddingsBody, res);
       if (req.method === "POST" && record.path === "/v1/chat/completions") {
         return handleChat((record.body ?? {}) as ChatBody, res, () => void (ownDisconnect = true));
@@ -340,9 +498,16 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     requests,
     chat: { next: chat.next, always: chat.always },
     embeddings: { next: embeddings.next, always: embeddings.always },
+    speech: { next: speech.next, always: speech.always },
+    transcriptions: { next: transcriptions.next, always: transcriptions.always },
+    images: { next: images.next, always: images.always },
     reset() {
       chat.clear();
       embeddings.clear();
+      speech.clear();
+      transcriptions.clear();
+      images.clear();
+      files.clear();
       requests.length = 0;
       unclaimedAborts.length = 0;
     },

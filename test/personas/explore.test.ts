@@ -77,7 +77,7 @@ async function explore(query: NonNullable<operations["personas_explore"]["parame
 const names = (body: { data: Made[] }) => body.data.map((row) => row.name);
 
 beforeAll(async () => {
-  service = await startTestService({ now: () => clock, providers: { llm: greeter }, env: { RATE_LIMIT_PER_MINUTE: "100000" } });
+  service = await startTestService({ now: () => clock, providers: { llm: greeter }, env: { RATE_LIMIT_PER_MINUTE: "100000", AUTO_AVATARS: "false" } });
   [ann, ben, viewer] = [await registerUser(service), await registerUser(service), await registerUser(service)];
   for (const user of [ann, ben]) await service.services.db.knex("users").where({ id: user.id }).update({ plan: "creator" });
 

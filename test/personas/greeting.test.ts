@@ -87,7 +87,8 @@ async function insertBare(instructions: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  service = await startTestService({ providers: { llm: model } });
+  // No automatic avatars (test/images/avatars.test.ts): only the greeting job changes a persona here.
+  service = await startTestService({ providers: { llm: model }, env: { AUTO_AVATARS: "false" } });
   alice = await registerUser(service);
   await service.services.db.knex("users").where({ id: alice.id }).update({ plan: "creator" });
 });

@@ -69,7 +69,7 @@ beforeAll(async () => {
   service = await startTestService({
     now: () => clock,
     providers: { llm: greeter },
-    env: { CHAT_MODEL: MODELS[0]!, CHAT_MODELS: MODELS.join(","), RATE_LIMIT_PER_MINUTE: "100000" },
+    env: { CHAT_MODEL: MODELS[0]!, CHAT_MODELS: MODELS.join(","), RATE_LIMIT_PER_MINUTE: "100000", AUTO_AVATARS: "false" },
   });
   alice = await creator();
   bob = await creator();

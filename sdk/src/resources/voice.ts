@@ -1,6 +1,7 @@
-import { init, type Core } from "../core.ts";
+import { init, unwrap, type Core } from "../core.ts";
 import { errorFromResponse } from "../errors.ts";
-import type { RequestBody, RequestOptions } from "../types.ts";
+import type { RequestBody, RequestOptions, ResponseOf } from "../types.ts";
+import { uploadForm, type Uploadable, type UploadOptions } from "../upload.ts";
 
 /**
  * Speech.
@@ -8,6 +9,7 @@ import type { RequestBody, RequestOptions } from "../types.ts";
  * @example
  * const mp3 = await client.voice.tts({ text: "Hello there", voice_id: "nova" });
  * await writeFile("hello.mp3", mp3);
+ * const { text, language } = await client.voice.stt("./question.wav");
  */
 export class Voice {
   readonly #core: Core;
@@ -34,5 +36,26 @@ export class Voice {
     });
     if (!response.ok || !data) throw errorFromResponse(response, error);
     return data instanceof ArrayBuffer ? new Uint8Array(data) : (data as ReadableStream<Uint8Array>);
+  }
+
+  /**
+   * Transcribes an mp3, wav, ogg or webm recording (at most 25 MB) and detects its language. The
+   * service checks the file name and the content, so give a file name with the right extension
+   * when sending bytes. A server without a speech-to-text provider answers 503 provider_unavailable.
+   * @param audio a Blob or File, bytes (Buffer, Uint8Array, ArrayBuffer), or in Node a filesystem path
+   * @example
+   * const heard = await client.voice.stt(await readFile("q.webm"), { filename: "q.webm" });
+   * console.log(heard.text, heard.language, heard.confidence);
+   */
+  async stt(audio: Uploadable, options: UploadOptions & RequestOptions = {}): Promise<ResponseOf<"voice_stt">> {
+    const form = await uploadForm(audio, options, "audio");
+    return unwrap(
+      this.#core.raw.POST("/v1/voice/stt", {
+        // The contract types the part as a string; the form carries it as a Blob with its file name.
+        body: form as unknown as RequestBody<"voice_stt">,
+        bodySerializer: (body: unknown) => body,
+        ...init(options),
+      }),
+    );
   }
 }

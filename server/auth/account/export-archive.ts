@@ -16,7 +16,7 @@ type Row = Record<string, unknown>;
 interface Part {
   key:
     | "personas" | "conversations" | "knowledge_documents" | "instruction_versions" | "ratings"
-    | "follows" | "likes" | "rooms" | "api_keys" | "webhooks" | "integrations";
+    | "follows" | "likes" | "rooms" | "api_keys" | "webhooks" | "integrations" | "images";
   tables: string[];
   owners: string[];
   viaPersona?: boolean;
@@ -35,6 +35,8 @@ const PARTS: Part[] = [
   { key: "api_keys", tables: ["api_keys"], owners: ["user_id"] },
   { key: "webhooks", tables: ["webhooks"], owners: ["user_id", "owner_id"] },
   { key: "integrations", tables: ["integrations"], owners: ["user_id", "owner_id"], viaPersona: true },
+  // Generated images as links (`url`), not their bytes.
+  { key: "images", tables: ["images"], owners: ["user_id"] },
 ];
 const MESSAGE_TABLES = ["messages", "conversation_messages"];
 

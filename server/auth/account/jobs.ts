@@ -1,4 +1,5 @@
 import type { Task, TaskList } from "graphile-worker";
+import { deleteImagesOfUsersDeletedBefore } from "../../images/service.ts";
 import type { Services } from "../../services.ts";
 import { findAnyUser, purgeDeletedBefore } from "../users/service.ts";
 import { buildArchive } from "./export-archive.ts";
@@ -17,7 +18,10 @@ export const DATA_EXPORT_MAX_ATTEMPTS = 5;
 export async function purgeAccounts(services: Services): Promise<{ users: number; exports: number }> {
   const now = services.now().getTime();
   const { knex } = services.db;
-  const users = await purgeDeletedBefore(services, new Date(now - PURGE_AFTER_MS));
+  const cutoff = new Date(now - PURGE_AFTER_MS);
+  // Files outside the database first: their rows, which name them, go with the users.
+  await deleteImagesOfUsersDeletedBefore(services, cutoff);
+  const users = await purgeDeletedBefore(services, cutoff);
   const exports = await purgeExportsCompletedBefore(knex, new Date(now - EXPORT_LINK_TTL_MS));
   if (users || exports) services.log.info({ users, exports }, "deleted accounts and expired exports purged");
   return { users, exports };

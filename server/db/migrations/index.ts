@@ -6,6 +6,7 @@ import * as dataExports from "./0004_data_exports.ts";
 import * as personasConversations from "./0005_personas_conversations.ts";
 import * as knowledge from "./0006_knowledge.ts";
 import * as webhooks from "./0008_webhooks.ts";
+import * as voiceImages from "./0009_voice_images.ts";
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that they load the same
@@ -19,6 +20,7 @@ const migrations: Record<string, Knex.Migration> = {
   "0005_personas_conversations": personasConversations,
   "0006_knowledge": knowledge,
   "0008_webhooks": webhooks,
+  "0009_voice_images": voiceImages,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -1,0 +1,77 @@
+import { createWriteStream } from "node:fs";
+import { readFile, stat, writeFile } from "node:fs/promises";
+import { basename } from "node:path";
+import { Writable } from "node:stream";
+import { Option, type Command } from "commander";
+import { contextOf } from "../context.ts";
+import { CliError, usageError } from "../errors.ts";
+import { examples } from "../help.ts";
+import { printFields } from "../output.ts";
+
+const VOICES = ["alloy", "echo", "fable", "nova", "onyx", "shimmer"] as const;
+const STYLES = ["avatar", "banner", "scene"] as const;
+const RATIOS = ["1:1", "16:9", "9:16", "4:3"] as const;
+
+/** Where binary output goes: the file given, else stdout, but never a terminal (it would print noise). */
+function binarySink(output: string | undefined, what: string): Writable {
+  if (output) return createWriteStream(output);
+  if (process.stdout.isTTY) throw usageError(`${what} is binary: redirect stdout (> file) or give -o <file>`);
+  return process.stdout;
+}
+
+/** Text to speech, speech to text and image generation. */
+export function registerMediaCommands(program: Command): void {
+  program
+    .command("say")
+    .description("Speak text as MP3 (streamed as it is synthesised) to stdout or a file")
+    .argument("<text>", "what to say (1 to 5,000 characters)")
+    .addOption(new Option("--voice <voice>", "voice").choices(VOICES).default("alloy"))
+    .option("-o, --output <file>", "write the MP3 here instead of stdout")
+    .addHelpText("after", examples(['persona say "Welcome aboard, cadet!" --voice nova > out.mp3', 'persona say "Hello" -o hello.mp3']))
+    .action(async (text: string, options: { voice: (typeof VOICES)[number]; output?: string }, command: Command) => {
+      const ctx = await contextOf(command);
+      const sink = binarySink(options.output, "The audio");
+      const stream = await ctx.client().voice.tts({ text, voice_id: options.voice }, { stream: true });
+      // stdout must stay open for whatever runs after; a file is closed when the stream ends.
+      await stream.pipeTo(Writable.toWeb(sink), { preventClose: sink === process.stdout });
+      if (options.output) ctx.out.notice(`Wrote ${options.output}`);
+    });
+
+  program
+    .command("transcribe")
+    .description("Transcribe an mp3, wav, ogg or webm recording (at most 25 MB) and detect its language")
+    .argument("<file>", "the recording")
+    .addHelpText("after", examples(["persona transcribe question.wav", "persona transcribe memo.webm --json | jq -r .text"]))
+    .action(async (file: string, _options: unknown, command: Command) => {
+      const ctx = await contextOf(command);
+      const info = await stat(file).catch(() => undefined);
+      if (!info?.isFile()) throw new CliError(`${file}: no such file`);
+      const heard = await ctx.client().voice.stt(await readFile(file), { filename: basename(file) });
+      ctx.out.result(heard, () => {
+        ctx.out.line(heard.text);
+        ctx.out.notice(`(language ${heard.language}, confidence ${heard.confidence.toFixed(2)})`);
+      });
+    });
+
+  program
+    .command("image")
+    .description("Generate an image from a prompt; prints its link, and saves the PNG with -o")
+    .argument("<prompt>", "what to draw (3 to 500 characters)")
+    .addOption(new Option("--style <style>", "composition").choices(STYLES).default("avatar"))
+    .addOption(new Option("--aspect <ratio>", "aspect ratio (sets the size)").choices(RATIOS).default("1:1"))
+    .option("-o, --output <file>", "save the PNG here")
+    .addHelpText("after", examples(['persona image "Portrait of a wise owl" -o owl.png', 'persona image "A harbour at dusk" --style banner --aspect 16:9']))
+    .action(async (prompt: string, options: { style: (typeof STYLES)[number]; aspect: (typeof RATIOS)[number]; output?: string }, command: Command) => {
+      const ctx = await contextOf(command);
+      const client = ctx.client();
+      const image = await client.images.generate({ prompt, style: options.style, aspect_ratio: options.aspect });
+      if (options.output) await writeFile(options.output, await client.images.download(image.url));
+      ctx.out.result({ ...image, ...(options.output ? { file: options.output } : {}) }, () => {
+        printFields([
+          ["url", image.url],
+          ["size", `${image.width}x${image.height}`],
+          ...(options.output ? ([["file", options.output]] as [string, unknown][]) : []),
+        ]);
+      });
+    });
+}

@@ -1,0 +1,15 @@
+import { avatarSvg, sceneSvg } from "./procedural.ts";
+import { rasterize } from "./raster.ts";
+import { sizeOf, type GeneratedImage, type ImageProvider, type ImageRequest } from "./types.ts";
+
+/** The offline default: deterministic procedural PNGs (DiceBear portraits, drawn landscapes). */
+export class LocalImages implements ImageProvider {
+  readonly name = "local";
+
+  async generate(request: ImageRequest): Promise<GeneratedImage> {
+    request.signal?.throwIfAborted();
+    const { width, height } = sizeOf(request);
+    const svg = request.style === "avatar" ? avatarSvg(request.prompt, width, height) : sceneSvg(request.prompt, request.style, width, height);
+    return { png: await rasterize(svg, width), width, height };
+  }
+}

@@ -4,6 +4,7 @@ import { accountCrontab, accountTasks } from "../auth/account-jobs.ts";
 import { purgeExpiredIdempotencyKeys } from "../http/idempotency-store.ts";
 import { knowledgeTasks } from "../knowledge/jobs.ts";
 import { personaTasks } from "../personas/greeting-job.ts";
+import { trendingCrontab, trendingTasks } from "../personas/trending.ts";
 import { titleTask } from "../conversations/title-job.ts";
 
 /** Tasks of every area, by name. Each area adds its own here as it lands. */
@@ -12,8 +13,8 @@ export function taskList(services: Services): TaskList {
     const removed = await purgeExpiredIdempotencyKeys(services.db.knex, services.now());
     if (removed) services.log.info({ removed }, "expired idempotency keys purged");
   };
-  return { idempotency_purge: purgeIdempotencyKeys, ...accountTasks(services), ...personaTasks(services), ...knowledgeTasks(services), conversation_title: titleTask(services) };
+  return { idempotency_purge: purgeIdempotencyKeys, ...accountTasks(services), ...personaTasks(services), ...trendingTasks(services), ...knowledgeTasks(services), conversation_title: titleTask(services) };
 }
 
 /** Recurring schedule (graphile-worker crontab syntax). */
-export const crontab = ["0 * * * * idempotency_purge", ...accountCrontab].join("\n");
+export const crontab = ["0 * * * * idempotency_purge", ...accountCrontab, ...trendingCrontab].join("\n");

@@ -5,6 +5,7 @@ import * as oauth from "./0003_oauth.ts";
 import * as dataExports from "./0004_data_exports.ts";
 import * as personasConversations from "./0005_personas_conversations.ts";
 import * as knowledge from "./0006_knowledge.ts";
+import * as social from "./0007_social.ts";
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that they load the same
@@ -17,6 +18,7 @@ const migrations: Record<string, Knex.Migration> = {
   "0004_data_exports": dataExports,
   "0005_personas_conversations": personasConversations,
   "0006_knowledge": knowledge,
+  "0007_social": social,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

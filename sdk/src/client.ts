@@ -7,6 +7,7 @@ import { Auth } from "./resources/auth.ts";
 import { Conversations } from "./resources/conversations.ts";
 import { Knowledge } from "./resources/knowledge.ts";
 import { Personas } from "./resources/personas.ts";
+import { Social } from "./resources/social.ts";
 import { Voice } from "./resources/voice.ts";
 import { createTransport, type Fetch } from "./transport.ts";
 import type { paths } from "./types.ts";
@@ -48,6 +49,7 @@ export class PersonaClient {
   readonly conversations: Conversations;
   readonly knowledge: Knowledge;
   readonly voice: Voice;
+  readonly social: Social;
   readonly #authenticator: Authenticator;
 
   constructor(core: Core, authenticator: Authenticator) {
@@ -58,6 +60,7 @@ export class PersonaClient {
     this.conversations = new Conversations(core);
     this.knowledge = new Knowledge(core);
     this.voice = new Voice(core);
+    this.social = new Social(core);
   }
 
   /** The current session token pair (after any refresh), or undefined for an API key or anonymous client. */

@@ -36,6 +36,7 @@ export type { Auth, ApiKeys } from "./resources/auth.ts";
 export type { Conversations, Messages } from "./resources/conversations.ts";
 export type { Knowledge } from "./resources/knowledge.ts";
 export type { Personas } from "./resources/personas.ts";
+export type { Social } from "./resources/social.ts";
 export type { Voice } from "./resources/voice.ts";
 export type {
   components,

@@ -9,6 +9,7 @@ import { registerMailCommands } from "./commands/mail.ts";
 import { registerOAuthClientCommands } from "./commands/oauth-clients.ts";
 import { registerPersonaCommands } from "./commands/personas.ts";
 import { registerServerCommands } from "./commands/server.ts";
+import { registerSocialCommands } from "./commands/social.ts";
 import { examples } from "./help.ts";
 
 /** The whole command tree; every command group lives in its own file under commands/. */
@@ -48,6 +49,7 @@ export function buildProgram(): Command {
   registerConversationCommands(program);
   registerKnowledgeCommands(program);
   registerChatCommand(program);
+  registerSocialCommands(program);
   registerExportCommand(program);
   return program;
 }

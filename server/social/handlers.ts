@@ -30,8 +30,8 @@ const social_profile: Handler<"social_profile"> = async ({ services, params }) =
 
 const social_search: Handler<"social_search"> = async ({ services, query }) => {
   const limit = query.limit ?? 20;
-  const { rows, total, followers } = await social.search(services, query.q, limit);
-  return { status: 200, body: { data: rows.map((row) => toUserHit(row, followers)), total, limit } };
+  const { rows, total } = await social.search(services, query.q, limit);
+  return { status: 200, body: { data: rows.map(toUserHit), total, limit } };
 };
 
 const social_like: Handler<"social_like"> = async ({ services, principal, params }) => ({
@@ -51,8 +51,7 @@ const social_likes: Handler<"social_likes"> = async ({ services, principal, quer
 
 const social_feed: Handler<"social_feed"> = async ({ services, principal, query }) => {
   const window = pageWindow(query);
-  const { likes, ...page } = await social.feed(services, principal.userId, window);
-  return { status: 200, body: pageBody(page, window, (row) => toFeedItem(row, likes)) };
+  return { status: 200, body: pageBody(await social.feed(services, principal.userId, window), window, toFeedItem) };
 };
 
 const social_share: Handler<"social_share"> = async ({ services, principal, params, body }) => {

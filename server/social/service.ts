@@ -8,19 +8,17 @@ import { requireVisiblePersona } from "../personas/service.ts";
 import type { PersonaRow } from "../personas/store.ts";
 import type { Services } from "../services.ts";
 import { shareOpenCounter } from "./share-opens.ts";
+import { openableShare } from "./share-targets.ts";
 import {
   deleteFollow,
   deleteLike,
   feedPage,
-  findOpenableShare,
   findProfile,
   findUsableShare,
-  followerCounts,
   insertOrFindFollow,
   insertOrFindLike,
   insertShare,
   isLiveUser,
-  likeCounts,
   listFollows,
   listLikes,
   searchUsers,
@@ -85,9 +83,7 @@ export async function search(services: Services, rawQuery: string, limit: number
     const message = `must have at least ${MIN_QUERY_LENGTH} characters besides spaces`;
     throw new ApiError(400, "invalid_request", `/query/q ${message}`, { errors: [{ path: "/query/q", message }] });
   }
-  const { rows, total } = await searchUsers(services.db.knex, q, limit);
-  const followers = await followerCounts(services.db.knex, rows.map((row) => row.id));
-  return { rows, total, followers };
+  return searchUsers(services.db.knex, q, limit);
 }
 
 export async function like(services: Services, userId: string, personaId: string): Promise<LikeRow> {
@@ -105,9 +101,7 @@ export async function listLiked(services: Services, userId: string, window: Page
 }
 
 export async function feed(services: Services, userId: string, window: PageWindow) {
-  const page = await feedPage(services.db.knex, userId, window);
-  const likes = await likeCounts(services.db.knex, page.rows.map((row) => row.persona_id));
-  return { ...page, likes };
+  return feedPage(services.db.knex, userId, window);
 }
 
 /** Where a share code lives on this service. */
@@ -143,10 +137,13 @@ export async function share(services: Services, userId: string, personaId: strin
   });
 }
 
-/** Where an open of `code` goes; the open is counted after the answer (share-opens.ts). */
+/**
+ * Where an open of `code` goes; the link is resolved through a short-lived cache
+ * (share-targets.ts) and the open counted after the answer (share-opens.ts).
+ */
 export async function openShare(services: Services, code: string): Promise<string> {
   const now = services.now();
-  const found = await findOpenableShare(services.db.knex, code, now);
+  const found = await openableShare(services, code, now);
   if (!found) throw notFound("Share link");
   shareOpenCounter(services).add(found.id, now);
   return personaPageUrl(services, found.persona_id);

@@ -34,6 +34,7 @@ export interface UserHitRow {
   id: string;
   username: string;
   avatar_url: string | null;
+  follower_count: number;
 }
 
 export interface LikeRow {
@@ -62,6 +63,7 @@ export interface FeedRow {
   avatar_url: string | null;
   creator_id: string;
   creator_username: string;
+  like_count: number;
 }
 
 export interface ShareRow {
@@ -107,19 +109,6 @@ function liveCount(knex: Knex, side: "following_id" | "follower_id", other: "fol
   return knex("follows as f").join("users as o", "o.id", `f.${other}`).where(`f.${side}`, id).whereNull("o.deleted_at").count("*");
 }
 
-/** Followers per user (live followers only), for the given users. */
-export async function followerCounts(knex: Knex, ids: string[]): Promise<Map<string, number>> {
-  if (!ids.length) return new Map();
-  const rows = await knex("follows as f")
-    .join("users as o", "o.id", "f.follower_id")
-    .whereIn("f.following_id", ids)
-    .whereNull("o.deleted_at")
-    .groupBy("f.following_id")
-    .select("f.following_id as id")
-    .count({ n: "*" });
-  return new Map((rows as { id: string; n: unknown }[]).map((row) => [String(row.id), count(row.n)]));
-}
-
 /** LIKE treats `%`, `_` and the escape character itself as special; a search for them means them. */
 function likeEscape(text: string): string {
   return text.replace(/[\\%_]/g, "\\$&");
@@ -128,30 +117,33 @@ function likeEscape(text: string): string {
 /**
  * Live users whose username or display name contains `q` (any case, every character literal),
  * best first: an exact name, then a name starting with `q`, then a name containing it; within each,
- * by trigram similarity to `q`, then username. The trigram indexes serve the ILIKE filter.
+ * by trigram similarity to `q`, then username. The trigram indexes serve the ILIKE filter. One
+ * statement: the window count gives the total, and followers are counted for the page only.
  */
 export async function searchUsers(knex: Knex, q: string, limit: number): Promise<{ rows: UserHitRow[]; total: number }> {
   const contains = `%${likeEscape(q)}%`;
   const starts = `${likeEscape(q)}%`;
-  const matching = knex("users as u")
-    .whereNull("u.deleted_at")
-    .where((match) => match.whereRaw("u.username ILIKE ? ESCAPE '\\'", [contains]).orWhereRaw("u.display_name ILIKE ? ESCAPE '\\'", [contains]));
-  const [rows, total] = await Promise.all([
-    matching
-      .clone()
-      .select("u.id", "u.username", "u.avatar_url")
-      .orderByRaw(
-        `CASE WHEN lower(u.username) = lower(?) OR lower(u.display_name) = lower(?) THEN 0
-              WHEN u.username ILIKE ? ESCAPE '\\' OR u.display_name ILIKE ? ESCAPE '\\' THEN 1
-              ELSE 2 END,
-         greatest(similarity(u.username, ?), coalesce(similarity(u.display_name, ?), 0)) DESC,
-         lower(u.username) COLLATE "C", u.id`,
-        [q, q, starts, starts, q, q],
-      )
-      .limit(limit) as Promise<UserHitRow[]>,
-    matching.clone().count({ n: "*" }),
-  ]);
-  return { rows, total: count(total[0]?.n) };
+  const result = await knex.raw<{ rows: (UserHitRow & { total: string; follower_count: string })[] }>(
+    `WITH page AS (
+       SELECT u.id, u.username, u.avatar_url, count(*) OVER () AS total,
+              CASE WHEN lower(u.username) = lower(:q) OR lower(u.display_name) = lower(:q) THEN 0
+                   WHEN u.username ILIKE :starts ESCAPE '\\' OR u.display_name ILIKE :starts ESCAPE '\\' THEN 1
+                   ELSE 2 END AS tier,
+              greatest(similarity(u.username, :q), coalesce(similarity(u.display_name, :q), 0)) AS score
+         FROM users u
+        WHERE u.deleted_at IS NULL AND (u.username ILIKE :contains ESCAPE '\\' OR u.display_name ILIKE :contains ESCAPE '\\')
+        ORDER BY tier, score DESC, lower(u.username) COLLATE "C", u.id
+        LIMIT :limit
+     )
+     SELECT page.id, page.username, page.avatar_url, page.total,
+            (SELECT count(*) FROM follows f JOIN users o ON o.id = f.follower_id
+              WHERE f.following_id = page.id AND o.deleted_at IS NULL) AS follower_count
+       FROM page
+      ORDER BY page.tier, page.score DESC, lower(page.username) COLLATE "C", page.id`,
+    { q, starts, contains, limit },
+  );
+  const rows = result.rows.map((row) => ({ id: row.id, username: row.username, avatar_url: row.avatar_url, follower_count: count(row.follower_count) }));
+  return { rows, total: count(result.rows[0]?.total) };
 }
 
 // ---------------------------------------------------------------- follows
@@ -218,55 +210,51 @@ export async function listLikes(knex: Knex, userId: string, window: PageWindow):
   return offsetPage(query, "l.created_at DESC, l.id DESC", window);
 }
 
-/** Likes per persona (by live accounts only), for the given personas. */
-export async function likeCounts(knex: Knex, personaIds: string[]): Promise<Map<string, number>> {
-  if (!personaIds.length) return new Map();
-  const rows = await knex("likes as l")
-    .join("users as u", "u.id", "l.user_id")
-    .whereIn("l.persona_id", personaIds)
-    .whereNull("u.deleted_at")
-    .groupBy("l.persona_id")
-    .select("l.persona_id as id")
-    .count({ n: "*" });
-  return new Map((rows as { id: string; n: unknown }[]).map((row) => [String(row.id), count(row.n)]));
-}
-
 // ---------------------------------------------------------------- feed
 
 /**
  * The caller's feed: public personas of the live users they follow (at `published_at`) and the
  * trending set (at `trending_since`). A persona that is both appears once, at the later of its two
- * times. Newest first, persona id last, so pages neither repeat nor skip.
+ * times. Newest first, persona id last, so pages neither repeat nor skip. One statement: the
+ * window count gives the total, and display columns and likes are read for the page only.
  */
 export async function feedPage(knex: Knex, userId: string, window: PageWindow): Promise<{ rows: FeedRow[]; total: number }> {
-  const candidates = knex.raw(
-    `SELECT p.id AS persona_id, 'new_persona' AS type, coalesce(p.published_at, p.created_at) AS at
-       FROM follows f JOIN personas p ON p.creator_id = f.following_id AND p.is_public
-      WHERE f.follower_id = ?
-     UNION ALL
-     SELECT t.persona_id, 'trending', t.trending_since FROM persona_trending t`,
-    [userId],
+  const result = await knex.raw<{ rows: (FeedRow & { total: string; like_count: string })[] }>(
+    `WITH candidates AS (
+       SELECT p.id AS persona_id, 'new_persona' AS type, coalesce(p.published_at, p.created_at) AS at
+         FROM follows f
+         JOIN users c ON c.id = f.following_id AND c.deleted_at IS NULL
+         JOIN personas p ON p.creator_id = f.following_id AND p.is_public
+        WHERE f.follower_id = :userId
+       UNION ALL
+       SELECT t.persona_id, 'trending', t.trending_since
+         FROM persona_trending t
+         JOIN personas p ON p.id = t.persona_id AND p.is_public
+         JOIN users c ON c.id = p.creator_id AND c.deleted_at IS NULL
+     ), items AS (
+       SELECT DISTINCT ON (persona_id) persona_id, type, at FROM candidates ORDER BY persona_id, at DESC, type
+     ), page AS (
+       SELECT persona_id, type, at, count(*) OVER () AS total FROM items ORDER BY at DESC, persona_id DESC LIMIT :limit OFFSET :offset
+     )
+     SELECT page.type, page.at, page.total, p.id AS persona_id, p.name, p.description, p.avatar_url,
+            c.id AS creator_id, c.username AS creator_username,
+            (SELECT count(*) FROM likes l JOIN users u ON u.id = l.user_id
+              WHERE l.persona_id = page.persona_id AND u.deleted_at IS NULL) AS like_count
+       FROM page
+       JOIN personas p ON p.id = page.persona_id
+       JOIN users c ON c.id = p.creator_id
+      ORDER BY page.at DESC, page.persona_id DESC`,
+    { userId, limit: window.limit, offset: window.offset },
   );
-  const items = knex.raw("SELECT DISTINCT ON (persona_id) persona_id, type, at FROM candidates ORDER BY persona_id, at DESC, type");
-  const query = knex
-    .with("candidates", candidates)
-    .with("items", items)
-    .from("items as i")
-    .join("personas as p", "p.id", "i.persona_id")
-    .join("users as c", "c.id", "p.creator_id")
-    .where("p.is_public", true)
-    .whereNull("c.deleted_at")
-    .select(
-      "i.type",
-      "i.at",
-      "p.id as persona_id",
-      "p.name",
-      "p.description",
-      "p.avatar_url",
-      "c.id as creator_id",
-      "c.username as creator_username",
-    );
-  return offsetPage(query, "i.at DESC, i.persona_id DESC", window);
+  const rows = result.rows.map(({ total: _total, like_count, ...row }) => ({ ...row, like_count: count(like_count) }));
+  // Past the last page there is no row to carry the count.
+  const total = result.rows.length ? count(result.rows[0]!.total) : window.offset > 0 ? await feedTotal(knex, userId) : 0;
+  return { rows, total };
+}
+
+async function feedTotal(knex: Knex, userId: string): Promise<number> {
+  const page = await feedPage(knex, userId, { limit: 1, offset: 0 });
+  return page.total;
 }
 
 // ---------------------------------------------------------------- shares
@@ -289,7 +277,11 @@ export async function findUsableShare(knex: Knex, userId: string, personaId: str
  * The link behind `code` if it may be opened at `now`: not expired, its persona public, its
  * persona's creator and its sharer both live accounts.
  */
-export async function findOpenableShare(knex: Knex, code: string, now: Date): Promise<{ id: string; persona_id: string } | undefined> {
+export async function findOpenableShare(
+  knex: Knex,
+  code: string,
+  now: Date,
+): Promise<{ id: string; persona_id: string; expires_at: Date | null } | undefined> {
   return knex("persona_shares as s")
     .join("personas as p", "p.id", "s.persona_id")
     .join("users as c", "c.id", "p.creator_id")
@@ -299,7 +291,7 @@ export async function findOpenableShare(knex: Knex, code: string, now: Date): Pr
     .whereNull("c.deleted_at")
     .whereNull("sharer.deleted_at")
     .where((live) => live.whereNull("s.expires_at").orWhere("s.expires_at", ">", now))
-    .first("s.id", "s.persona_id");
+    .first("s.id", "s.persona_id", "s.expires_at");
 }
 
 export interface ShareOpens {

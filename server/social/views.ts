@@ -30,11 +30,11 @@ export const toProfile = (row: ProfileRow): Schemas["PublicProfile"] => ({
   created_at: row.created_at.toISOString(),
 });
 
-export const toUserHit = (row: UserHitRow, followers: Map<string, number>): Schemas["UserHit"] => ({
+export const toUserHit = (row: UserHitRow): Schemas["UserHit"] => ({
   id: row.id,
   username: row.username,
   avatar_url: row.avatar_url,
-  follower_count: followers.get(row.id) ?? 0,
+  follower_count: row.follower_count,
 });
 
 export const toLike = (row: LikeRow): Schemas["Like"] => ({
@@ -53,14 +53,14 @@ export const toLikedEntry = (row: LikedEntryRow): Schemas["LikedEntry"] => ({
   liked_at: row.liked_at.toISOString(),
 });
 
-export const toFeedItem = (row: FeedRow, likes: Map<string, number>): Schemas["FeedItem"] => ({
+export const toFeedItem = (row: FeedRow): Schemas["FeedItem"] => ({
   type: row.type,
   persona: {
     id: row.persona_id,
     name: row.name,
     tagline: row.description,
     avatar_url: row.avatar_url,
-    like_count: likes.get(row.persona_id) ?? 0,
+    like_count: row.like_count,
   },
   creator: { id: row.creator_id, username: row.creator_username },
   ...(row.type === "new_persona" ? { published_at: row.at.toISOString() } : { trending_since: row.at.toISOString() }),

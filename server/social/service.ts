@@ -48,7 +48,8 @@ async function requireSocialPersona(services: Services, userId: string, personaI
 }
 
 export async function follow(services: Services, userId: string, targetId: string): Promise<FollowRow> {
-  if (targetId === userId) {
+  // Ids compare as UUIDs, whatever the case they are written in.
+  if (targetId.toLowerCase() === userId.toLowerCase()) {
     throw new ApiError(400, "invalid_request", "You cannot follow yourself", { errors: [{ path: "/path/user_id", message: "is the caller" }] });
   }
   await requireLiveUser(services, targetId);

@@ -42,6 +42,7 @@ describe("follow and unfollow", () => {
   it("refuses to follow yourself with 400, unknown and malformed ids with 404", async () => {
     const self = await expectError(await service.fetch(`/v1/social/follow/${fan.id}`, { method: "POST", headers: fan.auth }), 400, "invalid_request");
     expect(self.error.details.errors[0].path).toBe("/path/user_id");
+    await expectError(await service.fetch(`/v1/social/follow/${fan.id.toUpperCase()}`, { method: "POST", headers: fan.auth }), 400, "invalid_request");
     await expectError(await service.fetch(`/v1/social/follow/${randomUUID()}`, { method: "POST", headers: fan.auth }), 404, "not_found");
     await expectError(await service.fetch("/v1/social/follow/not-a-user", { method: "POST", headers: fan.auth }), 404, "not_found");
   });

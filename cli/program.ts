@@ -11,6 +11,7 @@ import { registerOAuthClientCommands } from "./commands/oauth-clients.ts";
 import { registerPersonaCommands } from "./commands/personas.ts";
 import { registerServerCommands } from "./commands/server.ts";
 import { registerWebhookCommands } from "./commands/webhooks.ts";
+import { registerSocialCommands } from "./commands/social.ts";
 import { examples } from "./help.ts";
 
 /** The whole command tree; every command group lives in its own file under commands/. */
@@ -50,6 +51,7 @@ export function buildProgram(): Command {
   registerConversationCommands(program);
   registerKnowledgeCommands(program);
   registerChatCommand(program);
+  registerSocialCommands(program);
   registerExportCommand(program);
   registerWebhookCommands(program);
   registerMediaCommands(program);

@@ -35,7 +35,8 @@ describe("social", () => {
   });
 
   op("social_likes", async () => {
-    await call("social_likes", { token: fan.token, query: { limit: 10 }, expect: [200] });
+    const answer = await call("social_likes", { token: fan.token, query: { limit: 10 }, expect: [200] });
+    if (target.stateful && personaId) expect(JSON.stringify(answer.json)).toContain(personaId);
   });
 
   op("social_unlike", async () => {
@@ -52,7 +53,9 @@ describe("social", () => {
   });
 
   op("social_feed", async () => {
-    await call("social_feed", { token: fan.token, query: { limit: 10 }, expect: [200] });
+    // The fan follows the creator, whose public persona is therefore in the fan's feed.
+    const answer = await call("social_feed", { token: fan.token, query: { limit: 10 }, expect: [200] });
+    if (target.stateful && personaId) expect(JSON.stringify(answer.json)).toContain(personaId);
   });
 
   op("social_share", async () => {
@@ -65,6 +68,8 @@ describe("social", () => {
     // Without a link of our own the code is one no server issued: 404 on a server, 302 on the mock.
     const answer = await call("social_open_share", { path: { code: shareCode ?? PLACEHOLDER_ID }, expect: [302] });
     if (answer.status === 302) expect(answer.headers.get("location")).toBeTruthy();
+    // A code no server issued: 404 with the error envelope on a real server.
+    if (target.stateful) await call("social_open_share", { path: { code: "AAAAAAAAAAAA" }, expect: [404] });
   });
 
   op("social_unfollow", async () => {

@@ -10,6 +10,7 @@ import { handlers as personas } from "./personas/handlers.ts";
 import { handlers as webhooks } from "./webhooks/handlers.ts";
 import { handlers as voice } from "./voice/handlers.ts";
 import { handlers as images } from "./images/handlers.ts";
+import { handlers as social } from "./social/handlers.ts";
 
 /**
  * The handler of every operation in the contract. An area that is not built yet answers 501
@@ -29,11 +30,7 @@ export const handlers: HandlerMap = {
     "marketplace_rate", "marketplace_reviews", "marketplace_use",
   ]),
   ...voice,
-  ...notLive("social", [
-    "social_follow", "social_unfollow", "social_followers", "social_following", "social_profile",
-    "social_search", "social_like", "social_unlike", "social_likes", "social_feed", "social_share",
-    "social_open_share",
-  ]),
+  ...social,
   ...notLive("rooms", [
     "rooms_create", "rooms_list", "rooms_get", "rooms_update", "rooms_delete", "rooms_list_messages",
     "rooms_send_message", "rooms_add_member", "rooms_remove_member", "rooms_add_persona", "rooms_remove_persona",

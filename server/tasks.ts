@@ -5,6 +5,7 @@ import { purgeExpiredIdempotencyKeys } from "./http/idempotency-store.ts";
 import { knowledgeTasks } from "./knowledge/jobs.ts";
 import { avatarTasks } from "./personas/avatar-job.ts";
 import { personaTasks } from "./personas/greeting-job.ts";
+import { trendingCrontab, trendingTasks } from "./personas/trending.ts";
 import { titleTask } from "./conversations/title-job.ts";
 import { webhookCrontab, webhookTasks } from "./webhooks/jobs.ts";
 
@@ -14,8 +15,8 @@ export function taskList(services: Services): TaskList {
     const removed = await purgeExpiredIdempotencyKeys(services.db.knex, services.now());
     if (removed) services.log.info({ removed }, "expired idempotency keys purged");
   };
-  return { idempotency_purge: purgeIdempotencyKeys, ...accountTasks(services), ...personaTasks(services), ...avatarTasks(services), ...knowledgeTasks(services), conversation_title: titleTask(services), ...webhookTasks(services) };
+  return { idempotency_purge: purgeIdempotencyKeys, ...accountTasks(services), ...personaTasks(services), ...avatarTasks(services), ...trendingTasks(services), ...knowledgeTasks(services), conversation_title: titleTask(services), ...webhookTasks(services) };
 }
 
 /** Recurring schedule (graphile-worker crontab syntax). */
-export const crontab = ["0 * * * * idempotency_purge", ...accountCrontab, ...webhookCrontab].join("\n");
+export const crontab = ["0 * * * * idempotency_purge", ...accountCrontab, ...trendingCrontab, ...webhookCrontab].join("\n");

@@ -8,6 +8,7 @@ import { Conversations } from "./resources/conversations.ts";
 import { Images } from "./resources/images.ts";
 import { Knowledge } from "./resources/knowledge.ts";
 import { Personas } from "./resources/personas.ts";
+import { Social } from "./resources/social.ts";
 import { Voice } from "./resources/voice.ts";
 import { Webhooks } from "./resources/webhooks.ts";
 import { createTransport } from "./transport.ts";
@@ -52,6 +53,7 @@ export class PersonaClient {
   readonly voice: Voice;
   readonly webhooks: Webhooks;
   readonly images: Images;
+  readonly social: Social;
   readonly #authenticator: Authenticator;
 
   constructor(core: Core, authenticator: Authenticator) {
@@ -64,6 +66,7 @@ export class PersonaClient {
     this.voice = new Voice(core);
     this.webhooks = new Webhooks(core);
     this.images = new Images(core);
+    this.social = new Social(core);
   }
 
   /** The current session token pair (after any refresh), or undefined for an API key or anonymous client. */

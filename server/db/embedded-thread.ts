@@ -1,9 +1,10 @@
-// Runs in a worker thread: PGlite (with pgvector) served on a loopback port. Keeping the database
+// Runs in a worker thread: PGlite (with pgvector and pg_trgm) served on a loopback port. Keeping the database
 // off the main thread means its WebAssembly work never stalls the HTTP event loop.
 import { mkdirSync } from "node:fs";
 import { createServer, type Socket } from "node:net";
 import { parentPort, workerData } from "node:worker_threads";
 import { PGlite } from "@electric-sql/pglite";
+import { pg_trgm } from "@electric-sql/pglite/contrib/pg_trgm";
 import { vector } from "@electric-sql/pglite-pgvector";
 import { PGLiteSocketHandler } from "@electric-sql/pglite-socket";
 import { PgliteSessionQueue } from "./pglite-session-queue.ts";
@@ -18,7 +19,7 @@ export type EmbeddedThreadMessage = { type: "ready"; port: number } | { type: "s
 
 const options = workerData as EmbeddedThreadOptions;
 if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
-const db = await PGlite.create({ dataDir: options.dataDir, extensions: options.pgvector ? { vector } : {} });
+const db = await PGlite.create({ dataDir: options.dataDir, extensions: options.pgvector ? { vector, pg_trgm } : { pg_trgm } });
 const queue = new PgliteSessionQueue(db);
 const sockets = new Set<Socket>();
 const server = createServer((socket) => {

@@ -1,3 +1,4 @@
+export type { PersonaRow } from "./store.ts";
 import type { PageWindow } from "../http/paging.ts";
 import { v7 as uuidv7 } from "uuid";
 import type { components } from "../../generated/openapi.d.ts";
@@ -7,6 +8,7 @@ import type { Services } from "../services.ts";
 import { autoAvatars, enqueueAvatar } from "./avatar-job.ts";
 import { enqueueGreeting } from "./greeting-job.ts";
 import { isUuid } from "../http/text.ts";
+import { trendingSinceHour } from "./trending.ts";
 import {
   countPersonasOf,
   deleteOwnPersona,
@@ -26,10 +28,6 @@ import {
 type PersonaCreate = components["schemas"]["PersonaCreate"];
 type PersonaUpdate = components["schemas"]["PersonaUpdate"];
 
-const DAY_MS = 24 * 60 * 60 * 1000;
-
-/** The window `trending` counts messages over (docs/decisions.md, Personas). */
-export const TRENDING_WINDOW_MS = 7 * DAY_MS;
 
 /** A persona the caller may see: their own, or a public one of a live account. Anything else is 404. */
 export async function requireVisiblePersona(services: Services, userId: string, personaId: string): Promise<PersonaRow> {
@@ -88,6 +86,7 @@ export async function createPersona(services: Services, userId: string, input: P
       message_count: 0,
       created_at: now,
       updated_at: now,
+      published_at: input.is_public ? now : null,
     });
     if (inserted.greeting_message === null) await enqueueGreeting(trx, inserted.id);
     if (inserted.avatar_url === null && autoAvatars(services)) await enqueueAvatar(trx, inserted.id);
@@ -107,7 +106,10 @@ export async function updatePersona(services: Services, userId: string, personaI
     if (input[key] !== undefined) (changes as Record<string, unknown>)[key] = input[key];
   }
   if (Object.keys(changes).length === 0) return current;
-  const row = await updateOwnPersona(services.db.knex, current.id, userId, { ...changes, updated_at: services.now() });
+  const now = services.now();
+  // Made public again: the feed shows it as new from now.
+  if (changes.is_public && !current.is_public) changes.published_at = now;
+  const row = await updateOwnPersona(services.db.knex, current.id, userId, { ...changes, updated_at: now });
   if (!row) throw notFound("Persona");
   return row;
 }
@@ -125,6 +127,5 @@ export async function listOwnPersonas(services: Services, userId: string, sort: 
 /** Public personas of every creator, the caller's own included. Blank free text filters nothing. */
 export async function explorePersonas(services: Services, filter: ExploreFilter, sort: ExploreSortKey, page: PageWindow) {
   const q = filter.q?.trim();
-  const since = new Date(services.now().getTime() - TRENDING_WINDOW_MS);
-  return explorePublicPersonas(services.db.knex, { ...filter, q: q ? q : undefined }, sort, page, since);
+  return explorePublicPersonas(services.db.knex, { ...filter, q: q ? q : undefined }, sort, page, trendingSinceHour(services.now()));
 }

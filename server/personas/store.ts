@@ -1,6 +1,7 @@
 import type { Knex } from "knex";
 import { offsetPage } from "../db/paging.ts";
 import type { PageWindow } from "../http/paging.ts";
+import { recentActivity, TRENDING_ORDER } from "./trending-store.ts";
 
 export interface PersonaRow {
   id: string;
@@ -17,11 +18,13 @@ export interface PersonaRow {
   message_count: number;
   created_at: Date;
   updated_at: Date;
+  /** When the persona last became public (the social feed's "new persona"); null if never. */
+  published_at: Date | null;
 }
 
 /** The columns an owner may change; everything else is the service's to set. */
 export type PersonaChanges = Partial<
-  Pick<PersonaRow, "name" | "description" | "instructions" | "model" | "avatar_url" | "is_public" | "category" | "greeting_message" | "voice_id">
+  Pick<PersonaRow, "name" | "description" | "instructions" | "model" | "avatar_url" | "is_public" | "category" | "greeting_message" | "voice_id" | "published_at">
 >;
 
 export type PersonaSortKey = "created_at" | "updated_at" | "name";
@@ -140,29 +143,21 @@ function publicMatching(knex: Knex, filter: ExploreFilter): Knex.QueryBuilder {
 const EXPLORE_ORDER: Record<ExploreSortKey, string> = {
   popular: "p.message_count DESC, p.created_at DESC, p.id DESC",
   recent: "p.created_at DESC, p.id DESC",
-  trending: "coalesce(t.recent_messages, 0) DESC, p.message_count DESC, p.created_at DESC, p.id DESC",
+  trending: TRENDING_ORDER,
 };
 
 /**
- * Public personas matching the filter, in the explore order. `trending` counts each persona's
- * messages created at or after `trendingSince`.
+ * Public personas matching the filter, in the explore order. `trending` ranks by the messages of
+ * each persona from the hour bucket `trendingSinceHour` on (server/personas/trending.ts).
  */
 export async function explorePublicPersonas(
   knex: Knex,
   filter: ExploreFilter,
   sort: ExploreSortKey,
   page: PageWindow,
-  trendingSince: Date,
+  trendingSinceHour: number,
 ): Promise<{ rows: PersonaRow[]; total: number }> {
   const query = publicMatching(knex, filter).select("p.*");
-  if (sort === "trending") {
-    const recent = knex("messages")
-      .select("persona_id")
-      .count({ recent_messages: "*" })
-      .where("created_at", ">=", trendingSince)
-      .groupBy("persona_id")
-      .as("t");
-    query.leftJoin(recent, "t.persona_id", "p.id");
-  }
+  if (sort === "trending") query.leftJoin(recentActivity(knex, trendingSinceHour).as("t"), "t.persona_id", "p.id");
   return offsetPage(query, EXPLORE_ORDER[sort], page);
 }

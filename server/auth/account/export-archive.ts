@@ -16,7 +16,7 @@ type Row = Record<string, unknown>;
 interface Part {
   key:
     | "personas" | "conversations" | "knowledge_documents" | "instruction_versions" | "ratings"
-    | "follows" | "likes" | "rooms" | "api_keys" | "webhooks" | "integrations" | "images";
+    | "follows" | "likes" | "shares" | "rooms" | "api_keys" | "webhooks" | "integrations" | "images";
   tables: string[];
   owners: string[];
   viaPersona?: boolean;
@@ -31,6 +31,8 @@ const PARTS: Part[] = [
   // Who the user follows; who follows the user is the followers' data.
   { key: "follows", tables: ["follows"], owners: ["follower_id"] },
   { key: "likes", tables: ["likes", "persona_likes"], owners: ["user_id"] },
+  // Share links the user made, with their open counts.
+  { key: "shares", tables: ["persona_shares"], owners: ["user_id"] },
   { key: "rooms", tables: ["rooms"], owners: ["owner_id", "creator_id"] },
   { key: "api_keys", tables: ["api_keys"], owners: ["user_id"] },
   { key: "webhooks", tables: ["webhooks"], owners: ["user_id", "owner_id"] },

@@ -5,6 +5,7 @@ import * as oauth from "./0003_oauth.ts";
 import * as dataExports from "./0004_data_exports.ts";
 import * as personasConversations from "./0005_personas_conversations.ts";
 import * as knowledge from "./0006_knowledge.ts";
+import * as social from "./0007_social.ts";
 import * as webhooks from "./0008_webhooks.ts";
 import * as voiceImages from "./0009_voice_images.ts";
 
@@ -19,6 +20,7 @@ const migrations: Record<string, Knex.Migration> = {
   "0004_data_exports": dataExports,
   "0005_personas_conversations": personasConversations,
   "0006_knowledge": knowledge,
+  "0007_social": social,
   "0008_webhooks": webhooks,
   "0009_voice_images": voiceImages,
 };

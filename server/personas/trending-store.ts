@@ -1,0 +1,60 @@
+import type { Knex } from "knex";
+
+// SQL of the trending definition (server/personas/trending.ts): read from the hourly message
+// rollup that a trigger on messages keeps (migration 0007), never from the messages themselves.
+
+/** The hour bucket (hours since the Unix epoch) an instant falls in, as the rollup stores it. */
+export function hourBucket(at: Date): number {
+  return Math.floor(at.getTime() / 3_600_000);
+}
+
+/** `persona_id, recent_messages`: messages per persona from the hour bucket `sinceHour` on. */
+export function recentActivity(knex: Knex, sinceHour: number): Knex.QueryBuilder {
+  return knex("persona_activity_hourly")
+    .select("persona_id")
+    .sum({ recent_messages: "messages" })
+    .where("hour", ">=", sinceHour)
+    .groupBy("persona_id");
+}
+
+/**
+ * The trending order over `personas as p` left-joined to `recentActivity(...) as t`: most recent
+ * messages, then most messages ever, then newest; `id` last so that equal keys keep one order.
+ */
+export const TRENDING_ORDER = "coalesce(t.recent_messages, 0) DESC, p.message_count DESC, p.created_at DESC, p.id DESC";
+
+/** The first `size` public personas (of live accounts) in the trending order with at least `minMessages`. */
+function topTrending(knex: Knex, sinceHour: number, minMessages: number, size: number): Knex.QueryBuilder {
+  return knex("personas as p")
+    .join(recentActivity(knex, sinceHour).as("t"), "t.persona_id", "p.id")
+    .join("users as u", "u.id", "p.creator_id")
+    .where("p.is_public", true)
+    .whereNull("u.deleted_at")
+    .where("t.recent_messages", ">=", minMessages)
+    .select("p.id as persona_id", "t.recent_messages as score")
+    .orderByRaw(TRENDING_ORDER)
+    .limit(size);
+}
+
+/**
+ * Makes `persona_trending` the current top set in one statement: newcomers are trending since
+ * `now`, those that stay keep their `trending_since`, those that left are removed. Readers see the
+ * old set or the new one, and a persona deleted meanwhile is simply absent. Returns the set's size.
+ */
+export async function refreshTrendingSet(knex: Knex, sinceHour: number, minMessages: number, size: number, now: Date): Promise<number> {
+  const result = await knex.raw<{ rows: unknown[] }>(
+    `WITH top AS (?),
+     gone AS (DELETE FROM persona_trending WHERE persona_id NOT IN (SELECT persona_id FROM top))
+     INSERT INTO persona_trending (persona_id, score, trending_since, refreshed_at)
+     SELECT persona_id, score, ?, ? FROM top
+     ON CONFLICT (persona_id) DO UPDATE SET score = excluded.score, refreshed_at = excluded.refreshed_at
+     RETURNING persona_id`,
+    [topTrending(knex, sinceHour, minMessages, size), now, now],
+  );
+  return result.rows.length;
+}
+
+/** Drops rollup rows older than `beforeHour`: nothing reads past the trending window. */
+export async function pruneActivity(knex: Knex, beforeHour: number): Promise<number> {
+  return knex("persona_activity_hourly").where("hour", "<", beforeHour).delete();
+}

@@ -11,6 +11,7 @@ import { handlers as webhooks } from "./webhooks/handlers.ts";
 import { handlers as voice } from "./voice/handlers.ts";
 import { handlers as images } from "./images/handlers.ts";
 import { handlers as social } from "./social/handlers.ts";
+import { handlers as rooms } from "./rooms/handlers.ts";
 
 /**
  * The handler of every operation in the contract. An area that is not built yet answers 501
@@ -31,10 +32,7 @@ export const handlers: HandlerMap = {
   ]),
   ...voice,
   ...social,
-  ...notLive("rooms", [
-    "rooms_create", "rooms_list", "rooms_get", "rooms_update", "rooms_delete", "rooms_list_messages",
-    "rooms_send_message", "rooms_add_member", "rooms_remove_member", "rooms_add_persona", "rooms_remove_persona",
-  ]),
+  ...rooms,
   ...images,
   ...notLive("studio", [
     "studio_analytics", "studio_list_versions", "studio_create_version", "studio_activate_version",

@@ -41,13 +41,14 @@ const PARTS: Part[] = [
   { key: "images", tables: ["images"], owners: ["user_id"] },
 ];
 const MESSAGE_TABLES = ["messages", "conversation_messages"];
+const ROOM_TABLES = ["room_members", "room_personas", "room_messages"];
 
 // Credentials and machine-only data never leave: hashes, secrets, tokens (encrypted or not), vectors.
 const WITHHELD = /(^|_)(hash|secret|token|tokens|password|encrypted|embedding)(_|$)/;
 
 /** Everything the user owns, as one JSON document (the contract's DataExportArchive). */
 export async function buildArchive(knex: Knex, user: UserRow, now: Date): Promise<DataExportArchive> {
-  const names = [...PARTS.flatMap((part) => part.tables), ...MESSAGE_TABLES];
+  const names = [...PARTS.flatMap((part) => part.tables), ...MESSAGE_TABLES, ...ROOM_TABLES];
   const tables = await existingTables(knex, names);
   const parts = new Map<string, Row[]>();
   let personaIds: string[] = [];
@@ -78,6 +79,8 @@ export async function buildArchive(knex: Knex, user: UserRow, now: Date): Promis
     for (const conversation of conversations) conversation.messages = byConversation.get(String(conversation.id)) ?? [];
   }
 
+  if (ROOM_TABLES.every((name) => tables.has(name))) parts.set("rooms", await roomsOf(knex, user.id, parts.get("rooms")!));
+
   const archive = {
     format_version: 1,
     exported_at: now.toISOString(),
@@ -99,6 +102,30 @@ async function readPart(knex: Knex, tables: Map<string, Set<string>>, part: Part
     return [];
   }
   return [];
+}
+
+/**
+ * The rooms the user owns, each with its members, personas and every message (the owner keeps the
+ * room's history, as a group chat's export does), then the rooms the user belongs to, each with only
+ * the messages the user wrote there. `role` says which.
+ */
+async function roomsOf(knex: Knex, userId: string, owned: Row[]): Promise<Row[]> {
+  const memberships = await rowsWhereIn(knex, "room_members", "user_id", [userId], "joined_at");
+  const joinedIds = memberships.filter((row) => row.role !== "owner").map((row) => String(row.room_id));
+  const joined = (await rowsWhereIn(knex, "rooms", "id", joinedIds, "created_at")).map(clean);
+  const rooms: Row[] = [...owned.map((room) => ({ ...room, role: "owner" })), ...joined.map((room) => ({ ...room, role: "member" }))];
+  const ids = rooms.map((room) => String(room.id));
+  const [members, personas, messages] = await Promise.all([
+    rowsWhereIn(knex, "room_members", "room_id", ids, "joined_at"),
+    rowsWhereIn(knex, "room_personas", "room_id", ids, "added_at"),
+    rowsWhereIn(knex, "room_messages", "room_id", ids, "created_at"),
+  ]);
+  const of = (rows: Row[], roomId: string) => rows.filter((row) => String(row.room_id) === roomId).map(clean);
+  return rooms.map((room) => {
+    const id = String(room.id);
+    const said = of(messages, id);
+    return { ...room, members: of(members, id), personas: of(personas, id), messages: room.role === "owner" ? said : said.filter((row) => row.user_id === userId) };
+  });
 }
 
 function clean(row: Row): Row {

@@ -1,0 +1,63 @@
+import { personaKnowledge } from "../replies/knowledge.ts";
+import type { ContextSource, PastTurn, ReplySink } from "../replies/types.ts";
+import type { Services } from "../services.ts";
+import { insertRoomMessages, recentRoomMessages, type RoomMessageRow, type RoomMessageView, type RoomPersonaRow } from "./store.ts";
+
+/** Recent room messages read for a reply's context; the engine keeps as many as fit its budget. */
+const HISTORY_WINDOW = 100;
+
+/**
+ * How a persona replies in a room through the reply engine: the room's recent messages are the
+ * context, each attributed by name (the persona's own as its turns, everyone else's as what was
+ * said to it), and the reply is stored as the persona's room message. `stored` collects what the
+ * sink wrote, so the send can answer it.
+ */
+export function roomReply(services: Services, roomId: string, persona: RoomPersonaRow): { context: ContextSource; sink: ReplySink; stored: RoomMessageView[] } {
+  const { knex } = services.db;
+  const stored: RoomMessageView[] = [];
+  const context: ContextSource = {
+    async load(input, signal) {
+      const [recent, knowledge] = await Promise.all([
+        recentRoomMessages(knex, roomId, HISTORY_WINDOW),
+        personaKnowledge(services, { userId: persona.creator_id, personaId: persona.persona_id, input, signal }),
+      ]);
+      return { history: recent.map((message) => pastTurn(persona, message)), knowledge };
+    },
+  };
+  const sink: ReplySink = {
+    async store(records) {
+      const rows: RoomMessageRow[] = records.map((record) => ({
+        id: record.id,
+        room_id: roomId,
+        sender_type: "persona",
+        user_id: null,
+        persona_id: persona.persona_id,
+        persona_name: persona.name,
+        content: record.content,
+        content_tokens: record.tokens,
+        model: record.role === "assistant" ? record.model : null,
+        input_tokens: record.role === "assistant" ? record.usage.inputTokens : null,
+        output_tokens: record.role === "assistant" ? record.usage.outputTokens : null,
+        created_at: record.createdAt,
+      }));
+      await insertRoomMessages(knex, rows);
+      stored.push(...rows.map((row) => ({ ...row, sender_name: persona.name })));
+    },
+    async failed(error, inputId) {
+      services.log.warn({ roomId, personaId: persona.persona_id, inputId, code: error.code }, "a persona's room reply failed");
+    },
+  };
+  return { context, sink, stored };
+}
+
+function pastTurn(persona: RoomPersonaRow, message: RoomMessageView): PastTurn {
+  if (message.sender_type === "persona" && message.persona_id === persona.persona_id) {
+    return { id: message.id, role: "assistant", content: message.content, tokens: message.content_tokens };
+  }
+  return { id: message.id, role: "user", content: attributed(message.sender_name, message.content) };
+}
+
+/** A message as a persona reads it in a group: who said it, then what. */
+export function attributed(name: string, content: string): string {
+  return `${name}: ${content}`;
+}

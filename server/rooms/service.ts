@@ -1,0 +1,268 @@
+import { v7 as uuidv7 } from "uuid";
+import type { components } from "../../generated/openapi.d.ts";
+import { isLiveUser } from "../auth/users/service.ts";
+import { ApiError, notFound } from "../http/errors.ts";
+import type { PageWindow } from "../http/paging.ts";
+import { isUuid } from "../http/text.ts";
+import { requireVisiblePersona } from "../personas/service.ts";
+import { countTokens } from "../providers/llm/tokens.ts";
+import { beginReply } from "../replies/engine.ts";
+import type { InputRecord, Reply } from "../replies/types.ts";
+import type { Services } from "../services.ts";
+import { attributed, roomReply } from "./replying.ts";
+import { MAX_REPLIES, mentioned, mostRelevant } from "./responders.ts";
+import {
+  deleteMember,
+  deleteRoom as deleteRoomRow,
+  deleteRoomPersona,
+  findRole,
+  findRoom,
+  findRoomPersona,
+  insertMember,
+  insertRoom,
+  insertRoomMessages,
+  insertRoomPersona,
+  lastSpoken,
+  listMembers,
+  listRoomMessages,
+  listRoomPersonas,
+  listRoomsOf,
+  updateRoom as updateRoomRow,
+  userName,
+  type MemberRow,
+  type RoomMessageRow,
+  type RoomMessageView,
+  type RoomPersonaRow,
+  type RoomRole,
+  type RoomRow,
+} from "./store.ts";
+
+export type { MemberRow, RoomMessageView, RoomPersonaRow, RoomRow } from "./store.ts";
+
+type Schemas = components["schemas"];
+
+/** Personas one room holds at most: as many as a room may be created with. */
+export const ROOM_PERSONA_LIMIT = 10;
+
+/** A room the caller can see, with the caller's role in it (none: a public room's onlooker). */
+interface Access {
+  room: RoomRow;
+  role: RoomRole | undefined;
+}
+
+/** The room when the caller may see it: a member, or anyone for a public room. Else 404. */
+async function requireVisibleRoom(services: Services, userId: string, roomId: string): Promise<Access> {
+  const { knex } = services.db;
+  const room = isUuid(roomId) ? await findRoom(knex, roomId) : undefined;
+  const role = room ? await findRole(knex, room.id, userId) : undefined;
+  if (!room || (!role && !room.is_public)) throw notFound("Room");
+  return { room, role };
+}
+
+/** Only members act in a room; an onlooker of a public room may only read it (403). */
+async function requireMember(services: Services, userId: string, roomId: string): Promise<Access & { role: RoomRole }> {
+  const access = await requireVisibleRoom(services, userId, roomId);
+  if (!access.role) throw new ApiError(403, "forbidden", "Only the room's members may do this");
+  return access as Access & { role: RoomRole };
+}
+
+async function requireOwner(services: Services, userId: string, roomId: string): Promise<Access> {
+  const access = await requireVisibleRoom(services, userId, roomId);
+  if (access.role !== "owner") throw new ApiError(403, "forbidden", "Only the room's owner may do this");
+  return access;
+}
+
+export interface RoomDetail {
+  room: RoomRow;
+  members: MemberRow[];
+  personas: RoomPersonaRow[];
+}
+
+async function detail(services: Services, room: RoomRow): Promise<RoomDetail> {
+  const { knex } = services.db;
+  const [members, personas] = await Promise.all([listMembers(knex, room.id), listRoomPersonas(knex, room.id)]);
+  return { room, members, personas };
+}
+
+/** Creates a room owned by the caller, with the listed personas; one persona the caller may not use and nothing is created. */
+export async function createRoom(services: Services, userId: string, input: Schemas["RoomCreate"]): Promise<RoomDetail> {
+  const personaIds = input.persona_ids ?? [];
+  if (new Set(personaIds.map((id) => id.toLowerCase())).size !== personaIds.length) {
+    throw new ApiError(400, "invalid_request", "/body/persona_ids must not contain duplicates", {
+      errors: [{ path: "/body/persona_ids", message: "must NOT have duplicate items" }],
+    });
+  }
+  const personas = [];
+  for (const id of personaIds) personas.push(await requireVisiblePersona(services, userId, id));
+  const now = services.now();
+  const room: RoomRow = {
+    id: uuidv7(),
+    owner_id: userId,
+    name: input.name,
+    description: input.description ?? "",
+    is_public: input.is_public ?? false,
+    last_message_at: null,
+    created_at: now,
+    updated_at: now,
+  };
+  await insertRoom(
+    services.db.knex,
+    room,
+    personas.map((persona) => ({ persona_id: persona.id, added_by: userId, added_at: now })),
+  );
+  return detail(services, room);
+}
+
+export async function listRooms(services: Services, userId: string, window: PageWindow) {
+  return listRoomsOf(services.db.knex, userId, window);
+}
+
+export async function getRoom(services: Services, userId: string, roomId: string): Promise<RoomDetail> {
+  return detail(services, (await requireVisibleRoom(services, userId, roomId)).room);
+}
+
+export async function updateRoom(services: Services, userId: string, roomId: string, input: Schemas["RoomUpdate"]): Promise<RoomRow> {
+  const { room } = await requireOwner(services, userId, roomId);
+  const changes = {
+    ...(input.name !== undefined ? { name: input.name } : {}),
+    ...(input.description !== undefined ? { description: input.description } : {}),
+    ...(input.is_public !== undefined ? { is_public: input.is_public } : {}),
+  };
+  return updateRoomRow(services.db.knex, room.id, changes, services.now());
+}
+
+export async function deleteRoom(services: Services, userId: string, roomId: string): Promise<string> {
+  const { room } = await requireOwner(services, userId, roomId);
+  await deleteRoomRow(services.db.knex, room.id);
+  return room.id;
+}
+
+export async function listMessages(services: Services, userId: string, roomId: string, before: string | undefined, window: PageWindow) {
+  const { room } = await requireVisibleRoom(services, userId, roomId);
+  return listRoomMessages(services.db.knex, room.id, before === undefined ? undefined : new Date(before), window);
+}
+
+/** The personas that answer `content`, in the order they answer. */
+async function responders(services: Services, roomId: string, content: string): Promise<RoomPersonaRow[]> {
+  const personas = await listRoomPersonas(services.db.knex, roomId);
+  if (personas.length === 0) return [];
+  const named = mentioned(content, personas);
+  if (named.length > 0) return named;
+  const chosen = mostRelevant(content, personas, await lastSpoken(services.db.knex, roomId));
+  return chosen ? [chosen] : [];
+}
+
+export interface SendResult {
+  message: RoomMessageView;
+  responses: RoomMessageView[];
+  /** Why the replies stopped early (the model provider failed); the message and `responses` are stored. */
+  failure: ApiError | undefined;
+}
+
+/**
+ * Posts the caller's message and has the answering personas reply one after another, each seeing
+ * the replies before its own. Every reply is one message of the sender's quota: when the first
+ * cannot be reserved (402) nothing is stored; when a later one cannot, the replies so far are the
+ * answer. A failing model stops the round: the message and the replies so far stay, and `failure`
+ * says why.
+ */
+export async function sendMessage(services: Services, userId: string, roomId: string, content: string): Promise<SendResult> {
+  const { room } = await requireMember(services, userId, roomId);
+  const { knex } = services.db;
+  const [answering, senderName] = await Promise.all([responders(services, room.id, content), userName(knex, userId)]);
+  const now = services.now();
+  const row: RoomMessageRow = {
+    id: uuidv7(),
+    room_id: room.id,
+    sender_type: "user",
+    user_id: userId,
+    persona_id: null,
+    persona_name: null,
+    content,
+    content_tokens: countTokens(content),
+    model: null,
+    input_tokens: null,
+    output_tokens: null,
+    created_at: now,
+  };
+  const message: RoomMessageView = { ...row, sender_name: senderName };
+  // The engine sees the message as stored already (the room stores it once for every persona), and
+  // with its author's name, as a persona reads everyone in the room.
+  const said = attributed(senderName, content);
+  const input: InputRecord = { id: row.id, role: "user", content: said, tokens: countTokens(said), createdAt: now };
+
+  const responses: RoomMessageView[] = [];
+  let stored = false;
+  let failure: ApiError | undefined;
+  for (const persona of answering.slice(0, MAX_REPLIES)) {
+    const { context, sink, stored: written } = roomReply(services, room.id, persona);
+    let reply: Reply;
+    try {
+      reply = await beginReply(services, {
+        userId,
+        persona: { id: persona.persona_id, model: persona.model, instructions: persona.instructions, greeting_message: persona.greeting_message },
+        context,
+        input,
+        sink,
+        mode: "whole",
+      });
+    } catch (error) {
+      if (!stored) throw error;
+      // The quota ran out part way: the replies made so far are the answer.
+      services.log.info({ roomId: room.id, err: error }, "a room reply was not started");
+      break;
+    }
+    if (!stored) {
+      await insertRoomMessages(knex, [row]).catch(async (error: unknown) => {
+        await reply.cancel();
+        throw error;
+      });
+      stored = true;
+    }
+    for await (const event of reply) if (event.type === "error") failure = event.error;
+    responses.push(...written);
+    if (failure) break;
+  }
+  if (!stored) await insertRoomMessages(knex, [row]);
+  return { message, responses, failure };
+}
+
+/** Adds a user to the room (owner only). */
+export async function addMember(services: Services, userId: string, roomId: string, memberId: string): Promise<MemberRow> {
+  const { room } = await requireOwner(services, userId, roomId);
+  if (!isUuid(memberId) || !(await isLiveUser(services, memberId))) throw notFound("User");
+  const member: MemberRow = { room_id: room.id, user_id: memberId, role: "member", joined_at: services.now() };
+  if (!(await insertMember(services.db.knex, member))) throw new ApiError(409, "conflict", "The user is already a member of the room");
+  return member;
+}
+
+/** The owner removes a member; a member removes itself (leaves). The owner cannot leave its own room. */
+export async function removeMember(services: Services, userId: string, roomId: string, memberId: string): Promise<string> {
+  const { room, role } = await requireVisibleRoom(services, userId, roomId);
+  if (role !== "owner" && memberId.toLowerCase() !== userId) throw new ApiError(403, "forbidden", "Only the room's owner may remove other members");
+  if (memberId.toLowerCase() === room.owner_id) throw new ApiError(409, "conflict", "The owner cannot leave its own room; delete the room instead");
+  if (!isUuid(memberId) || !(await deleteMember(services.db.knex, room.id, memberId.toLowerCase()))) throw notFound("Member");
+  return room.id;
+}
+
+/** Any member adds a persona it may use: its own or a public one. */
+export async function addPersona(services: Services, userId: string, roomId: string, personaId: string): Promise<RoomPersonaRow> {
+  const { room } = await requireMember(services, userId, roomId);
+  const persona = await requireVisiblePersona(services, userId, personaId);
+  const added = await insertRoomPersona(services.db.knex, { room_id: room.id, persona_id: persona.id, added_by: userId, added_at: services.now() }, ROOM_PERSONA_LIMIT);
+  if (added === "present") throw new ApiError(409, "conflict", "The persona is already in the room");
+  if (added === "full") throw new ApiError(409, "conflict", `A room holds at most ${ROOM_PERSONA_LIMIT} personas`, { limit: ROOM_PERSONA_LIMIT });
+  const row = (await listRoomPersonas(services.db.knex, room.id)).find((candidate) => candidate.persona_id === persona.id);
+  if (!row) throw notFound("Persona");
+  return row;
+}
+
+/** The owner takes out any persona; a member only one it added. Its messages stay. */
+export async function removePersona(services: Services, userId: string, roomId: string, personaId: string): Promise<string> {
+  const { room, role } = await requireMember(services, userId, roomId);
+  const present = isUuid(personaId) ? await findRoomPersona(services.db.knex, room.id, personaId) : undefined;
+  if (!present) throw notFound("Persona");
+  if (role !== "owner" && present.added_by !== userId) throw new ApiError(403, "forbidden", "A member may take out only the personas it added");
+  await deleteRoomPersona(services.db.knex, room.id, personaId);
+  return room.id;
+}

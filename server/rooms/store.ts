@@ -1,0 +1,225 @@
+import type { Knex } from "knex";
+import { offsetPage } from "../db/paging.ts";
+import type { PageWindow } from "../http/paging.ts";
+
+export type RoomRole = "owner" | "member";
+
+export interface RoomRow {
+  id: string;
+  owner_id: string;
+  name: string;
+  description: string;
+  is_public: boolean;
+  last_message_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface MemberRow {
+  room_id: string;
+  user_id: string;
+  role: RoomRole;
+  joined_at: Date;
+}
+
+/** A persona in a room, with what a reply needs of it. */
+export interface RoomPersonaRow {
+  room_id: string;
+  persona_id: string;
+  name: string;
+  description: string;
+  instructions: string;
+  model: string;
+  greeting_message: string | null;
+  creator_id: string;
+  added_by: string;
+  added_at: Date;
+}
+
+export interface RoomMessageRow {
+  id: string;
+  room_id: string;
+  sender_type: "user" | "persona";
+  user_id: string | null;
+  persona_id: string | null;
+  persona_name: string | null;
+  content: string;
+  content_tokens: number;
+  model: string | null;
+  input_tokens: number | null;
+  output_tokens: number | null;
+  created_at: Date;
+}
+
+/** A stored message with its author's current name. */
+export interface RoomMessageView extends RoomMessageRow {
+  sender_name: string;
+}
+
+export interface RoomListRow extends RoomRow {
+  member_count: number;
+  persona_count: number;
+}
+
+/**
+ * Personas whose creator's account is live: a persona of a deleted account is not visible, so it
+ * neither shows in a room nor answers there (the personas area's rule for public personas).
+ */
+function liveCreator(query: Knex.QueryBuilder): Knex.QueryBuilder {
+  return query.whereNotExists((deleted) =>
+    deleted.select(deleted.client.raw("1")).from("users as creator").whereRaw("creator.id = p.creator_id").whereNotNull("creator.deleted_at"),
+  );
+}
+
+export async function insertRoom(
+  knex: Knex,
+  room: RoomRow,
+  personas: { persona_id: string; added_by: string; added_at: Date }[],
+): Promise<void> {
+  await knex.transaction(async (trx) => {
+    await trx("rooms").insert(room);
+    await trx("room_members").insert({ room_id: room.id, user_id: room.owner_id, role: "owner", joined_at: room.created_at });
+    // One row at a time so that `seq` follows the order the caller listed them in.
+    for (const persona of personas) await trx("room_personas").insert({ room_id: room.id, ...persona });
+  });
+}
+
+export async function findRoom(knex: Knex, id: string): Promise<RoomRow | undefined> {
+  return knex("rooms").where({ id }).first();
+}
+
+export async function findRole(knex: Knex, roomId: string, userId: string): Promise<RoomRole | undefined> {
+  const row = await knex("room_members").where({ room_id: roomId, user_id: userId }).first("role");
+  return row?.role as RoomRole | undefined;
+}
+
+export async function listMembers(knex: Knex, roomId: string): Promise<MemberRow[]> {
+  return knex("room_members").where({ room_id: roomId }).orderBy([{ column: "joined_at" }, { column: "seq" }]).select("room_id", "user_id", "role", "joined_at");
+}
+
+export async function listRoomPersonas(knex: Knex, roomId: string): Promise<RoomPersonaRow[]> {
+  return liveCreator(
+    knex("room_personas as rp")
+      .join("personas as p", "p.id", "rp.persona_id")
+      .where("rp.room_id", roomId)
+      .orderBy([{ column: "rp.added_at" }, { column: "rp.seq" }])
+      .select(
+        "rp.room_id",
+        "rp.persona_id",
+        "p.name",
+        "p.description",
+        "p.instructions",
+        "p.model",
+        "p.greeting_message",
+        "p.creator_id",
+        "rp.added_by",
+        "rp.added_at",
+      ),
+  );
+}
+
+/** The caller's rooms, the most recently active first, with their member and persona counts. */
+export async function listRoomsOf(knex: Knex, userId: string, window: PageWindow): Promise<{ rows: RoomListRow[]; total: number }> {
+  const personaCount = liveCreator(knex("room_personas as rp").join("personas as p", "p.id", "rp.persona_id").whereRaw("rp.room_id = r.id"))
+    .count("*");
+  const query = knex("rooms as r")
+    .join("room_members as me", function () {
+      this.on("me.room_id", "r.id").andOnVal("me.user_id", userId);
+    })
+    .select(
+      "r.*",
+      knex("room_members as m").count("*").whereRaw("m.room_id = r.id").as("member_count"),
+      personaCount.as("persona_count"),
+    );
+  const page = await offsetPage<RoomListRow>(query, "coalesce(r.last_message_at, r.created_at) DESC, r.id DESC", window);
+  return { rows: page.rows.map((row) => ({ ...row, member_count: Number(row.member_count), persona_count: Number(row.persona_count) })), total: page.total };
+}
+
+export async function updateRoom(knex: Knex, id: string, changes: Partial<Pick<RoomRow, "name" | "description" | "is_public">>, now: Date): Promise<RoomRow> {
+  const [row] = await knex("rooms").where({ id }).update({ ...changes, updated_at: now }).returning("*");
+  return row as RoomRow;
+}
+
+export async function deleteRoom(knex: Knex, id: string): Promise<void> {
+  await knex("rooms").where({ id }).delete();
+}
+
+/** Adds a member; false when the user is one already. */
+export async function insertMember(knex: Knex, member: MemberRow): Promise<boolean> {
+  const inserted = await knex("room_members").insert(member).onConflict(["room_id", "user_id"]).ignore().returning("user_id");
+  return inserted.length > 0;
+}
+
+export async function deleteMember(knex: Knex, roomId: string, userId: string): Promise<boolean> {
+  return (await knex("room_members").where({ room_id: roomId, user_id: userId }).delete()) > 0;
+}
+
+export async function findRoomPersona(knex: Knex, roomId: string, personaId: string): Promise<{ added_by: string } | undefined> {
+  return knex("room_personas").where({ room_id: roomId, persona_id: personaId }).first("added_by");
+}
+
+/** Adds a persona while the room has fewer than `limit`; `full` or `present` when it cannot. */
+export async function insertRoomPersona(
+  knex: Knex,
+  row: { room_id: string; persona_id: string; added_by: string; added_at: Date },
+  limit: number,
+): Promise<"added" | "present" | "full"> {
+  return knex.transaction(async (trx) => {
+    // The room's row is the lock: two adds at once cannot both see room for one more.
+    await trx("rooms").where({ id: row.room_id }).forUpdate().first("id");
+    if (await trx("room_personas").where({ room_id: row.room_id, persona_id: row.persona_id }).first("persona_id")) return "present";
+    const counted = await trx("room_personas").where({ room_id: row.room_id }).count<{ count: string | number }>({ count: "*" }).first();
+    if (Number(counted?.count ?? 0) >= limit) return "full";
+    await trx("room_personas").insert(row);
+    return "added";
+  });
+}
+
+export async function deleteRoomPersona(knex: Knex, roomId: string, personaId: string): Promise<void> {
+  await knex("room_personas").where({ room_id: roomId, persona_id: personaId }).delete();
+}
+
+/** Stores messages and moves the room's `last_message_at`, in one transaction. */
+export async function insertRoomMessages(knex: Knex, rows: RoomMessageRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  const at = rows.reduce((latest, row) => (row.created_at > latest ? row.created_at : latest), rows[0]!.created_at);
+  await knex.transaction(async (trx) => {
+    await trx("room_messages").insert(rows);
+    await trx("rooms")
+      .where({ id: rows[0]!.room_id })
+      .update({ last_message_at: trx.raw("greatest(coalesce(last_message_at, ?), ?)", [at, at]) });
+  });
+}
+
+function messagesWithNames(knex: Knex, roomId: string): Knex.QueryBuilder {
+  return knex("room_messages as rm")
+    .leftJoin("users as u", "u.id", "rm.user_id")
+    .leftJoin("personas as p", "p.id", "rm.persona_id")
+    .where("rm.room_id", roomId)
+    .select("rm.*", knex.raw("coalesce(nullif(u.display_name, ''), u.username, p.name, rm.persona_name) AS sender_name"));
+}
+
+/** History newest first; the id orders messages of the same instant. */
+export async function listRoomMessages(knex: Knex, roomId: string, before: Date | undefined, window: PageWindow): Promise<{ rows: RoomMessageView[]; total: number }> {
+  const query = messagesWithNames(knex, roomId);
+  if (before) query.where("rm.created_at", "<", before);
+  return offsetPage<RoomMessageView>(query, "rm.created_at DESC, rm.id DESC", window);
+}
+
+export async function recentRoomMessages(knex: Knex, roomId: string, limit: number): Promise<RoomMessageView[]> {
+  return messagesWithNames(knex, roomId).orderByRaw("rm.created_at DESC, rm.id DESC").limit(limit);
+}
+
+/** When each persona last spoke in the room. */
+export async function lastSpoken(knex: Knex, roomId: string): Promise<Map<string, Date>> {
+  const rows: { persona_id: string; at: Date }[] = await knex("room_messages")
+    .where({ room_id: roomId, sender_type: "persona" })
+    .groupBy("persona_id")
+    .select("persona_id", knex.raw("max(created_at) AS at"));
+  return new Map(rows.map((row) => [row.persona_id, new Date(row.at)]));
+}
+
+export async function userName(knex: Knex, userId: string): Promise<string> {
+  const row = await knex("users").where({ id: userId }).first("display_name", "username");
+  return (row?.display_name || row?.username) ?? "";
+}

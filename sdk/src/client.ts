@@ -8,6 +8,7 @@ import { Conversations } from "./resources/conversations.ts";
 import { Images } from "./resources/images.ts";
 import { Knowledge } from "./resources/knowledge.ts";
 import { Personas } from "./resources/personas.ts";
+import { Rooms } from "./resources/rooms.ts";
 import { Social } from "./resources/social.ts";
 import { Voice } from "./resources/voice.ts";
 import { Webhooks } from "./resources/webhooks.ts";
@@ -54,6 +55,7 @@ export class PersonaClient {
   readonly webhooks: Webhooks;
   readonly images: Images;
   readonly social: Social;
+  readonly rooms: Rooms;
   readonly #authenticator: Authenticator;
 
   constructor(core: Core, authenticator: Authenticator) {
@@ -67,6 +69,7 @@ export class PersonaClient {
     this.webhooks = new Webhooks(core);
     this.images = new Images(core);
     this.social = new Social(core);
+    this.rooms = new Rooms(core);
   }
 
   /** The current session token pair (after any refresh), or undefined for an API key or anonymous client. */

@@ -37,6 +37,7 @@ export type { Conversations, Messages } from "./resources/conversations.ts";
 export type { Images } from "./resources/images.ts";
 export type { Knowledge } from "./resources/knowledge.ts";
 export type { Personas } from "./resources/personas.ts";
+export type { Rooms } from "./resources/rooms.ts";
 export type { Social } from "./resources/social.ts";
 export type { Voice } from "./resources/voice.ts";
 export type { Webhooks } from "./resources/webhooks.ts";

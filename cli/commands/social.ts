@@ -8,7 +8,7 @@ import { nonNegativeInt, positiveInt } from "../parse.ts";
 import { isUuid } from "../resolve.ts";
 
 /** A user given by id or by exact username (with or without a leading @), found through search. */
-async function resolveUserId(client: ApiClient, ref: string): Promise<string> {
+export async function resolveUserId(client: ApiClient, ref: string): Promise<string> {
   if (isUuid(ref)) return ref;
   const username = ref.replace(/^@/, "");
   const hits = await client.social.search(username, { limit: 50 });

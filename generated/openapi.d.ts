@@ -3559,6 +3559,8 @@ export interface components {
             owner_id: string;
             /** @description Public rooms are readable by any authenticated user; only members post in them. */
             is_public: boolean;
+            /** @description Who answers a message (an extension of the specification). */
+            reply_mode: components["schemas"]["RoomReplyMode"];
             /** @description Every member, the owner included, in order of joining. */
             members: components["schemas"]["RoomMember"][];
             /** @description Personas in the room, in order of adding. */
@@ -3579,6 +3581,11 @@ export interface components {
             persona_ids?: components["schemas"]["Uuid"][];
             /** @default false */
             is_public?: boolean;
+            /**
+             * @description Who answers a message that names no persona.
+             * @default natural
+             */
+            reply_mode?: components["schemas"]["RoomReplyMode"];
         };
         /** @description The list envelope with `total`, `limit` and `offset`. */
         RoomList: {
@@ -3721,6 +3728,14 @@ export interface components {
             created_at: string;
         };
         /**
+         * @description Which personas answer a message that names none: `natural`, the one most relevant to it (ties: the
+         *     one that spoke least recently); `mentions_only`, none; `all`, every persona in the room's order.
+         *     A message that names personas (`@name`) is answered by those, in every mode but `all`. At most
+         *     three personas answer one message.
+         * @enum {string}
+         */
+        RoomReplyMode: "natural" | "mentions_only" | "all";
+        /**
          * @description A user's place in a room: its creator is the `owner`, everyone added later a `member`.
          * @enum {string}
          */
@@ -3735,6 +3750,7 @@ export interface components {
             name?: string;
             description?: string;
             is_public?: boolean;
+            reply_mode?: components["schemas"]["RoomReplyMode"];
         };
         /** @description The room's own fields, without members and personas, as the update answers them. */
         RoomUpdated: {
@@ -3743,6 +3759,7 @@ export interface components {
             description: string;
             owner_id: string;
             is_public: boolean;
+            reply_mode: components["schemas"]["RoomReplyMode"];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -4732,6 +4749,7 @@ export type SchemaRoomPersonaAdd = components['schemas']['RoomPersonaAdd'];
 export type SchemaRoomPersonaAdded = components['schemas']['RoomPersonaAdded'];
 export type SchemaRoomPersonaRemoved = components['schemas']['RoomPersonaRemoved'];
 export type SchemaRoomPersonaResponse = components['schemas']['RoomPersonaResponse'];
+export type SchemaRoomReplyMode = components['schemas']['RoomReplyMode'];
 export type SchemaRoomRole = components['schemas']['RoomRole'];
 export type SchemaRoomSenderType = components['schemas']['RoomSenderType'];
 export type SchemaRoomUpdate = components['schemas']['RoomUpdate'];
@@ -8522,6 +8540,7 @@ export interface operations {
                      *       "description": "Friday-night sky watching with Captain Nova.",
                      *       "owner_id": "0193a6c0-11aa-7e01-8c3d-5a6b7c8d9e01",
                      *       "is_public": false,
+                     *       "reply_mode": "natural",
                      *       "members": [
                      *         {
                      *           "user_id": "0193a6c0-11aa-7e01-8c3d-5a6b7c8d9e01",
@@ -8583,6 +8602,7 @@ export interface operations {
                      *       "description": "Friday-night sky watching with Captain Nova.",
                      *       "owner_id": "0193a6c0-11aa-7e01-8c3d-5a6b7c8d9e01",
                      *       "is_public": false,
+                     *       "reply_mode": "natural",
                      *       "members": [
                      *         {
                      *           "user_id": "0193a6c0-11aa-7e01-8c3d-5a6b7c8d9e01",
@@ -8656,6 +8676,7 @@ export interface operations {
                      *       "description": "Friday-night sky watching with Captain Nova.",
                      *       "owner_id": "0193a6c0-11aa-7e01-8c3d-5a6b7c8d9e01",
                      *       "is_public": true,
+                     *       "reply_mode": "natural",
                      *       "created_at": "2026-11-21T18:00:00Z",
                      *       "updated_at": "2026-11-22T09:30:00Z"
                      *     }

@@ -1,6 +1,10 @@
-import type { Command } from "commander";
+import { Option, type Command } from "commander";
 import type { Schemas } from "../client.ts";
 import { contextOf, type Context } from "../context.ts";
+
+const REPLY_MODES = ["natural", "mentions_only", "all"] as const;
+type ReplyMode = (typeof REPLY_MODES)[number];
+const replyModeOption = () => new Option("--reply-mode <mode>", "who answers a message that names no persona").choices(REPLY_MODES);
 import { examples } from "../help.ts";
 import { printFields, printPageFooter, printTable } from "../output.ts";
 import { booleanValue, collect, nonNegativeInt, positiveInt } from "../parse.ts";
@@ -22,6 +26,7 @@ function printRoom(room: Schemas["Room"]): void {
     ["id", room.id],
     ["description", room.description || "-"],
     ["public", room.is_public ? "yes" : "no"],
+    ["reply mode", room.reply_mode],
     ["owner", room.owner_id],
     ["members", room.members.map((member) => `${member.user_id}${member.role === "owner" ? " (owner)" : ""}`).join(", ")],
     ["personas", room.personas.map((persona) => persona.name).join(", ") || "-"],
@@ -66,8 +71,9 @@ export function registerRoomCommands(program: Command): void {
     .option("--description <text>", "up to 500 characters")
     .option("--public", "readable by any signed-in user")
     .option("--persona <persona>", "a persona to add (repeatable)", collect)
+    .addOption(replyModeOption())
     .addHelpText("after", examples(["persona rooms create 'Stargazers' --persona 'Captain Nova' --persona 0193a6f1-…", "persona rooms create Lobby --public --json"]))
-    .action(async (name: string, options: { description?: string; public?: boolean; persona?: string[] }, command: Command) => {
+    .action(async (name: string, options: { description?: string; public?: boolean; persona?: string[]; replyMode?: ReplyMode }, command: Command) => {
       const ctx = await contextOf(command);
       const client = ctx.client();
       const personaIds = [];
@@ -77,6 +83,7 @@ export function registerRoomCommands(program: Command): void {
         ...(options.description !== undefined ? { description: options.description } : {}),
         ...(options.public ? { is_public: true } : {}),
         ...(personaIds.length > 0 ? { persona_ids: personaIds } : {}),
+        ...(options.replyMode ? { reply_mode: options.replyMode } : {}),
       });
       ctx.out.result(room, () => printRoom(room));
     });
@@ -99,13 +106,15 @@ export function registerRoomCommands(program: Command): void {
     .option("--name <name>", "1-100 characters")
     .option("--description <text>", "up to 500 characters")
     .option("--public <bool>", "true or false", booleanValue)
+    .addOption(replyModeOption())
     .addHelpText("after", examples(["persona rooms update 0193a6d2-… --name 'Stargazers (Fridays)' --public true"]))
-    .action(async (id: string, options: { name?: string; description?: string; public?: boolean }, command: Command) => {
+    .action(async (id: string, options: { name?: string; description?: string; public?: boolean; replyMode?: ReplyMode }, command: Command) => {
       const ctx = await contextOf(command);
       const room = await ctx.client().rooms.update(id, {
         ...(options.name !== undefined ? { name: options.name } : {}),
         ...(options.description !== undefined ? { description: options.description } : {}),
         ...(options.public !== undefined ? { is_public: options.public } : {}),
+        ...(options.replyMode ? { reply_mode: options.replyMode } : {}),
       });
       ctx.out.result(room, () => ctx.out.line(`Updated ${room.name} (${room.is_public ? "public" : "private"}).`));
     });

@@ -101,6 +101,7 @@ export async function createRoom(services: Services, userId: string, input: Sche
     name: input.name,
     description: input.description ?? "",
     is_public: input.is_public ?? false,
+    reply_mode: input.reply_mode ?? "natural",
     last_message_at: null,
     created_at: now,
     updated_at: now,
@@ -127,6 +128,7 @@ export async function updateRoom(services: Services, userId: string, roomId: str
     ...(input.name !== undefined ? { name: input.name } : {}),
     ...(input.description !== undefined ? { description: input.description } : {}),
     ...(input.is_public !== undefined ? { is_public: input.is_public } : {}),
+    ...(input.reply_mode !== undefined ? { reply_mode: input.reply_mode } : {}),
   };
   return updateRoomRow(services.db.knex, room.id, changes, services.now());
 }
@@ -142,13 +144,14 @@ export async function listMessages(services: Services, userId: string, roomId: s
   return listRoomMessages(services.db.knex, room.id, before === undefined ? undefined : new Date(before), window);
 }
 
-/** The personas that answer `content`, in the order they answer. */
-async function responders(services: Services, roomId: string, content: string): Promise<RoomPersonaRow[]> {
-  const personas = await listRoomPersonas(services.db.knex, roomId);
+/** The personas that answer `content` under the room's reply mode, in the order they answer. */
+async function responders(services: Services, room: RoomRow, content: string): Promise<RoomPersonaRow[]> {
+  const personas = await listRoomPersonas(services.db.knex, room.id);
   if (personas.length === 0) return [];
+  if (room.reply_mode === "all") return personas.slice(0, MAX_REPLIES);
   const named = mentioned(content, personas);
-  if (named.length > 0) return named;
-  const chosen = mostRelevant(content, personas, await lastSpoken(services.db.knex, roomId));
+  if (named.length > 0 || room.reply_mode === "mentions_only") return named;
+  const chosen = mostRelevant(content, personas, await lastSpoken(services.db.knex, room.id));
   return chosen ? [chosen] : [];
 }
 
@@ -169,7 +172,7 @@ export interface SendResult {
 export async function sendMessage(services: Services, userId: string, roomId: string, content: string): Promise<SendResult> {
   const { room } = await requireMember(services, userId, roomId);
   const { knex } = services.db;
-  const [answering, senderName] = await Promise.all([responders(services, room.id, content), userName(knex, userId)]);
+  const [answering, senderName] = await Promise.all([responders(services, room, content), userName(knex, userId)]);
   const now = services.now();
   const row: RoomMessageRow = {
     id: uuidv7(),

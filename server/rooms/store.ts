@@ -3,6 +3,7 @@ import { offsetPage } from "../db/paging.ts";
 import type { PageWindow } from "../http/paging.ts";
 
 export type RoomRole = "owner" | "member";
+export type ReplyMode = "natural" | "mentions_only" | "all";
 
 export interface RoomRow {
   id: string;
@@ -10,6 +11,7 @@ export interface RoomRow {
   name: string;
   description: string;
   is_public: boolean;
+  reply_mode: ReplyMode;
   last_message_at: Date | null;
   created_at: Date;
   updated_at: Date;
@@ -135,7 +137,7 @@ export async function listRoomsOf(knex: Knex, userId: string, window: PageWindow
   return { rows: page.rows.map((row) => ({ ...row, member_count: Number(row.member_count), persona_count: Number(row.persona_count) })), total: page.total };
 }
 
-export async function updateRoom(knex: Knex, id: string, changes: Partial<Pick<RoomRow, "name" | "description" | "is_public">>, now: Date): Promise<RoomRow> {
+export async function updateRoom(knex: Knex, id: string, changes: Partial<Pick<RoomRow, "name" | "description" | "is_public" | "reply_mode">>, now: Date): Promise<RoomRow> {
   const [row] = await knex("rooms").where({ id }).update({ ...changes, updated_at: now }).returning("*");
   return row as RoomRow;
 }

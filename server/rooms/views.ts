@@ -13,6 +13,7 @@ export const toRoomUpdated = (room: RoomRow): Schemas["RoomUpdated"] => ({
   description: room.description,
   owner_id: room.owner_id,
   is_public: room.is_public,
+  reply_mode: room.reply_mode,
   created_at: iso(room.created_at),
   updated_at: iso(room.updated_at),
 });

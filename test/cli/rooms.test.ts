@@ -47,6 +47,10 @@ describe("persona rooms", { timeout: 180_000 }, () => {
     const list = await runCli(["rooms", "list"], { env });
     expect(list.stdout).toContain("Stargazers");
 
+    const quiet = await runCli(["rooms", "update", room.id, "--reply-mode", "mentions_only", "--json"], { env });
+    expect(quiet.json()).toMatchObject({ reply_mode: "mentions_only" });
+    expect((await runCli(["rooms", "update", room.id, "--reply-mode", "loud"], { env })).code).toBe(2);
+
     expect((await runCli(["rooms", "leave", room.id], { env: guestEnv })).code).toBe(0);
     const hidden = await runCli(["rooms", "show", room.id], { env: guestEnv });
     expect(hidden.code).toBe(4);

@@ -31,9 +31,13 @@ const names = (sent: { persona_responses: { persona_name: string }[] }) => sent.
 const asked = (from: number) => model.requests.slice(from).map((request) => request.messages[0]!.content.match(/You are ([^.]+)\./)?.[1]);
 
 async function roomWith(...personaNames: string[]) {
+  return roomIn({}, ...personaNames);
+}
+
+async function roomIn(fields: Record<string, unknown>, ...personaNames: string[]) {
   const personas = [];
   for (const name of personaNames) personas.push(await makePersona(service, owner, name, { description: `${name} talks about ${name.toLowerCase()} things.` }));
-  const room = await makeRoom(service, owner, { persona_ids: personas.map((p) => p.id) });
+  const room = await makeRoom(service, owner, { persona_ids: personas.map((p) => p.id), ...fields });
   await addMember(service, owner, room.id, member);
   return { room, personas };
 }
@@ -88,6 +92,26 @@ describe("who answers", () => {
     await service.fetch("/v1/auth/me", { method: "DELETE", headers: leaving.auth });
     const sent = await call(service, owner, "POST", `/v1/rooms/${room.id}/messages`, 201, { content: "@ghost are you there?" });
     expect(sent.persona_responses).toEqual([]);
+  });
+});
+
+describe("the room's reply mode", () => {
+  it("mentions_only: only named personas answer", async () => {
+    const { room } = await roomIn({ reply_mode: "mentions_only" }, "Mute", "Named");
+    expect(room.reply_mode).toBe("mentions_only");
+    expect((await call(service, member, "POST", `/v1/rooms/${room.id}/messages`, 201, { content: "hello everyone" })).persona_responses).toEqual([]);
+    expect(names(await call(service, member, "POST", `/v1/rooms/${room.id}/messages`, 201, { content: "@named hello" }))).toEqual(["Named"]);
+  });
+
+  it("all: every persona answers in the room's order, at most three", async () => {
+    const { room } = await roomIn({ reply_mode: "all" }, "One", "Two", "Three", "Four");
+    expect(names(await call(service, member, "POST", `/v1/rooms/${room.id}/messages`, 201, { content: "@four roll call" }))).toEqual(["One", "Two", "Three"]);
+  });
+
+  it("is changed by the owner's update", async () => {
+    const { room } = await roomWith("Switch", "Other");
+    expect((await call(service, owner, "PUT", `/v1/rooms/${room.id}`, 200, { reply_mode: "mentions_only" })).reply_mode).toBe("mentions_only");
+    expect((await call(service, member, "POST", `/v1/rooms/${room.id}/messages`, 201, { content: "switch things" })).persona_responses).toEqual([]);
   });
 });
 

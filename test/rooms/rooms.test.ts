@@ -43,6 +43,7 @@ describe("creating and reading rooms", () => {
       description: "Friday nights.",
       owner_id: owner.id,
       is_public: false,
+      reply_mode: "natural",
       members: [{ user_id: owner.id, role: "owner", joined_at: at.toISOString() }],
       personas: [
         { persona_id: shared.id, name: "Doctor Quill", added_at: at.toISOString() },
@@ -85,6 +86,7 @@ describe("creating and reading rooms", () => {
       { name: "ok", persona_ids: Array.from({ length: 11 }, () => randomUUID()) },
       { name: "ok", persona_ids: ["not-a-uuid"] },
       { name: "ok", is_public: "yes" },
+      { name: "ok", reply_mode: "loudest" },
       { description: "no name" },
     ]) {
       await expectError(await raw(owner, "POST", "/v1/rooms", body), 400, "invalid_request");
@@ -143,11 +145,13 @@ describe("updating and deleting", () => {
       description: "keep",
       owner_id: owner.id,
       is_public: true,
+      reply_mode: "natural",
       created_at: room.created_at,
       updated_at: at.toISOString(),
     });
     await expectError(await raw(owner, "PUT", `/v1/rooms/${room.id}`, { name: "" }), 400, "invalid_request");
     await expectError(await raw(owner, "PUT", `/v1/rooms/${room.id}`, { description: "d".repeat(501) }), 400, "invalid_request");
+    await expectError(await raw(owner, "PUT", `/v1/rooms/${room.id}`, { reply_mode: "random" }), 400, "invalid_request");
     expect((await call(service, owner, "GET", `/v1/rooms/${room.id}`, 200)).name).toBe("After");
   });
 

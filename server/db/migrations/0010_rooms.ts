@@ -13,11 +13,13 @@ export async function up(knex: Knex): Promise<void> {
     table.text("name").notNullable();
     table.text("description").notNullable().defaultTo("");
     table.boolean("is_public").notNullable().defaultTo(false);
+    table.text("reply_mode").notNullable().defaultTo("natural");
     table.timestamp("last_message_at", { useTz: true });
     table.timestamp("created_at", { useTz: true }).notNullable();
     table.timestamp("updated_at", { useTz: true }).notNullable();
     table.index(["owner_id"]);
   });
+  await knex.raw("ALTER TABLE rooms ADD CONSTRAINT rooms_reply_mode CHECK (reply_mode IN ('natural', 'mentions_only', 'all'))");
   await knex.schema.createTable("room_members", (table) => {
     table.uuid("room_id").notNullable().references("rooms.id").onDelete("CASCADE");
     table.uuid("user_id").notNullable().references("users.id").onDelete("CASCADE");

@@ -107,8 +107,8 @@ describe("the error envelope", () => {
 
   it("answers 501 not_implemented for an operation whose area is not live", async () => {
     const user = await registerUser(service);
-    const body = await expectError(await service.fetch("/v1/rooms", { headers: user.auth }), 501, "not_implemented");
-    expect(body.error.message).toMatch(/rooms/);
+    const body = await expectError(await service.fetch("/v1/integrations", { headers: user.auth }), 501, "not_implemented");
+    expect(body.error.message).toMatch(/integrations/);
   });
 
   it("answers an unexpected exception with 500 internal_error and no internals", async () => {

@@ -11,6 +11,7 @@ import { handlers as webhooks } from "./webhooks/handlers.ts";
 import { handlers as voice } from "./voice/handlers.ts";
 import { handlers as images } from "./images/handlers.ts";
 import { handlers as social } from "./social/handlers.ts";
+import { handlers as studio } from "./studio/handlers.ts";
 
 /**
  * The handler of every operation in the contract. An area that is not built yet answers 501
@@ -36,10 +37,8 @@ export const handlers: HandlerMap = {
     "rooms_send_message", "rooms_add_member", "rooms_remove_member", "rooms_add_persona", "rooms_remove_persona",
   ]),
   ...images,
-  ...notLive("studio", [
-    "studio_analytics", "studio_list_versions", "studio_create_version", "studio_activate_version",
-    "studio_test_chat", "studio_list_variants", "studio_create_variant", "studio_update_variant", "studio_publish",
-  ]),
+  ...notLive("studio", ["studio_analytics", "studio_test_chat", "studio_list_variants", "studio_create_variant", "studio_update_variant", "studio_publish"]),
+  ...studio,
   ...notLive("billing", [
     "billing_checkout", "billing_get_subscription", "billing_change_plan", "billing_cancel", "billing_portal",
     "billing_invoices", "billing_usage", "billing_provider_webhook", "billing_local_checkout_page",

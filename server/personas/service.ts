@@ -9,6 +9,7 @@ import { autoAvatars, enqueueAvatar } from "./avatar-job.ts";
 import { enqueueGreeting } from "./greeting-job.ts";
 import { isUuid } from "../http/text.ts";
 import { trendingSinceHour } from "./trending.ts";
+import { recordActiveVersion } from "./versions.ts";
 import {
   countPersonasOf,
   deleteOwnPersona,
@@ -88,6 +89,7 @@ export async function createPersona(services: Services, userId: string, input: P
       updated_at: now,
       published_at: input.is_public ? now : null,
     });
+    await recordActiveVersion(trx, inserted.id, inserted.instructions, now);
     if (inserted.greeting_message === null) await enqueueGreeting(trx, inserted.id);
     if (inserted.avatar_url === null && autoAvatars(services)) await enqueueAvatar(trx, inserted.id);
     return inserted;
@@ -109,7 +111,14 @@ export async function updatePersona(services: Services, userId: string, personaI
   const now = services.now();
   // Made public again: the feed shows it as new from now.
   if (changes.is_public && !current.is_public) changes.published_at = now;
-  const row = await updateOwnPersona(services.db.knex, current.id, userId, { ...changes, updated_at: now });
+  const row = await services.db.knex.transaction(async (trx) => {
+    const updated = await updateOwnPersona(trx, current.id, userId, { ...changes, updated_at: now });
+    // New instructions are a new active version (docs/decisions.md, Studio and marketplace).
+    if (updated && changes.instructions !== undefined && changes.instructions !== current.instructions) {
+      await recordActiveVersion(trx, updated.id, changes.instructions, now);
+    }
+    return updated;
+  });
   if (!row) throw notFound("Persona");
   return row;
 }

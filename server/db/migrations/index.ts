@@ -8,6 +8,7 @@ import * as knowledge from "./0006_knowledge.ts";
 import * as social from "./0007_social.ts";
 import * as webhooks from "./0008_webhooks.ts";
 import * as voiceImages from "./0009_voice_images.ts";
+import * as studioMarketplace from "./0011_studio_marketplace.ts";
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that they load the same
@@ -23,6 +24,7 @@ const migrations: Record<string, Knex.Migration> = {
   "0007_social": social,
   "0008_webhooks": webhooks,
   "0009_voice_images": voiceImages,
+  "0011_studio_marketplace": studioMarketplace,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -1,0 +1,76 @@
+import type { Knex } from "knex";
+
+/**
+ * Creator studio and marketplace: numbered instruction versions of every persona, marketplace
+ * listings and their ratings. Every table cascades from personas or users, so deleting a persona
+ * removes its listing and the account purge removes the rest.
+ */
+export async function up(knex: Knex): Promise<void> {
+  await knex.schema.createTable("instruction_versions", (table) => {
+    table.uuid("id").primary();
+    table.uuid("persona_id").notNullable().references("personas.id").onDelete("CASCADE");
+    table.integer("version").notNullable();
+    table.text("status").notNullable();
+    table.text("instructions").notNullable();
+    table.text("changelog").notNullable().defaultTo("");
+    table.timestamp("created_at", { useTz: true }).notNullable();
+    table.timestamp("activated_at", { useTz: true });
+    table.timestamp("deactivated_at", { useTz: true });
+    // The backstop of gap-free numbering: a create that raced past the persona lock fails rather than duplicates.
+    table.unique(["persona_id", "version"]);
+  });
+  await knex.raw("ALTER TABLE instruction_versions ADD CONSTRAINT instruction_versions_status CHECK (status IN ('draft', 'active', 'inactive'))");
+  // At most one active version per persona, whatever the application does.
+  await knex.raw("CREATE UNIQUE INDEX instruction_versions_one_active ON instruction_versions (persona_id) WHERE status = 'active'");
+  // Every existing persona gets its current instructions as version 1, active since it was last changed.
+  await knex.raw(`
+    INSERT INTO instruction_versions (id, persona_id, version, status, instructions, changelog, created_at, activated_at)
+    SELECT gen_random_uuid(), id, 1, 'active', instructions, '', updated_at, updated_at FROM personas`);
+
+  await knex.schema.createTable("marketplace_listings", (table) => {
+    table.uuid("id").primary();
+    table.uuid("persona_id").notNullable().unique().references("personas.id").onDelete("CASCADE");
+    table.uuid("creator_id").notNullable().references("users.id").onDelete("CASCADE");
+    table.text("category").notNullable();
+    table.specificType("tags", "text[]").notNullable().defaultTo("{}");
+    table.text("pricing").notNullable();
+    // Counters kept by the statements that change ratings and copies, under the listing's row lock.
+    table.integer("use_count").notNullable().defaultTo(0);
+    table.integer("review_count").notNullable().defaultTo(0);
+    table.integer("rating_sum").notNullable().defaultTo(0);
+    for (const value of [1, 2, 3, 4, 5]) table.integer(`rating_${value}`).notNullable().defaultTo(0);
+    table.text("featured_reason");
+    table.timestamp("featured_at", { useTz: true });
+    table.timestamp("published_at", { useTz: true }).notNullable();
+    table.timestamp("created_at", { useTz: true }).notNullable();
+    table.timestamp("updated_at", { useTz: true }).notNullable();
+    table.index(["creator_id"]);
+  });
+  await knex.raw("CREATE INDEX marketplace_listings_recent ON marketplace_listings (published_at DESC, id DESC)");
+  await knex.raw("CREATE INDEX marketplace_listings_popular ON marketplace_listings (use_count DESC, published_at DESC, id DESC)");
+  await knex.raw("CREATE INDEX marketplace_listings_category ON marketplace_listings (category, published_at DESC, id DESC)");
+
+  await knex.schema.createTable("ratings", (table) => {
+    table.uuid("id").primary();
+    table.uuid("listing_id").notNullable().references("marketplace_listings.id").onDelete("CASCADE");
+    table.uuid("user_id").notNullable().references("users.id").onDelete("CASCADE");
+    table.smallint("rating").notNullable();
+    table.text("review");
+    table.timestamp("created_at", { useTz: true }).notNullable();
+    table.timestamp("updated_at", { useTz: true }).notNullable();
+    table.unique(["listing_id", "user_id"]);
+    table.index(["user_id"]);
+  });
+  await knex.raw("ALTER TABLE ratings ADD CONSTRAINT ratings_range CHECK (rating BETWEEN 1 AND 5)");
+  await knex.raw("CREATE INDEX ratings_listing_recent ON ratings (listing_id, created_at DESC, id DESC)");
+
+  // Where a copy made with `use` came from; the listing may go, the copy stays.
+  await knex.schema.alterTable("personas", (table) => {
+    table.uuid("source_listing_id").references("marketplace_listings.id").onDelete("SET NULL");
+  });
+}
+
+export async function down(knex: Knex): Promise<void> {
+  await knex.schema.alterTable("personas", (table) => table.dropColumn("source_listing_id"));
+  for (const name of ["ratings", "marketplace_listings", "instruction_versions"]) await knex.schema.dropTable(name);
+}

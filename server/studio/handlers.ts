@@ -1,0 +1,24 @@
+import type { Handler, HandlerMap } from "../http/router.ts";
+import * as studio from "./service.ts";
+import { toVersion } from "./views.ts";
+
+const studio_list_versions: Handler<"studio_list_versions"> = async ({ services, principal, params }) => {
+  const rows = await studio.versionsOf(services, principal.userId, params.persona_id);
+  return { status: 200, body: { data: rows.map(toVersion), total: rows.length } };
+};
+
+const studio_create_version: Handler<"studio_create_version"> = async ({ services, principal, params, body }) => ({
+  status: 201,
+  body: toVersion(await studio.createVersion(services, principal.userId, params.persona_id, body)),
+});
+
+const studio_activate_version: Handler<"studio_activate_version"> = async ({ services, principal, params }) => ({
+  status: 200,
+  body: toVersion(await studio.activate(services, principal.userId, params.persona_id, params.version_id)),
+});
+
+export const handlers = {
+  studio_list_versions,
+  studio_create_version,
+  studio_activate_version,
+} satisfies Partial<HandlerMap>;

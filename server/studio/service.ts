@@ -1,0 +1,29 @@
+import type { Services } from "../services.ts";
+import { requireOwnPersona } from "../personas/service.ts";
+import { activateVersion, createDraftVersion, listVersions, type InstructionVersionRow } from "../personas/versions.ts";
+
+/*
+ * The creator studio acts only on the caller's own personas: another user's persona is 404, public
+ * or not. Instruction versions themselves belong to the personas area (server/personas/versions.ts),
+ * because creating and updating a persona records them too.
+ */
+
+export async function versionsOf(services: Services, userId: string, personaId: string): Promise<InstructionVersionRow[]> {
+  const persona = await requireOwnPersona(services, userId, personaId);
+  return listVersions(services, persona.id);
+}
+
+export async function createVersion(
+  services: Services,
+  userId: string,
+  personaId: string,
+  input: { instructions: string; changelog?: string },
+): Promise<InstructionVersionRow> {
+  const persona = await requireOwnPersona(services, userId, personaId);
+  return createDraftVersion(services, persona.id, input.instructions, input.changelog ?? "");
+}
+
+export async function activate(services: Services, userId: string, personaId: string, versionId: string): Promise<InstructionVersionRow> {
+  const persona = await requireOwnPersona(services, userId, personaId);
+  return activateVersion(services, persona.id, versionId);
+}

@@ -1,0 +1,17 @@
+import type { components } from "../../generated/openapi.d.ts";
+import type { InstructionVersionRow } from "../personas/versions.ts";
+
+type InstructionVersion = components["schemas"]["InstructionVersion"];
+
+export function toVersion(row: InstructionVersionRow): InstructionVersion {
+  return {
+    id: row.id,
+    version: row.version,
+    status: row.status,
+    instructions: row.instructions,
+    changelog: row.changelog,
+    created_at: row.created_at.toISOString(),
+    activated_at: row.activated_at ? row.activated_at.toISOString() : null,
+    ...(row.deactivated_at ? { deactivated_at: row.deactivated_at.toISOString() } : {}),
+  };
+}

@@ -11,6 +11,7 @@ import { handlers as webhooks } from "./webhooks/handlers.ts";
 import { handlers as voice } from "./voice/handlers.ts";
 import { handlers as images } from "./images/handlers.ts";
 import { handlers as social } from "./social/handlers.ts";
+import { handlers as marketplace } from "./marketplace/handlers.ts";
 import { handlers as studio } from "./studio/handlers.ts";
 
 /**
@@ -26,10 +27,7 @@ export const handlers: HandlerMap = {
   ...personas,
   ...conversations,
   ...knowledge,
-  ...notLive("marketplace", [
-    "marketplace_list", "marketplace_featured", "marketplace_categories", "marketplace_get",
-    "marketplace_rate", "marketplace_reviews", "marketplace_use",
-  ]),
+  ...marketplace,
   ...voice,
   ...social,
   ...notLive("rooms", [
@@ -37,7 +35,7 @@ export const handlers: HandlerMap = {
     "rooms_send_message", "rooms_add_member", "rooms_remove_member", "rooms_add_persona", "rooms_remove_persona",
   ]),
   ...images,
-  ...notLive("studio", ["studio_analytics", "studio_test_chat", "studio_list_variants", "studio_create_variant", "studio_update_variant", "studio_publish"]),
+  ...notLive("studio", ["studio_analytics", "studio_test_chat", "studio_list_variants", "studio_create_variant", "studio_update_variant"]),
   ...studio,
   ...notLive("billing", [
     "billing_checkout", "billing_get_subscription", "billing_change_plan", "billing_cancel", "billing_portal",

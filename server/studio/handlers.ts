@@ -1,5 +1,6 @@
 import type { Handler, HandlerMap } from "../http/router.ts";
 import * as studio from "./service.ts";
+import { toPublication } from "../marketplace/views.ts";
 import { toVersion } from "./views.ts";
 
 const studio_list_versions: Handler<"studio_list_versions"> = async ({ services, principal, params }) => {
@@ -17,7 +18,13 @@ const studio_activate_version: Handler<"studio_activate_version"> = async ({ ser
   body: toVersion(await studio.activate(services, principal.userId, params.persona_id, params.version_id)),
 });
 
+const studio_publish: Handler<"studio_publish"> = async ({ services, principal, params, body }) => {
+  const { listing, url } = await studio.publish(services, principal.userId, params.persona_id, body);
+  return { status: 200, body: toPublication(listing, url) };
+};
+
 export const handlers = {
+  studio_publish,
   studio_list_versions,
   studio_create_version,
   studio_activate_version,

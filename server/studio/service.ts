@@ -1,6 +1,10 @@
+import type { components } from "../../generated/openapi.d.ts";
+import { listingUrl, publish as publishListing } from "../marketplace/service.ts";
 import type { Services } from "../services.ts";
 import { requireOwnPersona } from "../personas/service.ts";
 import { activateVersion, createDraftVersion, listVersions, type InstructionVersionRow } from "../personas/versions.ts";
+
+type PublishInput = components["schemas"]["PublishInput"];
 
 /*
  * The creator studio acts only on the caller's own personas: another user's persona is 404, public
@@ -26,4 +30,10 @@ export async function createVersion(
 export async function activate(services: Services, userId: string, personaId: string, versionId: string): Promise<InstructionVersionRow> {
   const persona = await requireOwnPersona(services, userId, personaId);
   return activateVersion(services, persona.id, versionId);
+}
+
+/** Lists the persona in the marketplace or updates its listing (the marketplace area owns listings). */
+export async function publish(services: Services, userId: string, personaId: string, input: PublishInput) {
+  const listing = await publishListing(services, userId, personaId, input);
+  return { listing, url: listingUrl(services, listing.id) };
 }

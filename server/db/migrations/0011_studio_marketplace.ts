@@ -63,6 +63,23 @@ export async function up(knex: Knex): Promise<void> {
   });
   await knex.raw("ALTER TABLE ratings ADD CONSTRAINT ratings_range CHECK (rating BETWEEN 1 AND 5)");
   await knex.raw("CREATE INDEX ratings_listing_recent ON ratings (listing_id, created_at DESC, id DESC)");
+  // The account purge removes ratings by cascade, past the application: the listing's counters
+  // forget them in the same statement. (Ratings written through the API move the counters themselves.)
+  await knex.raw(`
+    CREATE FUNCTION ratings_forget() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      UPDATE marketplace_listings SET
+        review_count = review_count - 1,
+        rating_sum = rating_sum - OLD.rating,
+        rating_1 = rating_1 - (OLD.rating = 1)::int,
+        rating_2 = rating_2 - (OLD.rating = 2)::int,
+        rating_3 = rating_3 - (OLD.rating = 3)::int,
+        rating_4 = rating_4 - (OLD.rating = 4)::int,
+        rating_5 = rating_5 - (OLD.rating = 5)::int
+      WHERE id = OLD.listing_id;
+      RETURN NULL;
+    END $$`);
+  await knex.raw("CREATE TRIGGER ratings_forget AFTER DELETE ON ratings FOR EACH ROW EXECUTE FUNCTION ratings_forget()");
 
   // Where a copy made with `use` came from; the listing may go, the copy stays.
   await knex.schema.alterTable("personas", (table) => {
@@ -72,5 +89,7 @@ export async function up(knex: Knex): Promise<void> {
 
 export async function down(knex: Knex): Promise<void> {
   await knex.schema.alterTable("personas", (table) => table.dropColumn("source_listing_id"));
+  await knex.raw("DROP TRIGGER ratings_forget ON ratings");
+  await knex.raw("DROP FUNCTION ratings_forget()");
   for (const name of ["ratings", "marketplace_listings", "instruction_versions"]) await knex.schema.dropTable(name);
 }

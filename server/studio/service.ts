@@ -1,6 +1,8 @@
 import type { components } from "../../generated/openapi.d.ts";
 import { listingUrl, publish as publishListing } from "../marketplace/service.ts";
 import type { Services } from "../services.ts";
+import { testChat } from "./test-chat.ts";
+import { createVariant, listVariants, updateVariant } from "./variants.ts";
 import { requireOwnPersona } from "../personas/service.ts";
 import { activateVersion, createDraftVersion, listVersions, type InstructionVersionRow } from "../personas/versions.ts";
 
@@ -36,4 +38,24 @@ export async function activate(services: Services, userId: string, personaId: st
 export async function publish(services: Services, userId: string, personaId: string, input: PublishInput) {
   const listing = await publishListing(services, userId, personaId, input);
   return { listing, url: listingUrl(services, listing.id) };
+}
+
+export async function variantsOf(services: Services, userId: string, personaId: string) {
+  const persona = await requireOwnPersona(services, userId, personaId);
+  return listVariants(services, persona.id);
+}
+
+export async function addVariant(services: Services, userId: string, personaId: string, input: { name: string; instructions: string; traffic_percentage: number }) {
+  const persona = await requireOwnPersona(services, userId, personaId);
+  return createVariant(services, persona.id, input);
+}
+
+export async function changeVariant(services: Services, userId: string, personaId: string, variantId: string, share: number) {
+  const persona = await requireOwnPersona(services, userId, personaId);
+  return updateVariant(services, persona.id, variantId, share);
+}
+
+export async function runTestChat(services: Services, userId: string, personaId: string, input: { message: string; version_id?: string }) {
+  const persona = await requireOwnPersona(services, userId, personaId);
+  return testChat(services, userId, persona, input);
 }

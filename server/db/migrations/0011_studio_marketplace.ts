@@ -2,7 +2,7 @@ import type { Knex } from "knex";
 
 /**
  * Creator studio and marketplace: numbered instruction versions of every persona, marketplace
- * listings and their ratings. Every table cascades from personas or users, so deleting a persona
+ * listings and their ratings, A/B variants and the conversations assigned to them. Every table cascades from personas or users, so deleting a persona
  * removes its listing and the account purge removes the rest.
  */
 export async function up(knex: Knex): Promise<void> {
@@ -81,6 +81,29 @@ export async function up(knex: Knex): Promise<void> {
     END $$`);
   await knex.raw("CREATE TRIGGER ratings_forget AFTER DELETE ON ratings FOR EACH ROW EXECUTE FUNCTION ratings_forget()");
 
+  // A/B variants; shares are exact decimals, so that the sum rule never trips on rounding.
+  await knex.schema.createTable("persona_variants", (table) => {
+    table.uuid("id").primary();
+    table.uuid("persona_id").notNullable().references("personas.id").onDelete("CASCADE");
+    table.text("name").notNullable();
+    table.text("instructions").notNullable();
+    table.specificType("traffic_percentage", "numeric").notNullable();
+    table.timestamp("created_at", { useTz: true }).notNullable();
+    table.timestamp("updated_at", { useTz: true });
+    table.index(["persona_id", "created_at"]);
+  });
+  await knex.raw("ALTER TABLE persona_variants ADD CONSTRAINT persona_variants_traffic CHECK (traffic_percentage BETWEEN 0 AND 100)");
+
+  // The variant each conversation was assigned when it started, for its whole life; a conversation
+  // without a row gets the persona's active instructions.
+  await knex.schema.createTable("variant_assignments", (table) => {
+    table.uuid("conversation_id").primary().references("conversations.id").onDelete("CASCADE");
+    table.uuid("variant_id").notNullable().references("persona_variants.id").onDelete("CASCADE");
+    table.uuid("user_id").notNullable().references("users.id").onDelete("CASCADE");
+    table.timestamp("created_at", { useTz: true }).notNullable();
+    table.index(["variant_id"]);
+  });
+
   // Where a copy made with `use` came from; the listing may go, the copy stays.
   await knex.schema.alterTable("personas", (table) => {
     table.uuid("source_listing_id").references("marketplace_listings.id").onDelete("SET NULL");
@@ -91,5 +114,5 @@ export async function down(knex: Knex): Promise<void> {
   await knex.schema.alterTable("personas", (table) => table.dropColumn("source_listing_id"));
   await knex.raw("DROP TRIGGER ratings_forget ON ratings");
   await knex.raw("DROP FUNCTION ratings_forget()");
-  for (const name of ["ratings", "marketplace_listings", "instruction_versions"]) await knex.schema.dropTable(name);
+  for (const name of ["variant_assignments", "persona_variants", "ratings", "marketplace_listings", "instruction_versions"]) await knex.schema.dropTable(name);
 }

@@ -35,7 +35,6 @@ export const handlers: HandlerMap = {
     "rooms_send_message", "rooms_add_member", "rooms_remove_member", "rooms_add_persona", "rooms_remove_persona",
   ]),
   ...images,
-  ...notLive("studio", ["studio_analytics"]),
   ...studio,
   ...notLive("billing", [
     "billing_checkout", "billing_get_subscription", "billing_change_plan", "billing_cancel", "billing_portal",

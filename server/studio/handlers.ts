@@ -43,7 +43,13 @@ const studio_test_chat: Handler<"studio_test_chat"> = async ({ services, princip
   return { status: 200, body: { ...result, created_at: result.created_at.toISOString() } };
 };
 
+const studio_analytics: Handler<"studio_analytics"> = async ({ services, principal, params, query }) => ({
+  status: 200,
+  body: await studio.personaAnalytics(services, principal.userId, params.persona_id, query.period ?? "30d"),
+});
+
 export const handlers = {
+  studio_analytics,
   studio_test_chat,
   studio_list_variants,
   studio_create_variant,

@@ -1,6 +1,7 @@
 import type { components } from "../../generated/openapi.d.ts";
 import { listingUrl, publish as publishListing } from "../marketplace/service.ts";
 import type { Services } from "../services.ts";
+import { analytics, type Period } from "./analytics.ts";
 import { testChat } from "./test-chat.ts";
 import { createVariant, listVariants, updateVariant } from "./variants.ts";
 import { requireOwnPersona } from "../personas/service.ts";
@@ -58,4 +59,9 @@ export async function changeVariant(services: Services, userId: string, personaI
 export async function runTestChat(services: Services, userId: string, personaId: string, input: { message: string; version_id?: string }) {
   const persona = await requireOwnPersona(services, userId, personaId);
   return testChat(services, userId, persona, input);
+}
+
+export async function personaAnalytics(services: Services, userId: string, personaId: string, period: Period) {
+  const persona = await requireOwnPersona(services, userId, personaId);
+  return analytics(services, persona.id, period);
 }

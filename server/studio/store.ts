@@ -102,3 +102,57 @@ export async function variantMetrics(knex: Knex, variantIds: string[], now: Date
     ]),
   );
 }
+
+export interface DayFigures {
+  day: number;
+  messages: number;
+  users: number;
+}
+
+/** Messages and distinct senders of each UTC day in [fromDay, toDay] that had any, from the daily rollup. */
+export async function dailyFigures(knex: Knex, personaId: string, fromDay: number, toDay: number): Promise<DayFigures[]> {
+  const rows: { day: number; messages: string | number; users: string | number }[] = await knex("persona_daily_users")
+    .where({ persona_id: personaId })
+    .whereBetween("day", [fromDay, toDay])
+    .groupBy("day")
+    .select("day", knex.raw("sum(messages) AS messages"), knex.raw("count(*) FILTER (WHERE sent > 0) AS users"));
+  return rows.map((row) => ({ day: Number(row.day), messages: Number(row.messages), users: Number(row.users) }));
+}
+
+/** Distinct senders over [fromDay, toDay], and how many of those active in [fromDay, splitDay) were active again from splitDay on. */
+export async function periodUsers(knex: Knex, personaId: string, fromDay: number, splitDay: number, toDay: number): Promise<{ users: number; firstHalf: number; retained: number }> {
+  const row = await knex("persona_daily_users")
+    .where({ persona_id: personaId })
+    .whereBetween("day", [fromDay, toDay])
+    .where("sent", ">", 0)
+    .select(
+      knex.raw("count(DISTINCT user_id) AS users"),
+      knex.raw("count(DISTINCT user_id) FILTER (WHERE day < ?) AS first_half", [splitDay]),
+    )
+    .first();
+  const retained = await knex
+    .from(
+      knex("persona_daily_users")
+        .where({ persona_id: personaId })
+        .whereBetween("day", [fromDay, toDay])
+        .where("sent", ">", 0)
+        .groupBy("user_id")
+        .havingRaw("bool_or(day < ?) AND bool_or(day >= ?)", [splitDay, splitDay])
+        .select("user_id")
+        .as("r"),
+    )
+    .count({ n: "*" })
+    .first();
+  return { users: Number(row?.users ?? 0), firstHalf: Number(row?.first_half ?? 0), retained: Number(retained?.n ?? 0) };
+}
+
+/** Mean of the ratings of the persona's listing given or changed in [from, to]; null when none. */
+export async function ratingsMean(knex: Knex, personaId: string, from: Date, to: Date): Promise<number | null> {
+  const row = await knex("ratings as r")
+    .join("marketplace_listings as l", "l.id", "r.listing_id")
+    .where("l.persona_id", personaId)
+    .whereBetween("r.updated_at", [from, to])
+    .avg({ mean: "r.rating" })
+    .first();
+  return row?.mean === null || row?.mean === undefined ? null : Number(row.mean);
+}

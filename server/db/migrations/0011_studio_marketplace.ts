@@ -104,6 +104,36 @@ export async function up(knex: Knex): Promise<void> {
     table.index(["variant_id"]);
   });
 
+  // Studio analytics read a per-day rollup, never the messages: per persona, UTC day (days since
+  // the Unix epoch) and user, the messages stored and how many of them the user sent. Kept by a
+  // statement trigger on messages, as the hourly trending rollup is (migration 0007).
+  await knex.schema.createTable("persona_daily_users", (table) => {
+    table.uuid("persona_id").notNullable().references("personas.id").onDelete("CASCADE");
+    table.integer("day").notNullable();
+    table.uuid("user_id").notNullable().references("users.id").onDelete("CASCADE");
+    table.integer("messages").notNullable();
+    table.integer("sent").notNullable();
+    table.primary(["persona_id", "day", "user_id"]);
+    table.index(["user_id"]);
+  });
+  await knex.raw(`
+    CREATE FUNCTION persona_daily_rollup() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      INSERT INTO persona_daily_users (persona_id, day, user_id, messages, sent)
+      SELECT persona_id, floor(extract(epoch FROM created_at) / 86400)::int, user_id, count(*), count(*) FILTER (WHERE role = 'user')
+        FROM new_messages GROUP BY 1, 2, 3
+      ON CONFLICT (persona_id, day, user_id) DO UPDATE SET
+        messages = persona_daily_users.messages + excluded.messages, sent = persona_daily_users.sent + excluded.sent;
+      RETURN NULL;
+    END $$`);
+  await knex.raw(`
+    CREATE TRIGGER messages_daily_rollup AFTER INSERT ON messages
+    REFERENCING NEW TABLE AS new_messages FOR EACH STATEMENT EXECUTE FUNCTION persona_daily_rollup()`);
+  await knex.raw(`
+    INSERT INTO persona_daily_users (persona_id, day, user_id, messages, sent)
+    SELECT m.persona_id, floor(extract(epoch FROM m.created_at) / 86400)::int, m.user_id, count(*), count(*) FILTER (WHERE m.role = 'user')
+      FROM messages m JOIN users u ON u.id = m.user_id JOIN personas p ON p.id = m.persona_id GROUP BY 1, 2, 3`);
+
   // Where a copy made with `use` came from; the listing may go, the copy stays.
   await knex.schema.alterTable("personas", (table) => {
     table.uuid("source_listing_id").references("marketplace_listings.id").onDelete("SET NULL");
@@ -112,6 +142,9 @@ export async function up(knex: Knex): Promise<void> {
 
 export async function down(knex: Knex): Promise<void> {
   await knex.schema.alterTable("personas", (table) => table.dropColumn("source_listing_id"));
+  await knex.raw("DROP TRIGGER messages_daily_rollup ON messages");
+  await knex.raw("DROP FUNCTION persona_daily_rollup()");
+  await knex.schema.dropTable("persona_daily_users");
   await knex.raw("DROP TRIGGER ratings_forget ON ratings");
   await knex.raw("DROP FUNCTION ratings_forget()");
   for (const name of ["variant_assignments", "persona_variants", "ratings", "marketplace_listings", "instruction_versions"]) await knex.schema.dropTable(name);

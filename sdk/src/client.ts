@@ -8,7 +8,9 @@ import { Conversations } from "./resources/conversations.ts";
 import { Images } from "./resources/images.ts";
 import { Knowledge } from "./resources/knowledge.ts";
 import { Personas } from "./resources/personas.ts";
+import { Marketplace } from "./resources/marketplace.ts";
 import { Social } from "./resources/social.ts";
+import { Studio } from "./resources/studio.ts";
 import { Voice } from "./resources/voice.ts";
 import { Webhooks } from "./resources/webhooks.ts";
 import { createTransport } from "./transport.ts";
@@ -54,6 +56,8 @@ export class PersonaClient {
   readonly webhooks: Webhooks;
   readonly images: Images;
   readonly social: Social;
+  readonly studio: Studio;
+  readonly marketplace: Marketplace;
   readonly #authenticator: Authenticator;
 
   constructor(core: Core, authenticator: Authenticator) {
@@ -67,6 +71,8 @@ export class PersonaClient {
     this.webhooks = new Webhooks(core);
     this.images = new Images(core);
     this.social = new Social(core);
+    this.studio = new Studio(core);
+    this.marketplace = new Marketplace(core);
   }
 
   /** The current session token pair (after any refresh), or undefined for an API key or anonymous client. */

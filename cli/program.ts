@@ -12,6 +12,7 @@ import { registerPersonaCommands } from "./commands/personas.ts";
 import { registerServerCommands } from "./commands/server.ts";
 import { registerWebhookCommands } from "./commands/webhooks.ts";
 import { registerSocialCommands } from "./commands/social.ts";
+import { registerStudioCommands } from "./commands/studio.ts";
 import { examples } from "./help.ts";
 
 /** The whole command tree; every command group lives in its own file under commands/. */
@@ -52,6 +53,7 @@ export function buildProgram(): Command {
   registerKnowledgeCommands(program);
   registerChatCommand(program);
   registerSocialCommands(program);
+  registerStudioCommands(program);
   registerExportCommand(program);
   registerWebhookCommands(program);
   registerMediaCommands(program);

@@ -4,7 +4,8 @@
 // sequential requests next to GET /healthz taken the same way in the same run:
 // - marketplace list with `q`; marketplace list `sort=trending`; analytics `period=90d` of the
 //   busiest persona.
-// BENCH_SCALE (default 1) multiplies every size; BENCH_SAMPLES (default 300) requests per figure.
+// BENCH_SCALE (default 1) multiplies every size; BENCH_SAMPLES (default 300) requests per figure;
+// BENCH_KEEP=1 keeps the scratch database.
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { childGroup } from "./lib/children.ts";
@@ -60,8 +61,8 @@ async function generate(db: pg.Client, ownerId: string): Promise<void> {
             ARRAY[w[1 + j % 12], w[1 + (j * 3) % 12]], 'free', p.created_at, p.created_at, p.created_at
        FROM generate_series(1, $1::int) j JOIN personas p ON p.id = md5('persona' || j)::uuid, (SELECT ${words} AS w) ws`, [LISTINGS]);
   await step(`${RATINGS} ratings`, `INSERT INTO ratings (id, listing_id, user_id, rating, review, created_at, updated_at)
-     SELECT md5('rating' || k)::uuid, md5('listing' || (1 + (k * 31) % $2::int))::uuid, md5('user' || (1 + k / $2::int % $3::int))::uuid,
-            1 + (k * 7) % 5, NULL, now() - (k % 90) * interval '1 day', now() - (k % 90) * interval '1 day'
+     SELECT md5('rating' || k)::uuid, md5('listing' || (1 + (k::bigint * 31) % $2::int))::uuid, md5('user' || (1 + k / $2::int % $3::int))::uuid,
+            1 + (k::bigint * 7) % 5, NULL, now() - (k % 90) * interval '1 day', now() - (k % 90) * interval '1 day'
        FROM generate_series(0, $1::int - 1) k ON CONFLICT DO NOTHING`, [RATINGS, LISTINGS, USERS]);
   await step("listing counters", `UPDATE marketplace_listings l SET review_count = r.n, rating_sum = r.s, rating_1 = r.c1, rating_2 = r.c2, rating_3 = r.c3, rating_4 = r.c4, rating_5 = r.c5, use_count = r.n / 3
        FROM (SELECT listing_id, count(*) n, sum(rating) s, count(*) FILTER (WHERE rating = 1) c1, count(*) FILTER (WHERE rating = 2) c2, count(*) FILTER (WHERE rating = 3) c3,
@@ -73,7 +74,7 @@ async function generate(db: pg.Client, ownerId: string): Promise<void> {
        FROM generate_series(0, $1::int - 1) c`, [CONVERSATIONS, LISTINGS, USERS]);
   await step(`${MESSAGES} messages over 90 days (with the rollup triggers)`, `INSERT INTO messages (id, conversation_id, user_id, persona_id, role, content, created_at)
      SELECT md5('message' || m)::uuid, c.id, c.user_id, c.persona_id, CASE WHEN m % 2 = 0 THEN 'user' ELSE 'assistant' END, 'hello',
-            now() - ((m * 7919) % (90 * 86400)) * interval '1 second'
+            now() - ((m::bigint * 7919) % (90 * 86400)) * interval '1 second'
        FROM generate_series(0, $1::int - 1) m JOIN conversations c ON c.id = md5('conversation' || (m % $2::int))::uuid`, [MESSAGES, CONVERSATIONS]);
   await step("VACUUM ANALYZE", "VACUUM ANALYZE");
 }
@@ -115,6 +116,8 @@ async function main(database: { url: string }): Promise<number> {
   const ownerId = (registered.body.user as { id: string }).id;
   const headers = { authorization: `Bearer ${registered.body.access_token as string}` };
   const db = new pg.Client({ connectionString: database.url });
+  // A failed run drops the database under this connection; that is not a second failure.
+  db.on("error", () => {});
   await db.connect();
   process.stderr.write("generating data in SQL...\n");
   await generate(db, ownerId);
@@ -153,6 +156,8 @@ try {
   group.dump();
 } finally {
   await group.stopAll();
-  await database?.drop();
+  // BENCH_KEEP=1 keeps the scratch database, to EXPLAIN its queries afterwards.
+  if (process.env.BENCH_KEEP === "1") console.log(`kept the scratch database: ${database?.url ?? ""}`);
+  else await database?.drop();
 }
 process.exitCode = code;

@@ -13,6 +13,7 @@ import { registerServerCommands } from "./commands/server.ts";
 import { registerWebhookCommands } from "./commands/webhooks.ts";
 import { registerSocialCommands } from "./commands/social.ts";
 import { registerRoomCommands } from "./commands/rooms.ts";
+import { registerStudioCommands } from "./commands/studio.ts";
 import { examples } from "./help.ts";
 
 /** The whole command tree; every command group lives in its own file under commands/. */
@@ -54,6 +55,7 @@ export function buildProgram(): Command {
   registerChatCommand(program);
   registerSocialCommands(program);
   registerRoomCommands(program);
+  registerStudioCommands(program);
   registerExportCommand(program);
   registerWebhookCommands(program);
   registerMediaCommands(program);

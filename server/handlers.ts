@@ -12,6 +12,8 @@ import { handlers as voice } from "./voice/handlers.ts";
 import { handlers as images } from "./images/handlers.ts";
 import { handlers as social } from "./social/handlers.ts";
 import { handlers as rooms } from "./rooms/handlers.ts";
+import { handlers as marketplace } from "./marketplace/handlers.ts";
+import { handlers as studio } from "./studio/handlers.ts";
 
 /**
  * The handler of every operation in the contract. An area that is not built yet answers 501
@@ -26,18 +28,12 @@ export const handlers: HandlerMap = {
   ...personas,
   ...conversations,
   ...knowledge,
-  ...notLive("marketplace", [
-    "marketplace_list", "marketplace_featured", "marketplace_categories", "marketplace_get",
-    "marketplace_rate", "marketplace_reviews", "marketplace_use",
-  ]),
+  ...marketplace,
   ...voice,
   ...social,
   ...rooms,
   ...images,
-  ...notLive("studio", [
-    "studio_analytics", "studio_list_versions", "studio_create_version", "studio_activate_version",
-    "studio_test_chat", "studio_list_variants", "studio_create_variant", "studio_update_variant", "studio_publish",
-  ]),
+  ...studio,
   ...notLive("billing", [
     "billing_checkout", "billing_get_subscription", "billing_change_plan", "billing_cancel", "billing_portal",
     "billing_invoices", "billing_usage", "billing_provider_webhook", "billing_local_checkout_page",

@@ -9,7 +9,9 @@ import { Images } from "./resources/images.ts";
 import { Knowledge } from "./resources/knowledge.ts";
 import { Personas } from "./resources/personas.ts";
 import { Rooms } from "./resources/rooms.ts";
+import { Marketplace } from "./resources/marketplace.ts";
 import { Social } from "./resources/social.ts";
+import { Studio } from "./resources/studio.ts";
 import { Voice } from "./resources/voice.ts";
 import { Webhooks } from "./resources/webhooks.ts";
 import { createTransport } from "./transport.ts";
@@ -56,6 +58,8 @@ export class PersonaClient {
   readonly images: Images;
   readonly social: Social;
   readonly rooms: Rooms;
+  readonly studio: Studio;
+  readonly marketplace: Marketplace;
   readonly #authenticator: Authenticator;
 
   constructor(core: Core, authenticator: Authenticator) {
@@ -70,6 +74,8 @@ export class PersonaClient {
     this.images = new Images(core);
     this.social = new Social(core);
     this.rooms = new Rooms(core);
+    this.studio = new Studio(core);
+    this.marketplace = new Marketplace(core);
   }
 
   /** The current session token pair (after any refresh), or undefined for an API key or anonymous client. */

@@ -39,6 +39,8 @@ export type { Knowledge } from "./resources/knowledge.ts";
 export type { Personas } from "./resources/personas.ts";
 export type { Rooms } from "./resources/rooms.ts";
 export type { Social } from "./resources/social.ts";
+export type { Studio } from "./resources/studio.ts";
+export type { Marketplace } from "./resources/marketplace.ts";
 export type { Voice } from "./resources/voice.ts";
 export type { Webhooks } from "./resources/webhooks.ts";
 export { verifyWebhook, WebhookVerificationError, type VerifyWebhookOptions } from "./verify-webhook.ts";

@@ -1,5 +1,6 @@
 import { ApiError } from "../http/errors.ts";
 import { requireVisiblePersona } from "../personas/service.ts";
+import { personaForConversation } from "../studio/variants.ts";
 import { beginReply } from "../replies/engine.ts";
 import type { Reply } from "../replies/types.ts";
 import type { Services } from "../services.ts";
@@ -19,7 +20,7 @@ async function replyTurn(services: Services, userId: string, conversationId: str
     }),
     retryOf ? findMessage(services.db.knex, conversation.id, retryOf) : undefined,
   ]);
-  return { conversation, persona, stored };
+  return { conversation, persona: await personaForConversation(services, persona, conversation.id), stored };
 }
 
 /**

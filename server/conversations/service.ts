@@ -4,6 +4,7 @@ import { notFound } from "../http/errors.ts";
 import type { PageWindow } from "../http/paging.ts";
 import { isUuid } from "../http/text.ts";
 import { requireVisiblePersona } from "../personas/service.ts";
+import { assignConversation } from "../studio/variants.ts";
 import type { Services } from "../services.ts";
 import { START_MARK, STOP_MARK } from "./highlight.ts";
 import {
@@ -34,6 +35,8 @@ export async function createConversation(services: Services, userId: string, inp
       created_at: now,
       updated_at: now,
     });
+    // A/B variants: the conversation's variant is picked once, here, and kept for life.
+    await assignConversation(trx, inserted);
     await recordEvent(trx, {
       userId,
       type: "conversation.created",

@@ -9,7 +9,11 @@ import { autoAvatars, enqueueAvatar } from "./avatar-job.ts";
 import { enqueueGreeting } from "./greeting-job.ts";
 import { isUuid } from "../http/text.ts";
 import { trendingSinceHour } from "./trending.ts";
+import { recordActiveVersion } from "./versions.ts";
+import { recentActivity } from "./trending-store.ts";
+import type { Knex } from "knex";
 import {
+  byLiveCreator,
   countPersonasOf,
   deleteOwnPersona,
   explorePublicPersonas,
@@ -66,8 +70,8 @@ function checkModel(services: Services, model: string | undefined): void {
  * held until the insert commits, so concurrent creations cannot overshoot it. Without a greeting,
  * a job queued in the same transaction asks the model for one; without an avatar, another draws one.
  */
-export async function createPersona(services: Services, userId: string, input: PersonaCreate): Promise<PersonaRow> {
-  checkModel(services, input.model);
+export async function createPersona(services: Services, userId: string, input: PersonaCreate, copy?: PersonaCopyOf): Promise<PersonaRow> {
+  if (!copy) checkModel(services, input.model);
   const now = services.now();
   const row = await services.db.knex.transaction(async (trx) => {
     await assertUnderCountLimit(trx, userId, "personas", () => countPersonasOf(trx, userId));
@@ -87,12 +91,21 @@ export async function createPersona(services: Services, userId: string, input: P
       created_at: now,
       updated_at: now,
       published_at: input.is_public ? now : null,
+      source_listing_id: copy?.sourceListingId ?? null,
     });
+    if (copy) await copy.onCreated(trx);
+    await recordActiveVersion(trx, inserted.id, inserted.instructions, now);
     if (inserted.greeting_message === null) await enqueueGreeting(trx, inserted.id);
     if (inserted.avatar_url === null && autoAvatars(services)) await enqueueAvatar(trx, inserted.id);
     return inserted;
   });
   return row;
+}
+
+/** A copy of a marketplace listing (`use`): where it came from, and what to record with it in the same transaction. */
+export interface PersonaCopyOf {
+  sourceListingId: string;
+  onCreated: (trx: Knex.Transaction) => Promise<void>;
 }
 
 const CHANGEABLE = ["name", "description", "instructions", "model", "avatar_url", "is_public", "category", "greeting_message", "voice_id"] as const;
@@ -109,7 +122,14 @@ export async function updatePersona(services: Services, userId: string, personaI
   const now = services.now();
   // Made public again: the feed shows it as new from now.
   if (changes.is_public && !current.is_public) changes.published_at = now;
-  const row = await updateOwnPersona(services.db.knex, current.id, userId, { ...changes, updated_at: now });
+  const row = await services.db.knex.transaction(async (trx) => {
+    const updated = await updateOwnPersona(trx, current.id, userId, { ...changes, updated_at: now });
+    // New instructions are a new active version (docs/decisions.md, Studio and marketplace).
+    if (updated && changes.instructions !== undefined && changes.instructions !== current.instructions) {
+      await recordActiveVersion(trx, updated.id, changes.instructions, now);
+    }
+    return updated;
+  });
   if (!row) throw notFound("Persona");
   return row;
 }
@@ -128,4 +148,14 @@ export async function listOwnPersonas(services: Services, userId: string, sort: 
 export async function explorePersonas(services: Services, filter: ExploreFilter, sort: ExploreSortKey, page: PageWindow) {
   const q = filter.q?.trim();
   return explorePublicPersonas(services.db.knex, { ...filter, q: q ? q : undefined }, sort, page, trendingSinceHour(services.now()));
+}
+
+/** Limits `query` over `personas as <alias>` to personas of live accounts, as every public place does. */
+export function onlyLiveCreators(query: Knex.QueryBuilder, alias = "p"): Knex.QueryBuilder {
+  return byLiveCreator(query, alias);
+}
+
+/** `persona_id, recent_messages` of the shared trending score (server/personas/trending.ts), to rank by. */
+export function trendingActivity(services: Services): Knex.QueryBuilder {
+  return recentActivity(services.db.knex, trendingSinceHour(services.now()));
 }

@@ -20,6 +20,8 @@ export interface PersonaRow {
   updated_at: Date;
   /** When the persona last became public (the social feed's "new persona"); null if never. */
   published_at: Date | null;
+  /** The marketplace listing this persona was copied from with `use`; null otherwise. */
+  source_listing_id?: string | null;
 }
 
 /** The columns an owner may change; everything else is the service's to set. */

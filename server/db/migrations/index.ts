@@ -9,6 +9,7 @@ import * as social from "./0007_social.ts";
 import * as webhooks from "./0008_webhooks.ts";
 import * as voiceImages from "./0009_voice_images.ts";
 import * as rooms from "./0010_rooms.ts";
+import * as studioMarketplace from "./0011_studio_marketplace.ts";
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that they load the same
@@ -25,6 +26,7 @@ const migrations: Record<string, Knex.Migration> = {
   "0008_webhooks": webhooks,
   "0009_voice_images": voiceImages,
   "0010_rooms": rooms,
+  "0011_studio_marketplace": studioMarketplace,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

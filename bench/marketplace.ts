@@ -1,0 +1,163 @@
+// `npm run bench:marketplace`: the marketplace and studio analytics on PostgreSQL at the sizes of
+// issue 14 (100,000 listings, 1,000,000 ratings, 10,000,000 messages over 90 days), generated in
+// SQL in a scratch database on BENCH_DATABASE_URL's server (dropped at the end). Measures p50/p99 of
+// sequential requests next to GET /healthz taken the same way in the same run:
+// - marketplace list with `q`; marketplace list `sort=trending`; analytics `period=90d` of the
+//   busiest persona.
+// BENCH_SCALE (default 1) multiplies every size; BENCH_SAMPLES (default 300) requests per figure;
+// BENCH_KEEP=1 keeps the scratch database.
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { childGroup } from "./lib/children.ts";
+import { startPersona } from "./lib/persona.ts";
+
+const SCALE = Number(process.env.BENCH_SCALE ?? 1);
+const size = (name: string, full: number) => Math.max(1, Math.round(Number(process.env[name] ?? full * SCALE)));
+const LISTINGS = size("BENCH_LISTINGS", 100_000);
+const RATINGS = size("BENCH_RATINGS", 1_000_000);
+const MESSAGES = size("BENCH_MESSAGES", 10_000_000);
+const USERS = Math.max(100, Math.round(RATINGS / 10));
+const CONVERSATIONS = Math.max(10, Math.round(MESSAGES / 20));
+const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 300);
+const TARGETS = { qP50: 20, qP99: 60, trendingP50: 20, trendingP99: 60, analyticsP50: 50 };
+const WORDS = "astronomy cooking chess poetry history physics travel music fitness finance gardening coding".split(" ");
+
+const group = childGroup();
+
+async function scratchDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const server = process.env.BENCH_DATABASE_URL;
+  if (!server) throw new Error("set BENCH_DATABASE_URL to a PostgreSQL 15+ server with pgvector (a scratch database is made on it)");
+  const name = `persona_bench_market_${randomBytes(4).toString("hex")}`;
+  const admin = async (sql: string) => {
+    const client = new pg.Client({ connectionString: server });
+    await client.connect();
+    await client.query(sql);
+    await client.end();
+  };
+  await admin(`CREATE DATABASE ${name}`);
+  const url = new URL(server);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+/** Everything in SQL; ids are md5 hashes of an index, so rows can name each other without lookups. */
+async function generate(db: pg.Client, ownerId: string): Promise<void> {
+  const step = async (label: string, sql: string, params: unknown[] = []) => {
+    const started = performance.now();
+    await db.query(sql, params);
+    process.stderr.write(`  ${label}: ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+  };
+  const words = `ARRAY[${WORDS.map((w) => `'${w}'`).join(",")}]`;
+  await step(`${USERS} users`, `INSERT INTO users (id, email, username, password_hash, display_name, email_verified, plan, created_at, updated_at)
+     SELECT md5('user' || i)::uuid, 'u' || i || '@bench.example', 'user_' || i, 'x', 'User ' || i, true, 'free', now(), now() FROM generate_series(1, $1::int) i`, [USERS]);
+  // Persona 1 is the busiest and belongs to the registered owner, who asks for its analytics.
+  await step(`${LISTINGS} personas`, `INSERT INTO personas (id, creator_id, name, description, instructions, model, is_public, category, message_count, created_at, updated_at, published_at)
+     SELECT md5('persona' || j)::uuid, CASE WHEN j = 1 THEN $2::uuid ELSE md5('user' || (1 + j % $3::int))::uuid END,
+            initcap(w[1 + j % 12]) || ' helper ' || j, 'Talks about ' || w[1 + (j * 7) % 12] || ' and ' || w[1 + (j * 5) % 12], 'x', 'bench', true, 'other',
+            (j * 7919) % 5000, now() - (j % 2000) * interval '1 hour', now(), now()
+       FROM generate_series(1, $1::int) j, (SELECT ${words} AS w) ws`, [LISTINGS, ownerId, USERS]);
+  await step(`${LISTINGS} listings`, `INSERT INTO marketplace_listings (id, persona_id, creator_id, category, tags, pricing, published_at, created_at, updated_at)
+     SELECT md5('listing' || j)::uuid, p.id, p.creator_id, (ARRAY['productivity','education','entertainment','lifestyle','developer-tools','other'])[1 + j % 6],
+            ARRAY[w[1 + j % 12], w[1 + (j * 3) % 12]], 'free', p.created_at, p.created_at, p.created_at
+       FROM generate_series(1, $1::int) j JOIN personas p ON p.id = md5('persona' || j)::uuid, (SELECT ${words} AS w) ws`, [LISTINGS]);
+  await step(`${RATINGS} ratings`, `INSERT INTO ratings (id, listing_id, user_id, rating, review, created_at, updated_at)
+     SELECT md5('rating' || k)::uuid, md5('listing' || (1 + (k::bigint * 31) % $2::int))::uuid, md5('user' || (1 + k / $2::int % $3::int))::uuid,
+            1 + (k::bigint * 7) % 5, NULL, now() - (k % 90) * interval '1 day', now() - (k % 90) * interval '1 day'
+       FROM generate_series(0, $1::int - 1) k ON CONFLICT DO NOTHING`, [RATINGS, LISTINGS, USERS]);
+  await step("listing counters", `UPDATE marketplace_listings l SET review_count = r.n, rating_sum = r.s, rating_1 = r.c1, rating_2 = r.c2, rating_3 = r.c3, rating_4 = r.c4, rating_5 = r.c5, use_count = r.n / 3
+       FROM (SELECT listing_id, count(*) n, sum(rating) s, count(*) FILTER (WHERE rating = 1) c1, count(*) FILTER (WHERE rating = 2) c2, count(*) FILTER (WHERE rating = 3) c3,
+                    count(*) FILTER (WHERE rating = 4) c4, count(*) FILTER (WHERE rating = 5) c5 FROM ratings GROUP BY listing_id) r WHERE r.listing_id = l.id`);
+  // A tenth of the conversations are with persona 1; the rest spread over every persona.
+  await step(`${CONVERSATIONS} conversations`, `INSERT INTO conversations (id, user_id, persona_id, title, message_count, created_at, updated_at)
+     SELECT md5('conversation' || c)::uuid, md5('user' || (1 + c % $3::int))::uuid,
+            md5('persona' || CASE WHEN c % 10 = 0 THEN 1 ELSE 1 + (c * 17) % $2::int END)::uuid, NULL, 20, now(), now()
+       FROM generate_series(0, $1::int - 1) c`, [CONVERSATIONS, LISTINGS, USERS]);
+  await step(`${MESSAGES} messages over 90 days (with the rollup triggers)`, `INSERT INTO messages (id, conversation_id, user_id, persona_id, role, content, created_at)
+     SELECT md5('message' || m)::uuid, c.id, c.user_id, c.persona_id, CASE WHEN m % 2 = 0 THEN 'user' ELSE 'assistant' END, 'hello',
+            now() - ((m::bigint * 7919) % (90 * 86400)) * interval '1 second'
+       FROM generate_series(0, $1::int - 1) m JOIN conversations c ON c.id = md5('conversation' || (m % $2::int))::uuid`, [MESSAGES, CONVERSATIONS]);
+  await step("VACUUM ANALYZE", "VACUUM ANALYZE");
+}
+
+async function json(url: string, path: string, init: RequestInit = {}): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(url + path, init);
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+/** Sequential requests, one at a time: each figure is what one call costs, not queueing. */
+async function latency(url: string, paths: (i: number) => string, headers: Record<string, string>, expect: number): Promise<{ p50: number; p99: number }> {
+  const times: number[] = [];
+  for (let i = 0; i < SAMPLES + 20; i++) {
+    const started = performance.now();
+    const response = await fetch(url + paths(i), { headers, redirect: "manual" });
+    await response.arrayBuffer();
+    if (response.status !== expect) throw new Error(`${paths(i)} answered ${response.status}`);
+    if (i >= 20) times.push(performance.now() - started); // the first 20 warm up
+  }
+  times.sort((a, b) => a - b);
+  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!;
+  return { p50: at(0.5), p99: at(0.99) };
+}
+
+const ms = (value: number) => `${value.toFixed(2)} ms`;
+
+async function main(database: { url: string }): Promise<number> {
+  console.log(`node ${process.version}; database: PostgreSQL (BENCH_DATABASE_URL, scratch database)`);
+  console.log(`scale ${SCALE}: ${LISTINGS} listings, ${RATINGS} ratings, ${MESSAGES} messages over 90 days (${CONVERSATIONS} conversations, ${USERS} users)`);
+  const persona = await startPersona({ DATABASE_URL: database.url, WORKER_ENABLED: "false", RATE_LIMIT_PER_MINUTE: "1000000" });
+  group.add(persona.child);
+  const url = persona.url;
+  const registered = await json(url, "/v1/auth/register", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email: "owner@bench.example", username: "busy_owner", password: "Correct-horse-9" }),
+  });
+  if (registered.status !== 201) throw new Error(`register answered ${registered.status}`);
+  const ownerId = (registered.body.user as { id: string }).id;
+  const headers = { authorization: `Bearer ${registered.body.access_token as string}` };
+  const db = new pg.Client({ connectionString: database.url });
+  // A failed run drops the database under this connection; that is not a second failure.
+  db.on("error", () => {});
+  await db.connect();
+  process.stderr.write("generating data in SQL...\n");
+  await generate(db, ownerId);
+  const busiest = (await db.query<{ id: string }>("SELECT md5('persona1')::uuid::text AS id")).rows[0]!.id;
+  await db.end();
+
+  process.stderr.write("latency...\n");
+  const healthz = await latency(url, () => "/healthz", {}, 200);
+  const q = await latency(url, (i) => `/v1/marketplace?q=${WORDS[i % WORDS.length]}`, {}, 200);
+  const trending = await latency(url, () => "/v1/marketplace?sort=trending", {}, 200);
+  const analytics = await latency(url, () => `/v1/studio/${busiest}/analytics?period=90d`, headers, 200);
+  const sample = await json(url, `/v1/studio/${busiest}/analytics?period=90d`, { headers });
+
+  console.log("");
+  console.log(`busiest persona: ${sample.body.message_count as number} messages in 90 days`);
+  console.log(`latency, ${SAMPLES} sequential requests each:`);
+  console.log(`  GET /healthz (baseline)            p50 ${ms(healthz.p50)}   p99 ${ms(healthz.p99)}`);
+  console.log(`  marketplace list q=<word>          p50 ${ms(q.p50)}   p99 ${ms(q.p99)}   (${(q.p50 / healthz.p50).toFixed(1)} x healthz)`);
+  console.log(`  marketplace list sort=trending     p50 ${ms(trending.p50)}   p99 ${ms(trending.p99)}   (${(trending.p50 / healthz.p50).toFixed(1)} x healthz)`);
+  console.log(`  analytics period=90d, busiest      p50 ${ms(analytics.p50)}   p99 ${ms(analytics.p99)}   (${(analytics.p50 / healthz.p50).toFixed(1)} x healthz)`);
+  const verdict = (ok: boolean) => (ok ? "ok" : "MISSED");
+  console.log("");
+  console.log(`bench:marketplace q p50 = ${ms(q.p50)} p99 = ${ms(q.p99)} (targets ${TARGETS.qP50}/${TARGETS.qP99} ms) ${verdict(q.p50 <= TARGETS.qP50 && q.p99 <= TARGETS.qP99)}`);
+  console.log(`bench:marketplace trending p50 = ${ms(trending.p50)} p99 = ${ms(trending.p99)} (targets ${TARGETS.trendingP50}/${TARGETS.trendingP99} ms) ${verdict(trending.p50 <= TARGETS.trendingP50 && trending.p99 <= TARGETS.trendingP99)}`);
+  console.log(`bench:marketplace analytics 90d p50 = ${ms(analytics.p50)} (target ${TARGETS.analyticsP50} ms) ${verdict(analytics.p50 <= TARGETS.analyticsP50)}`);
+  return 0;
+}
+
+let code = 1;
+let database: { url: string; drop: () => Promise<void> } | undefined;
+try {
+  database = await scratchDatabase();
+  code = await main(database);
+} catch (error) {
+  console.error(`bench:marketplace failed: ${error instanceof Error ? error.message : String(error)}`);
+  group.dump();
+} finally {
+  await group.stopAll();
+  // BENCH_KEEP=1 keeps the scratch database, to EXPLAIN its queries afterwards.
+  if (process.env.BENCH_KEEP === "1") console.log(`kept the scratch database: ${database?.url ?? ""}`);
+  else await database?.drop();
+}
+process.exitCode = code;

@@ -1,0 +1,205 @@
+import type { Knex } from "knex";
+import { offsetPage } from "../db/paging.ts";
+import type { PageWindow } from "../http/paging.ts";
+
+export interface ListingRow {
+  id: string;
+  persona_id: string;
+  creator_id: string;
+  category: string;
+  tags: string[];
+  pricing: "free" | "premium";
+  use_count: number;
+  review_count: number;
+  rating_sum: number;
+  rating_1: number;
+  rating_2: number;
+  rating_3: number;
+  rating_4: number;
+  rating_5: number;
+  featured_reason: string | null;
+  featured_at: Date | null;
+  published_at: Date;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** A listing with what the marketplace shows of its persona and creator. */
+export interface ListingView extends ListingRow {
+  name: string;
+  description: string;
+  avatar_url: string | null;
+  greeting_message: string | null;
+  author_name: string;
+  author_verified: boolean;
+  author_avatar_url: string | null;
+}
+
+export interface RatingRow {
+  id: string;
+  listing_id: string;
+  user_id: string;
+  rating: number;
+  review: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export type ListingSort = "popular" | "recent" | "trending" | "top_rated";
+export type ReviewSortKey = "recent" | "highest" | "lowest";
+
+export async function findListingOfPersona(knex: Knex, personaId: string): Promise<ListingRow | undefined> {
+  return knex("marketplace_listings").where({ persona_id: personaId }).first();
+}
+
+/** Creates the persona's listing or updates its category, tags and pricing; one row per persona. */
+export async function upsertListing(knex: Knex, row: Pick<ListingRow, "id" | "persona_id" | "creator_id" | "category" | "tags" | "pricing" | "published_at" | "created_at" | "updated_at">): Promise<ListingRow> {
+  const [saved] = await knex("marketplace_listings")
+    .insert(row)
+    .onConflict("persona_id")
+    .merge(["category", "tags", "pricing", "updated_at"])
+    .returning("*");
+  return saved as ListingRow;
+}
+
+/**
+ * Listings anyone may see, over `marketplace_listings as l` joined to `personas as p` and
+ * `users as u`: the persona is still public. `visible` adds the live-creator rule of the personas area.
+ */
+export function visibleListings(knex: Knex, liveCreator: (query: Knex.QueryBuilder) => Knex.QueryBuilder): Knex.QueryBuilder {
+  return liveCreator(
+    knex("marketplace_listings as l")
+      .join("personas as p", "p.id", "l.persona_id")
+      .join("users as u", "u.id", "l.creator_id")
+      .where("p.is_public", true),
+  ).select(
+    "l.*",
+    "p.name",
+    "p.description",
+    "p.avatar_url",
+    "p.greeting_message",
+    knex.raw("coalesce(u.display_name, u.username) as author_name"),
+    "u.email_verified as author_verified",
+    "u.avatar_url as author_avatar_url",
+  );
+}
+
+/** LIKE treats `%`, `_` and the escape character itself as special; a search for them means them. */
+function likeSubstring(text: string): string {
+  return `%${text.replace(/[\\%_]/g, "\\$&")}%`;
+}
+
+const AVERAGE = "(l.rating_sum::float8 / nullif(l.review_count, 0))";
+const LISTING_ORDER: Record<ListingSort, string> = {
+  popular: "l.use_count DESC, l.published_at DESC, l.id DESC",
+  recent: "l.published_at DESC, l.id DESC",
+  top_rated: `coalesce(${AVERAGE}, 0) DESC, l.review_count DESC, l.published_at DESC, l.id DESC`,
+  // The shared trending order of personas (server/personas/trending-store.ts), then the listing id.
+  trending: "coalesce(t.recent_messages, 0) DESC, p.message_count DESC, p.created_at DESC, l.id DESC",
+};
+
+export async function listListings(
+  base: Knex.QueryBuilder,
+  filter: { category?: string; q?: string },
+  sort: ListingSort,
+  page: PageWindow,
+  trending?: Knex.QueryBuilder,
+): Promise<{ rows: ListingView[]; total: number }> {
+  const query = base.clone();
+  if (filter.category) query.where("l.category", filter.category);
+  if (filter.q !== undefined) {
+    const q = filter.q;
+    query.where((match) =>
+      match
+        .whereRaw("to_tsvector('english', p.name || ' ' || p.description) @@ websearch_to_tsquery('english', ?)", [q])
+        .orWhereRaw("p.name ILIKE ? ESCAPE '\\'", [likeSubstring(q)])
+        .orWhereRaw("lower(?) = ANY (l.tags)", [q]),
+    );
+  }
+  if (sort === "trending" && trending) query.leftJoin(trending.as("t"), "t.persona_id", "p.id");
+  return offsetPage(query, LISTING_ORDER[sort], page);
+}
+
+export async function findVisibleListing(base: Knex.QueryBuilder, id: string): Promise<ListingView | undefined> {
+  return base.clone().where("l.id", id).first();
+}
+
+/** Curated listings first, most recently featured first. */
+export async function featuredListings(base: Knex.QueryBuilder, limit: number): Promise<ListingView[]> {
+  return base.clone().whereNotNull("l.featured_at").orderByRaw("l.featured_at DESC, l.id DESC").limit(limit);
+}
+
+export async function topRatedListings(base: Knex.QueryBuilder, minRatings: number, limit: number): Promise<ListingView[]> {
+  return base.clone().where("l.review_count", ">=", minRatings).orderByRaw(LISTING_ORDER.top_rated).limit(limit);
+}
+
+export async function countsByCategory(base: Knex.QueryBuilder): Promise<Map<string, number>> {
+  const rows: { category: string; count: string | number }[] = await base.clone().clearSelect().select("l.category").count({ count: "*" }).groupBy("l.category");
+  return new Map(rows.map((row) => [row.category, Number(row.count)]));
+}
+
+export async function setFeatured(knex: Knex, id: string, reason: string | null, at: Date | null): Promise<boolean> {
+  return (await knex("marketplace_listings").where({ id }).update({ featured_reason: reason, featured_at: at })) > 0;
+}
+
+/**
+ * Replaces or creates the user's rating of a listing and moves the listing's counters by the
+ * difference, in one transaction under the listing's row lock, so concurrent raters never lose an
+ * update. `created` tells a first rating from a replacement.
+ */
+export async function saveRating(
+  trx: Knex.Transaction,
+  listingId: string,
+  row: RatingRow,
+): Promise<{ rating: RatingRow; created: boolean }> {
+  await trx("marketplace_listings").where({ id: listingId }).forUpdate().first("id");
+  const previous: RatingRow | undefined = await trx("ratings").where({ listing_id: listingId, user_id: row.user_id }).first();
+  const counters: Record<string, Knex.Raw> = {};
+  const bump = (column: string, by: number) => {
+    counters[column] = trx.raw("?? + ?", [column, by]);
+  };
+  let saved: RatingRow;
+  if (previous) {
+    [saved] = await trx("ratings").where({ id: previous.id }).update({ rating: row.rating, review: row.review, updated_at: row.updated_at }).returning("*");
+    bump("rating_sum", row.rating - previous.rating);
+    if (previous.rating !== row.rating) {
+      bump(`rating_${previous.rating}`, -1);
+      bump(`rating_${row.rating}`, 1);
+    }
+  } else {
+    [saved] = await trx("ratings").insert(row).returning("*");
+    bump("rating_sum", row.rating);
+    bump("review_count", 1);
+    bump(`rating_${row.rating}`, 1);
+  }
+  await trx("marketplace_listings").where({ id: listingId }).update(counters);
+  return { rating: saved, created: !previous };
+}
+
+const REVIEW_ORDER: Record<ReviewSortKey, string> = {
+  recent: "r.created_at DESC, r.id DESC",
+  highest: "r.rating DESC, r.created_at DESC, r.id DESC",
+  lowest: "r.rating ASC, r.created_at DESC, r.id DESC",
+};
+
+export async function listReviews(knex: Knex, listingId: string, sort: ReviewSortKey, page: PageWindow) {
+  const query = knex("ratings as r")
+    .join("users as u", "u.id", "r.user_id")
+    .where("r.listing_id", listingId)
+    .select("r.*", knex.raw("coalesce(u.display_name, u.username) as user_name"));
+  return offsetPage<RatingRow & { user_name: string }>(query, REVIEW_ORDER[sort], page);
+}
+
+export async function incrementUseCount(knex: Knex, id: string): Promise<void> {
+  await knex("marketplace_listings").where({ id }).increment("use_count", 1);
+}
+
+/** Up to `limit` replies the creator's own conversations with the persona got, newest first. */
+export async function creatorReplies(knex: Knex, personaId: string, creatorId: string, limit: number): Promise<string[]> {
+  const rows: { content: string }[] = await knex("messages")
+    .where({ persona_id: personaId, user_id: creatorId, role: "assistant" })
+    .orderBy([{ column: "created_at", order: "desc" }, { column: "id", order: "desc" }])
+    .limit(limit)
+    .select("content");
+  return rows.map((row) => row.content);
+}

@@ -1,0 +1,45 @@
+import { v7 as uuidv7 } from "uuid";
+import type { Services } from "../services.ts";
+import { dailyFigures, periodUsers, ratingsMean } from "./store.ts";
+
+/*
+ * Analytics of a persona over the last 7, 30 or 90 UTC days, today included, read from the daily
+ * rollup (migration 0011). Retention (docs/decisions.md): of the users who sent a message in the
+ * first half of the period (the oldest floor(days / 2) days), the fraction who sent one again in
+ * the second half; null when nobody was active in the first half.
+ */
+
+const DAY_MS = 86_400_000;
+export const PERIOD_DAYS = { "7d": 7, "30d": 30, "90d": 90 } as const;
+export type Period = keyof typeof PERIOD_DAYS;
+
+export async function analytics(services: Services, personaId: string, period: Period) {
+  const now = services.now();
+  const days = PERIOD_DAYS[period];
+  const today = Math.floor(now.getTime() / DAY_MS);
+  const fromDay = today - days + 1;
+  const splitDay = fromDay + Math.floor(days / 2);
+  const { knex } = services.db;
+  const [figures, users, mean] = await Promise.all([
+    dailyFigures(knex, personaId, fromDay, today),
+    periodUsers(knex, personaId, fromDay, splitDay, today),
+    ratingsMean(knex, personaId, new Date(fromDay * DAY_MS), now),
+  ]);
+  const byDay = new Map(figures.map((figure) => [figure.day, figure]));
+  const daily_breakdown = Array.from({ length: days }, (_, i) => {
+    const day = fromDay + i;
+    const figure = byDay.get(day);
+    return { date: new Date(day * DAY_MS).toISOString().slice(0, 10), messages: figure?.messages ?? 0, users: figure?.users ?? 0 };
+  });
+  return {
+    id: uuidv7(),
+    persona_id: personaId,
+    period,
+    message_count: daily_breakdown.reduce((sum, day) => sum + day.messages, 0),
+    unique_users: users.users,
+    avg_rating: mean === null ? null : Math.round(mean * 100) / 100,
+    retention_rate: users.firstHalf === 0 ? null : users.retained / users.firstHalf,
+    daily_breakdown,
+    generated_at: now.toISOString(),
+  };
+}

@@ -1,0 +1,158 @@
+import type { Knex } from "knex";
+
+export interface VariantRow {
+  id: string;
+  persona_id: string;
+  name: string;
+  instructions: string;
+  traffic_percentage: number;
+  created_at: Date;
+  updated_at: Date | null;
+}
+
+export interface VariantMetricsRow {
+  message_count: number;
+  avg_rating: number | null;
+  retention_rate: number | null;
+}
+
+const fromDb = (row: Record<string, unknown>): VariantRow => ({ ...(row as unknown as VariantRow), traffic_percentage: Number(row.traffic_percentage) });
+
+/** Oldest first: the order assignment walks the shares in. */
+export async function listVariantsOf(knex: Knex, personaId: string): Promise<VariantRow[]> {
+  const rows = await knex("persona_variants").where({ persona_id: personaId }).orderBy([{ column: "created_at" }, { column: "id" }]);
+  return rows.map(fromDb);
+}
+
+export async function findVariant(knex: Knex, personaId: string, id: string): Promise<VariantRow | undefined> {
+  const row = await knex("persona_variants").where({ persona_id: personaId, id }).first();
+  return row ? fromDb(row) : undefined;
+}
+
+/** Serialises changes of one persona's shares for the rest of the transaction. */
+export async function lockPersonaForVariants(trx: Knex.Transaction, personaId: string): Promise<void> {
+  await trx("personas").where({ id: personaId }).forUpdate().first("id");
+}
+
+/** The sum of the persona's shares, leaving out `exceptId`; exact (numeric). */
+export async function trafficSum(trx: Knex.Transaction, personaId: string, exceptId?: string): Promise<string> {
+  const query = trx("persona_variants").where({ persona_id: personaId });
+  if (exceptId) query.whereNot({ id: exceptId });
+  const row = await query.select(trx.raw("coalesce(sum(traffic_percentage), 0)::text as total")).first();
+  return String(row?.total ?? "0");
+}
+
+/** Whether `sum + share` stays within 100, computed by the database in exact decimals. */
+export async function fitsWithin100(trx: Knex.Transaction, sum: string, share: number): Promise<boolean> {
+  const row = await trx.select(trx.raw("(?::numeric + ?::numeric) <= 100 as fits", [sum, String(share)])).first();
+  return Boolean(row?.fits);
+}
+
+export async function insertVariant(trx: Knex.Transaction, row: VariantRow): Promise<VariantRow> {
+  const [inserted] = await trx("persona_variants").insert({ ...row, traffic_percentage: String(row.traffic_percentage) }).returning("*");
+  return fromDb(inserted);
+}
+
+export async function updateVariantShare(trx: Knex.Transaction, id: string, share: number, now: Date): Promise<VariantRow> {
+  const [row] = await trx("persona_variants").where({ id }).update({ traffic_percentage: String(share), updated_at: now }).returning("*");
+  return fromDb(row);
+}
+
+export async function insertAssignment(knex: Knex, row: { conversation_id: string; variant_id: string; user_id: string; created_at: Date }): Promise<void> {
+  await knex("variant_assignments").insert(row).onConflict("conversation_id").ignore();
+}
+
+export async function assignedVariant(knex: Knex, conversationId: string): Promise<VariantRow | undefined> {
+  const row = await knex("variant_assignments as a").join("persona_variants as v", "v.id", "a.variant_id").where("a.conversation_id", conversationId).first("v.*");
+  return row ? fromDb(row) : undefined;
+}
+
+/**
+ * Metrics of each variant from the conversations assigned to it: their messages; the mean listing
+ * rating of their users; retention over the variant's life so far, split at its midpoint (the
+ * analytics definition: users active in the first half who were active again in the second).
+ */
+export async function variantMetrics(knex: Knex, variantIds: string[], now: Date): Promise<Map<string, VariantMetricsRow>> {
+  if (variantIds.length === 0) return new Map();
+  const rows: { id: string; message_count: string | number; avg_rating: string | number | null; first_half: string | number; retained: string | number }[] = await knex
+    .with("a", (q) => q.from("variant_assignments as a").join("persona_variants as v", "v.id", "a.variant_id").whereIn("a.variant_id", variantIds).select("a.*", "v.persona_id", "v.created_at as since"))
+    .with("m", (q) =>
+      q.from("a").join("messages as m", "m.conversation_id", "a.conversation_id").where("m.role", "user")
+        .select("a.variant_id", "m.user_id", knex.raw("m.created_at < a.since + (?::timestamptz - a.since) / 2 as first_half", [now.toISOString()])),
+    )
+    .from("persona_variants as v")
+    .whereIn("v.id", variantIds)
+    .select(
+      "v.id",
+      knex.raw("(SELECT count(*) FROM a JOIN messages x ON x.conversation_id = a.conversation_id WHERE a.variant_id = v.id) AS message_count"),
+      knex.raw(`(SELECT avg(r.rating) FROM ratings r JOIN marketplace_listings l ON l.id = r.listing_id
+                 WHERE l.persona_id = v.persona_id AND r.user_id IN (SELECT user_id FROM a WHERE a.variant_id = v.id)) AS avg_rating`),
+      knex.raw("(SELECT count(DISTINCT user_id) FROM m WHERE m.variant_id = v.id AND m.first_half) AS first_half"),
+      knex.raw(`(SELECT count(DISTINCT f.user_id) FROM m f WHERE f.variant_id = v.id AND f.first_half
+                 AND EXISTS (SELECT 1 FROM m s WHERE s.variant_id = v.id AND s.user_id = f.user_id AND NOT s.first_half)) AS retained`),
+    );
+  return new Map(
+    rows.map((row) => [
+      row.id,
+      {
+        message_count: Number(row.message_count),
+        avg_rating: row.avg_rating === null ? null : Math.round(Number(row.avg_rating) * 100) / 100,
+        retention_rate: Number(row.first_half) === 0 ? null : Number(row.retained) / Number(row.first_half),
+      },
+    ]),
+  );
+}
+
+export interface DayFigures {
+  day: number;
+  messages: number;
+  users: number;
+}
+
+/** Messages and distinct senders of each UTC day in [fromDay, toDay] that had any, from the daily rollup. */
+export async function dailyFigures(knex: Knex, personaId: string, fromDay: number, toDay: number): Promise<DayFigures[]> {
+  const rows: { day: number; messages: string | number; users: string | number }[] = await knex("persona_daily_users")
+    .where({ persona_id: personaId })
+    .whereBetween("day", [fromDay, toDay])
+    .groupBy("day")
+    .select("day", knex.raw("sum(messages) AS messages"), knex.raw("count(*) FILTER (WHERE sent > 0) AS users"));
+  return rows.map((row) => ({ day: Number(row.day), messages: Number(row.messages), users: Number(row.users) }));
+}
+
+/** Distinct senders over [fromDay, toDay], and how many of those active in [fromDay, splitDay) were active again from splitDay on. */
+export async function periodUsers(knex: Knex, personaId: string, fromDay: number, splitDay: number, toDay: number): Promise<{ users: number; firstHalf: number; retained: number }> {
+  const row = await knex("persona_daily_users")
+    .where({ persona_id: personaId })
+    .whereBetween("day", [fromDay, toDay])
+    .where("sent", ">", 0)
+    .select(
+      knex.raw("count(DISTINCT user_id) AS users"),
+      knex.raw("count(DISTINCT user_id) FILTER (WHERE day < ?) AS first_half", [splitDay]),
+    )
+    .first();
+  const retained = await knex
+    .from(
+      knex("persona_daily_users")
+        .where({ persona_id: personaId })
+        .whereBetween("day", [fromDay, toDay])
+        .where("sent", ">", 0)
+        .groupBy("user_id")
+        .havingRaw("bool_or(day < ?) AND bool_or(day >= ?)", [splitDay, splitDay])
+        .select("user_id")
+        .as("r"),
+    )
+    .count({ n: "*" })
+    .first();
+  return { users: Number(row?.users ?? 0), firstHalf: Number(row?.first_half ?? 0), retained: Number(retained?.n ?? 0) };
+}
+
+/** Mean of the ratings of the persona's listing given or changed in [from, to]; null when none. */
+export async function ratingsMean(knex: Knex, personaId: string, from: Date, to: Date): Promise<number | null> {
+  const row = await knex("ratings as r")
+    .join("marketplace_listings as l", "l.id", "r.listing_id")
+    .where("l.persona_id", personaId)
+    .whereBetween("r.updated_at", [from, to])
+    .avg({ mean: "r.rating" })
+    .first();
+  return row?.mean === null || row?.mean === undefined ? null : Number(row.mean);
+}

@@ -3160,9 +3160,13 @@ export interface components {
             state: string;
             code_challenge?: string;
             code_challenge_method?: components["schemas"]["CodeChallengeMethod"];
-            email: components["schemas"]["EmailAddress"];
-            /** Format: password */
-            password: string;
+            /** @description Required to approve; a denial needs no credentials. */
+            email?: components["schemas"]["EmailAddress"];
+            /**
+             * Format: password
+             * @description Required to approve; a denial needs no credentials.
+             */
+            password?: string;
             decision: components["schemas"]["ConsentDecision"];
             /** @description Hidden field of the rendered page; binds the post to it. */
             csrf_token: string;

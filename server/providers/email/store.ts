@@ -1,10 +1,13 @@
 import type { Knex } from "knex";
 
-export async function insertOutboxMail(
+/** Keeps the mail (once: a retry with the same id finds it) and answers whether it was sent already. */
+export async function keepOutboxMail(
   knex: Knex,
   row: { id: string; to: string; subject: string; text: string; kind: string; created_at: Date },
-): Promise<void> {
-  await knex("email_outbox").insert(row);
+): Promise<{ sent: boolean }> {
+  await knex("email_outbox").insert(row).onConflict("id").ignore();
+  const kept = await knex("email_outbox").where({ id: row.id }).first("sent_at");
+  return { sent: Boolean(kept?.sent_at) };
 }
 
 export async function markOutboxMailSent(knex: Knex, id: string, at: Date): Promise<void> {

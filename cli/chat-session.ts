@@ -33,6 +33,7 @@ export function runChatSession({ client, baseUrl, out, target, history }: Sessio
   const terminal = Boolean(process.stdin.isTTY);
   const screen = out.json ? process.stderr : process.stdout;
   const bold = (text: string) => (process.stdout.isTTY && !out.json ? `\x1b[1m${text}\x1b[22m` : text);
+  const dim = (text: string) => (process.stdout.isTTY && !out.json ? `\x1b[2m${text}\x1b[22m` : text);
   const name = target.persona?.name ?? "assistant";
   const emit = (event: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(event)}\n`);
   const show = (text: string) => {
@@ -73,6 +74,7 @@ export function runChatSession({ client, baseUrl, out, target, history }: Sessio
         if (out.json) emit(event);
         if (event.type === "delta") show(event.content);
         else if (event.type === "error") show(`\n[the reply failed: ${event.message} (${event.code})]`);
+        else if (event.type === "done" && event.citations?.length) show(`\n${dim(`[sources: ${sources(event.citations)}]`)}`);
         if (event.type !== "delta") ended = true;
       }
       if (handle.stopped) {
@@ -171,4 +173,9 @@ export function runChatSession({ client, baseUrl, out, target, history }: Sessio
     opened(target.isNew);
     rl.prompt();
   });
+}
+
+/** "mars.txt #2, saturn.md #0": the documents and chunks a reply drew on, best first. */
+function sources(citations: { filename: string; chunk_index: number }[]): string {
+  return citations.map((c) => `${c.filename} #${c.chunk_index}`).join(", ");
 }

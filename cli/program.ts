@@ -8,6 +8,7 @@ import { registerKnowledgeCommands } from "./commands/knowledge.ts";
 import { registerMailCommands } from "./commands/mail.ts";
 import { registerMediaCommands } from "./commands/media.ts";
 import { registerOAuthClientCommands } from "./commands/oauth-clients.ts";
+import { registerUserCommands } from "./commands/users.ts";
 import { registerPersonaCommands } from "./commands/personas.ts";
 import { registerServerCommands } from "./commands/server.ts";
 import { registerWebhookCommands } from "./commands/webhooks.ts";
@@ -48,6 +49,7 @@ export function buildProgram(): Command {
   registerAuthCommands(program);
   registerKeyCommands(program);
   registerOAuthClientCommands(program);
+  registerUserCommands(program);
   registerMailCommands(program);
   registerPersonaCommands(program);
   registerConversationCommands(program);

@@ -1940,11 +1940,20 @@ export interface components {
         /**
          * @description Data of a `done` event: generation finished and the assistant message is stored under this id.
          * @example {
-         *       "message_id": "0193a6f1-2c3d-7e4f-8a5b-6c7d8e9f0a12"
+         *       "message_id": "0193a6f1-2c3d-7e4f-8a5b-6c7d8e9f0a12",
+         *       "citations": [],
+         *       "usage": {
+         *         "input_tokens": 412,
+         *         "output_tokens": 38
+         *       }
          *     }
          */
         ChatStreamDone: {
             message_id: string;
+            /** @description The stored reply's citations, as the message itself carries them (empty when none). */
+            citations?: components["schemas"]["Citation"][];
+            /** @description What the reply took, as reported when it was generated (a replay repeats it). */
+            usage?: components["schemas"]["TokenUsage"];
         };
         /**
          * @description Data of an `error` event: the stream failed and no assistant message was stored. `code` is
@@ -3160,9 +3169,13 @@ export interface components {
             state: string;
             code_challenge?: string;
             code_challenge_method?: components["schemas"]["CodeChallengeMethod"];
-            email: components["schemas"]["EmailAddress"];
-            /** Format: password */
-            password: string;
+            /** @description Required to approve; a denial needs no credentials. */
+            email?: components["schemas"]["EmailAddress"];
+            /**
+             * Format: password
+             * @description Required to approve; a denial needs no credentials.
+             */
+            password?: string;
             decision: components["schemas"]["ConsentDecision"];
             /** @description Hidden field of the rendered page; binds the post to it. */
             csrf_token: string;
@@ -3972,6 +3985,19 @@ export interface components {
             /** @description Single-use; presenting it again revokes every token of the login. */
             refresh_token: string;
         };
+        /** @description Tokens a reply took, as the model provider counted them. */
+        TokenUsage: {
+            /**
+             * Format: int32
+             * @description Tokens of the context sent to the model (instructions, knowledge, history, the message).
+             */
+            input_tokens: number;
+            /**
+             * Format: int32
+             * @description Tokens of the reply.
+             */
+            output_tokens: number;
+        };
         /**
          * @example {
          *       "error": {
@@ -4771,6 +4797,7 @@ export type SchemaTestChatInput = components['schemas']['TestChatInput'];
 export type SchemaTestChatResult = components['schemas']['TestChatResult'];
 export type SchemaTestChatTokens = components['schemas']['TestChatTokens'];
 export type SchemaTokenPair = components['schemas']['TokenPair'];
+export type SchemaTokenUsage = components['schemas']['TokenUsage'];
 export type SchemaTooManyRequestsError = components['schemas']['TooManyRequestsError'];
 export type SchemaUnauthorizedError = components['schemas']['UnauthorizedError'];
 export type SchemaUnsupportedMediaTypeError = components['schemas']['UnsupportedMediaTypeError'];

@@ -40,6 +40,10 @@ export function createApp(services: Services, handlers: HandlerMap = defaultHand
       customLogLevel: (_req, res, error) =>
         error || res.statusCode === 500 ? "error" : res.statusCode >= 500 ? "warn" : res.statusCode >= 400 ? "info" : "debug",
       quietReqLogger: true,
+      // pino-http gives every 5xx line a made-up Error with a stack. The error middleware logs a real
+      // failure (500) with its own stack; every other refusal is an answer, logged as one plain line.
+      customErrorObject: (_req, _res, _error, { err: _made, ...line }) => line,
+      customErrorMessage: (_req, res) => (res.statusCode === 500 ? "request failed" : "request completed"),
     }),
   );
   app.use(rateLimit(services));

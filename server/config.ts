@@ -35,6 +35,7 @@ export const settings = {
   SMTP_URL: { key: "smtpUrl", schema: z.string().regex(/^smtps?:\/\//, "must be an smtp:// or smtps:// URL").optional(), doc: "Send e-mail through this SMTP server. Unset: e-mails go to the outbox table and the log." },
   MAIL_FROM: { key: "mailFrom", schema: z.string().min(3).default("Persona <no-reply@persona.local>"), doc: "Sender of the service's e-mails." },
   AUTH_ATTEMPTS_PER_IP: { key: "authAttemptsPerIp", schema: int(1, 1_000_000).default(50), doc: "Register, login, forgot-password and token calls per client IP per 15 minutes." },
+  DEFAULT_PLAN: { key: "defaultPlan", schema: z.enum(["free", "plus", "pro", "creator"]).default("free"), doc: "Plan of new accounts (a self-hosted server without billing may give everyone more; `persona users set-plan` changes one account)." },
   AUTH_ATTEMPTS_PER_EMAIL: { key: "authAttemptsPerEmail", schema: int(1, 1_000_000).default(10), doc: "Login and forgot-password calls per e-mail address per 15 minutes." },
   LLM_PROVIDER: { key: "llm.provider", schema: z.enum(["openai", "local"]).optional(), doc: "Chat model provider: `openai` (any OpenAI-compatible API) or `local` (the offline deterministic model). Default: `openai` when `OPENAI_BASE_URL` or `OPENAI_API_KEY` is set, else `local`." },
   OPENAI_BASE_URL: { key: "llm.baseUrl", schema: z.url().optional(), doc: "Base URL of the OpenAI-compatible API (e.g. `http://127.0.0.1:11434/v1`). Unset: api.openai.com." },

@@ -1,4 +1,4 @@
-import { createServer, type Server, type ServerResponse } from "node:http";
+import { createServer, type RequestListener, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { TaskList } from "graphile-worker";
 import { createApp } from "./app.ts";
@@ -42,9 +42,17 @@ export interface StartOptions {
 export async function startService(config: Config, options: StartOptions = {}): Promise<RunningService> {
   const started = Date.now();
   const log = options.log ?? createLogger(config);
-  const db: Database = await openDatabase(config, log);
+  // The port first: one in use is reported at once, not after the database has been opened.
+  const bound = options.http !== false ? await bindServer(config) : undefined;
+  const server = bound?.server;
+  let db: Database;
+  try {
+    db = await openDatabase(config, log);
+  } catch (error) {
+    server?.close();
+    throw error;
+  }
   let worker: RunningWorker | undefined;
-  let server: Server | undefined;
   try {
     await db.migrate();
     const jobs = await openJobQueue(db, log);
@@ -64,25 +72,10 @@ export async function startService(config: Config, options: StartOptions = {}): 
     if (options.http !== false) warmUpTokenizer();
     let url = "";
     let drain: ((timeoutMs: number) => Promise<void>) | undefined;
-    if (options.http !== false) {
-      server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, createApp(services, options.handlers));
-      answerClientErrorsInEnvelope(server);
-      drain = drainable(server);
-      server.keepAliveTimeout = 5_000;
-      await new Promise<void>((resolve, reject) => {
-        server!.once("error", (error: NodeJS.ErrnoException) =>
-          reject(
-            error.code === "EADDRINUSE" || error.code === "EACCES" || error.code === "EADDRNOTAVAIL"
-              ? new StartupError(`Cannot listen on ${config.host}:${config.port} (${error.code}); set PORT or HOST`)
-              : error,
-          ),
-        );
-        server!.listen(config.port, config.host, () => resolve());
-      });
-      const { port } = server.address() as AddressInfo;
-      url = publicBaseUrl({ ...config, port, publicBaseUrl: undefined });
-      // Links in mails must name the port actually bound (PORT=0 picks one).
-      config.publicBaseUrl ??= url;
+    if (bound) {
+      bound.serve(createApp(services, options.handlers));
+      drain = bound.drain;
+      url = bound.url;
       log.info({ url, database: db.kind, worker: Boolean(worker), ms: Date.now() - started }, "persona is listening");
     } else {
       log.info({ database: db.kind, ms: Date.now() - started }, "persona worker is running");
@@ -104,6 +97,40 @@ export async function startService(config: Config, options: StartOptions = {}): 
     await db.close();
     throw error;
   }
+}
+
+/**
+ * Listens on the configured port before anything else starts. Until `serve` hands it the app, a
+ * request is answered 503 `service_unavailable` (starting), as /readyz would say.
+ */
+async function bindServer(config: Config): Promise<{ server: Server; url: string; serve: (app: RequestListener) => void; drain: (timeoutMs: number) => Promise<void> }> {
+  const starting: RequestListener = (_req, res) => {
+    res.writeHead(503, { "content-type": "application/json; charset=utf-8", "retry-after": "1" });
+    res.end(JSON.stringify({ error: { code: "service_unavailable", message: "The service is starting" } }));
+  };
+  const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, starting);
+  answerClientErrorsInEnvelope(server);
+  const drain = drainable(server);
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === "EADDRINUSE" || error.code === "EACCES" || error.code === "EADDRNOTAVAIL"
+          ? new StartupError(`Cannot listen on ${config.host}:${config.port} (${error.code}); set PORT or HOST`)
+          : error,
+      ),
+    );
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const url = publicBaseUrl({ ...config, port, publicBaseUrl: undefined });
+  // Links in mails must name the port actually bound (PORT=0 picks one).
+  config.publicBaseUrl ??= url;
+  const serve = (app: RequestListener) => {
+    server.off("request", starting);
+    server.on("request", app);
+  };
+  return { server, url, serve, drain };
 }
 
 /**

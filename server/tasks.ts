@@ -1,6 +1,9 @@
 import type { Task, TaskList } from "graphile-worker";
 import type { Services } from "./services.ts";
+import { emailTasks } from "./auth/account/email.ts";
 import { accountCrontab, accountTasks } from "./auth/account/jobs.ts";
+import { purgeExpiredCodes } from "./auth/oauth/flow.ts";
+import { purgeOutbox } from "./providers/email/store.ts";
 import { purgeExpiredIdempotencyKeys } from "./http/idempotency-store.ts";
 import { knowledgeTasks } from "./knowledge/jobs.ts";
 import { avatarTasks } from "./personas/avatar-job.ts";
@@ -15,8 +18,13 @@ export function taskList(services: Services): TaskList {
     const removed = await purgeExpiredIdempotencyKeys(services.db.knex, services.now());
     if (removed) services.log.info({ removed }, "expired idempotency keys purged");
   };
-  return { idempotency_purge: purgeIdempotencyKeys, ...accountTasks(services), ...personaTasks(services), ...avatarTasks(services), ...trendingTasks(services), ...knowledgeTasks(services), conversation_title: titleTask(services), ...webhookTasks(services) };
+  // Short-lived rows that nothing else removes: OAuth codes and the e-mail outbox.
+  const purgeExpiredRows: Task = async () => {
+    const [codes, mails] = await Promise.all([purgeExpiredCodes(services), purgeOutbox(services.db.knex, services.now())]);
+    if (codes || mails) services.log.info({ codes, mails }, "expired OAuth codes and old outbox mails purged");
+  };
+  return { idempotency_purge: purgeIdempotencyKeys, expired_rows_purge: purgeExpiredRows, ...accountTasks(services), ...emailTasks(services), ...personaTasks(services), ...avatarTasks(services), ...trendingTasks(services), ...knowledgeTasks(services), conversation_title: titleTask(services), ...webhookTasks(services) };
 }
 
 /** Recurring schedule (graphile-worker crontab syntax). */
-export const crontab = ["0 * * * * idempotency_purge", ...accountCrontab, ...trendingCrontab, ...webhookCrontab].join("\n");
+export const crontab = ["0 * * * * idempotency_purge", "30 * * * * expired_rows_purge", ...accountCrontab, ...trendingCrontab, ...webhookCrontab].join("\n");

@@ -32,7 +32,7 @@ export type OpenStream = (signal: AbortSignal) => Promise<ReadableStream<Uint8Ar
 export class ChatStream implements AsyncIterable<ChatStreamEvent> {
   /** The key the message was sent with; reuse it to retry this very message. */
   readonly idempotencyKey: string;
-  #finalMessageId: string | undefined;
+  #final: Schemas["ChatStreamDone"] | undefined;
   readonly #controller = new AbortController();
   readonly #userSignal: AbortSignal | undefined;
   readonly #body: Promise<ReadableStream<Uint8Array>>;
@@ -51,7 +51,12 @@ export class ChatStream implements AsyncIterable<ChatStreamEvent> {
 
   /** Id of the stored assistant message, once `done` has arrived. */
   get finalMessageId(): string | undefined {
-    return this.#finalMessageId;
+    return this.#final?.message_id;
+  }
+
+  /** The whole `done` event (message id, citations, usage), once it has arrived. */
+  get final(): Schemas["ChatStreamDone"] | undefined {
+    return this.#final;
   }
 
   /** Stops the stream: iteration ends quietly and the service aborts the model call. */
@@ -71,7 +76,7 @@ export class ChatStream implements AsyncIterable<ChatStreamEvent> {
       if (event.type === "delta") text += event.content;
       if (event.type === "error") throw new StreamError({ code: event.code, message: event.message });
     }
-    if (this.#finalMessageId === undefined) throw new ConnectionError("The chat stream ended before its reply was complete");
+    if (this.#final === undefined) throw new ConnectionError("The chat stream ended before its reply was complete");
     return text;
   }
 
@@ -119,7 +124,10 @@ export class ChatStream implements AsyncIterable<ChatStreamEvent> {
         }
         while (queue.length > 0) {
           const event = queue.shift()!;
-          if (event.type === "done") this.#finalMessageId = event.message_id;
+          if (event.type === "done") {
+            const { type: _type, ...done } = event;
+            this.#final = done;
+          }
           yield event;
           if (event.type !== "delta") return;
         }

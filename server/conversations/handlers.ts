@@ -60,7 +60,7 @@ const conversations_stream_message: Handler<"conversations_stream_message"> = as
   if (previous?.outcome === "done") {
     const stored = await findStoredReply(services, principal.userId, params.id, previous.assistant_message_id);
     key!.markReplayed();
-    replayReply(res, stored, keepAliveMs);
+    replayReply(res, stored, previous.usage, keepAliveMs);
     return HANDLED;
   }
   const signal = abortOnClose(res, new ApiError(500, "internal_error", "The client disconnected before the reply was complete"));

@@ -12,7 +12,7 @@ type Failed = components["schemas"]["ChatStreamError"];
 
 /** What a streamed send records for retries with its Idempotency-Key. */
 export type StreamOutcome =
-  | { outcome: "done"; user_message_id: string; assistant_message_id: string }
+  | { outcome: "done"; user_message_id: string; assistant_message_id: string; usage?: Done["usage"] }
   /** `user_message_id` is null when not even the user message was stored. */
   | { outcome: "failed"; user_message_id: string | null };
 
@@ -38,9 +38,11 @@ export async function streamReply(res: Response, reply: Reply, settings: StreamS
         receivedChars += event.content.length;
         sse.event("delta", { content: event.content } satisfies Delta);
       } else if (event.type === "done") {
-        await key?.record({ outcome: "done", user_message_id: event.input.id, assistant_message_id: event.reply.id })
+        const { usage, citations } = event.reply;
+        const tokens = { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens };
+        await key?.record({ outcome: "done", user_message_id: event.input.id, assistant_message_id: event.reply.id, usage: tokens })
           .catch((error: unknown) => log.error({ err: error }, "could not record a finished stream"));
-        sse.event("done", { message_id: event.reply.id } satisfies Done);
+        sse.event("done", { message_id: event.reply.id, citations, usage: tokens } satisfies Done);
       } else {
         if (signal.aborted) log.info({ receivedChars }, "client disconnected; upstream call aborted");
         await key?.record({ outcome: "failed", user_message_id: event.inputId })
@@ -54,9 +56,9 @@ export async function streamReply(res: Response, reply: Reply, settings: StreamS
 }
 
 /** A retry of a finished streamed send: the stored reply as one delta, then the same done. */
-export function replayReply(res: Response, reply: MessageRow, keepAliveMs: number): void {
+export function replayReply(res: Response, reply: MessageRow, usage: Done["usage"], keepAliveMs: number): void {
   const sse = new SSEWriter(res, { keepAliveMs });
   sse.event("delta", { content: reply.content } satisfies Delta);
-  sse.event("done", { message_id: reply.id } satisfies Done);
+  sse.event("done", { message_id: reply.id, citations: reply.citations ?? [], ...(usage ? { usage } : {}) } satisfies Done);
   sse.close();
 }

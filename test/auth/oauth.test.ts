@@ -188,6 +188,20 @@ describe("the authorization-code flow", () => {
     expect(location.searchParams.has("code")).toBe(false);
   });
 
+  it("takes a denial without credentials; an approval without them shows the page again (issue 13, item 17)", async () => {
+    const state = "deny-bare-" + randomBytes(4).toString("hex");
+    const { fields, html } = await openPage({ state });
+    expect(html).toMatch(/value="deny" formnovalidate/);
+    const denied = await postConsent({ ...fields, decision: "deny" });
+    expect(denied.status).toBe(303);
+    expect(new URL(denied.headers.get("location")!).searchParams.get("error")).toBe("access_denied");
+
+    const bare = await postConsent({ ...(await openPage()).fields, decision: "approve" });
+    const page = await bare.text();
+    expect(bare.status).toBe(200);
+    expect(page).toContain("Enter your e-mail and password to approve.");
+  });
+
   it("echoes an unusual state exactly and escapes it in the page", async () => {
     const state = `a b&c=d/é+%20"><script>alert(1)</script>`;
     const { html, fields } = await openPage({ state });

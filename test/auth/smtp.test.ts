@@ -97,6 +97,24 @@ describe("mail through SMTP", () => {
     expect(verified.status).toBe(200);
   });
 
+  it("a mail the server refused is sent again by its job once the server takes it, once (issue 13, item 18)", async () => {
+    refuseRecipients = true;
+    const before = refused;
+    const user = await registerUser(service);
+    await until(() => (refused > before ? true : undefined));
+    refuseRecipients = false;
+    // graphile-worker retries after about e^1 s.
+    for (let waited = 0; waited < 20_000 && !received.some((mail) => mail.to.includes(user.email)); waited += 100) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(received.filter((mail) => mail.to.includes(user.email))).toHaveLength(1);
+    const rows = await until(async () => {
+      const found = await service.services.db.knex("email_outbox").where({ to: user.email, kind: "verify_email" });
+      return found.length && found.every((row) => row.sent_at) ? found : undefined;
+    });
+    expect(rows).toHaveLength(1);
+  });
+
   it("a server that refuses the recipient fails no registration; the mail stays unsent in the outbox", async () => {
     refuseRecipients = true;
     const user = await registerUser(service);

@@ -26,7 +26,7 @@ afterAll(async () => {
 // Each step starts a Node process; on a loaded CI machine a test of several steps takes a while.
 const SLOW = 120_000;
 
-const COMMANDS = ["serve", "worker", "migrate", "login", "logout", "keys", "oauth-clients", "mail", "personas", "conversations", "knowledge", "chat", "export"];
+const COMMANDS = ["serve", "worker", "migrate", "login", "logout", "keys", "oauth-clients", "users", "mail", "personas", "conversations", "knowledge", "chat", "export"];
 
 describe("help and usage", { timeout: SLOW }, () => {
   it("--help lists every command and the exit codes", async () => {
@@ -201,6 +201,24 @@ describe("commands on the server's database", { timeout: SLOW }, () => {
 
     const unknown = await runCli(["mail", "show", "0193a6e1-5c2d-7f10-8a4b-3c9d2e1f0a77"], { env: dbEnv() });
     expect(unknown.code).toBe(4);
+  });
+
+  it("users set-plan lifts an account past the free plan's limits; users list shows it (issue 13, item 6)", async () => {
+    const personas = (n: number) =>
+      service.fetch("/v1/personas", { method: "POST", headers: { ...user.auth, "content-type": "application/json" }, body: JSON.stringify({ name: `Plan test ${n}`, instructions: "Be brief." }) });
+    const existing = (await (await service.fetch("/v1/personas?limit=100", { headers: user.auth })).json()).total as number;
+    for (let i = existing; i < 3; i++) expect((await personas(i)).status).toBe(201);
+    expect((await personas(4)).status).toBe(402);
+
+    const set = await runCli(["users", "set-plan", user.email.toUpperCase(), "pro", "--json"], { env: dbEnv() });
+    expect(set.code, set.stderr).toBe(0);
+    expect(set.json()).toMatchObject({ id: user.id, plan: "pro" });
+    expect((await personas(5)).status).toBe(201);
+
+    const listed = await runCli(["users", "list", "--plan", "pro", "--json"], { env: dbEnv() });
+    expect(listed.json<{ data: { id: string }[] }>().data.map((a) => a.id)).toContain(user.id);
+    expect((await runCli(["users", "set-plan", "nobody@example.com", "pro"], { env: dbEnv() })).code).toBe(4);
+    expect((await runCli(["users", "set-plan", user.username, "platinum"], { env: dbEnv() })).code).toBe(2);
   });
 
   it("oauth-clients registers an app the OAuth flow accepts, lists and removes it", async () => {

@@ -60,10 +60,14 @@ for (const provider of ["offline", "openai"] as const) {
     it("cites the chunks of a streamed reply on the stored message", async () => {
       const conversation = await createConversation(service, owner, persona.id);
       const { events } = await readEvents(await sendStream(service, owner, conversation.id, "Which volcano on Mars is the tallest?"));
-      const { message_id } = JSON.parse(events.at(-1)!.data);
+      const done = JSON.parse(events.at(-1)!.data);
       const read = await (await service.fetch(`/v1/conversations/${conversation.id}`, { headers: owner.auth })).json();
-      const reply = read.messages.find((m: { id: string }) => m.id === message_id);
+      const reply = read.messages.find((m: { id: string }) => m.id === done.message_id);
       expect(reply.citations[0]).toMatchObject({ filename: "mars.txt" });
+      // `done` carries them too, with the reply's usage (issue 13, item 10).
+      expect(done.citations).toEqual(reply.citations);
+      expect(done.usage).toMatchObject({ input_tokens: expect.any(Number), output_tokens: expect.any(Number) });
+      expect(done.usage.output_tokens).toBeGreaterThan(0);
     });
 
     it("gives another user's chat with the public persona none of its knowledge", async () => {

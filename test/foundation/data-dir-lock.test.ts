@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { mkdtemp } from "node:fs/promises";
+import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -26,6 +27,12 @@ async function startServer(dataDir: string): Promise<RunningProcess> {
     LOG_LEVEL: "warn",
   });
   running.push(server);
+  // It answers 503 while it starts: wait for ready.
+  const ready = () => fetch(server.url).then((response) => response.status === 200, () => false);
+  for (let tries = 0; !(await ready()); tries++) {
+    if (tries > 600) throw new Error(`not ready:\n${server.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
   return server;
 }
 
@@ -87,6 +94,23 @@ describe.skipIf(Boolean(process.env.TEST_DATABASE_URL))("the embedded data dir l
     expect(listed.code, listed.stderr).toBe(0);
     expect(JSON.stringify(listed.json())).toContain(clientId);
     expect(existsSync(`${dataDir}/db.lock`)).toBe(false);
+  });
+
+  it("reports a port in use before opening the database (issue 13, item 2)", async () => {
+    const dataDir = join(await mkdtemp(join(tmpdir(), "persona-lock-")), "data");
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", resolve));
+    const { port } = blocker.address() as AddressInfo;
+    try {
+      const result = await startExpectingExit(dataDir, port);
+      expect(result.code).toBe(1);
+      expect(result.output).toContain(`Cannot listen on 127.0.0.1:${port} (EADDRINUSE)`);
+      // Nothing of the database was opened or created.
+      expect(existsSync(join(dataDir, "db"))).toBe(false);
+      expect(existsSync(`${dataDir}/db.lock`)).toBe(false);
+    } finally {
+      blocker.close();
+    }
   });
 
   it("takes over a lock whose process is gone", async () => {

@@ -148,6 +148,8 @@ describe.runIf(chatLive)("chat end to end", () => {
     expect(events.at(-1)?.type).toBe("done");
     expect(events.filter((e) => e.type === "delta").length).toBeGreaterThan(0);
     expect(stream.finalMessageId).toBeTruthy();
+    // The whole done event: citations and usage too (issue 13, item 10).
+    expect(stream.final).toMatchObject({ message_id: stream.finalMessageId, citations: [], usage: { output_tokens: expect.any(Number) } });
 
     const reply = await client.conversations.send(conversation.id, { content: "And again?" });
     expect(reply.assistant_message.content.length).toBeGreaterThan(0);

@@ -67,7 +67,9 @@ console.log(JSON.stringify(result));
 test.skipIf(process.env.SKIP_PACK_TEST === "1")(
   "the packed package installs, type-checks and runs register → persona → streamed chat; CJS loads",
   async () => {
-    await run("npm", ["run", "sdk:pack"], { cwd: root });
+    // A plain `npm pack` (or publish) in sdk/ builds dist/ itself (prepack), even from a clean tree.
+    await rm(join(sdkDir, "dist"), { recursive: true, force: true });
+    await run("npm", ["pack"], { cwd: sdkDir });
     const tarball = (await readdir(sdkDir)).find((file) => /^persona-platform-sdk-.*\.tgz$/.test(file));
     expect(tarball).toBeTruthy();
     const { stdout: listing } = await run("tar", ["-tzf", join(sdkDir, tarball!)]);

@@ -20,7 +20,8 @@ async function creator(): Promise<TestUser> {
 }
 
 beforeAll(async () => {
-  service = await startTestService({ now: () => clock, env: { RATE_LIMIT_PER_MINUTE: "100000" } });
+  // No automatic avatars: the feed items are compared whole, avatar_url included.
+  service = await startTestService({ now: () => clock, env: { RATE_LIMIT_PER_MINUTE: "100000", AUTO_AVATARS: "false" } });
 });
 
 afterAll(async () => {

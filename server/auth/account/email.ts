@@ -1,3 +1,5 @@
+import type { TaskList } from "graphile-worker";
+import { v7 as uuidv7 } from "uuid";
 import { ApiError } from "../../http/errors.ts";
 import type { Mail } from "../../providers/email/types.ts";
 import type { Services } from "../../services.ts";
@@ -9,17 +11,41 @@ import { consumeEmailToken, issueEmailToken, issueEmailTokenByEmail, spendEmailT
 
 // E-mail verification and password reset.
 
+export const EMAIL_SEND_TASK = "email_send";
+// graphile-worker's backoff (exp(attempt) seconds) makes 8 attempts span about 50 minutes.
+const EMAIL_SEND_ATTEMPTS = 8;
+
 /**
  * Delivers after the caller has answered: SMTP latency must neither slow a request nor tell an
  * observer (forgot-password) that the address exists, and a mail server that is down must not fail
- * registration. A failed mail is logged and stays in the outbox without `sent_at`.
+ * registration. The mail goes to a job, which retries a failed send with backoff; its stable id
+ * keeps it once in the outbox and sends it once. Until it is sent it stays in the outbox without
+ * `sent_at`, where the admin CLI shows it.
  */
 function deliverLater(services: Services, mail: Mail): void {
   setImmediate(() => {
-    services.providers.email.send(mail).catch((error: unknown) => {
-      services.log.error({ err: error, kind: mail.kind }, "e-mail could not be sent; it stays unsent in the outbox");
+    const job = { ...mail, id: uuidv7() };
+    services.jobs.add(EMAIL_SEND_TASK, job, { maxAttempts: EMAIL_SEND_ATTEMPTS }).catch((error: unknown) => {
+      services.log.error({ err: error, kind: mail.kind }, "e-mail could not be queued; it is sent now, once");
+      services.providers.email.send(job).catch((failure: unknown) => services.log.error({ err: failure, kind: mail.kind }, "e-mail could not be sent"));
     });
   });
+}
+
+/** The job that sends a mail: a failure is thrown, so graphile-worker retries it. */
+export function emailTasks(services: Services): TaskList {
+  return {
+    [EMAIL_SEND_TASK]: async (payload, helpers) => {
+      const mail = payload as Mail;
+      try {
+        await services.providers.email.send(mail);
+      } catch (error) {
+        const last = helpers.job.attempts >= helpers.job.max_attempts;
+        services.log.warn({ err: error, kind: mail.kind, attempt: helpers.job.attempts, last }, last ? "e-mail could not be sent; giving up" : "e-mail could not be sent; will retry");
+        throw error;
+      }
+    },
+  };
 }
 
 /** Issues a verification token and mails it; registration calls this, and must not fail because of it. */

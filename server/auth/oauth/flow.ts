@@ -5,7 +5,7 @@ import { instanceSecret } from "../secrets.ts";
 import { refreshSession, revokeSession, startSession, type IssuedTokens } from "../sessions/service.ts";
 import { isLiveUser } from "../users/service.ts";
 import { constantTimeEqual, randomToken, sha256 } from "../tokens.ts";
-import { attachSession, consumeCode, findCode, insertCode, markReused } from "./store.ts";
+import { attachSession, consumeCode, deleteCodesExpiredBefore, findCode, insertCode, markReused } from "./store.ts";
 
 export const CODE_TTL_MS = 10 * 60 * 1000;
 // How long the consent page may stay open before its form is refused.
@@ -157,4 +157,12 @@ export async function refreshForClient(services: Services, clientId: string, ref
   // The grant's scopes ride in the fresh access token; reading them back needs no query.
   const claims = await services.tokens.verify(tokens.access_token, services.now());
   return { ...tokens, scope: claims?.scope ?? "" };
+}
+
+/**
+ * Removes authorization codes a day after they expired: long enough that a late replay of a used
+ * code is still seen as a reuse (and revokes what it issued), short enough that the table stays small.
+ */
+export async function purgeExpiredCodes(services: Services): Promise<number> {
+  return deleteCodesExpiredBefore(services.db.knex, new Date(services.now().getTime() - 24 * 60 * 60 * 1000));
 }

@@ -33,16 +33,17 @@ const oauth_consent: Handler<"oauth_consent"> = async ({ services, body, res }) 
   if (body.decision === "deny") {
     back.searchParams.set("error", "access_denied");
   } else {
-    const user = await checkCredentials(services, body.email, body.password);
+    const { email, password } = body;
     // Unknown e-mail and wrong password take the same time and read the same.
+    const user = email !== undefined && password !== undefined ? await checkCredentials(services, email, password) : undefined;
     if (!user) {
       sendConsentPage(res, {
         clientName: client.name,
         request,
         scopes,
         csrfToken: await csrfToken(services, request),
-        email: body.email,
-        error: "Wrong e-mail or password.",
+        ...(email !== undefined ? { email } : {}),
+        error: email === undefined || password === undefined ? "Enter your e-mail and password to approve." : "Wrong e-mail or password.",
       });
       return HANDLED;
     }

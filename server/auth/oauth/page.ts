@@ -69,7 +69,7 @@ ${hidden("csrf_token", page.csrfToken)}
 <input type="password" id="password" name="password" autocomplete="current-password" required maxlength="128"${described}>
 <div class="actions">
 <button type="submit" class="approve" name="decision" value="approve">Approve</button>
-<button type="submit" class="deny" name="decision" value="deny">Deny</button>
+<button type="submit" class="deny" name="decision" value="deny" formnovalidate>Deny</button>
 </div>
 </form>
 <p class="note">You will be sent back to ${escapeHtml(new URL(request.redirect_uri).origin)}.</p>

@@ -58,3 +58,8 @@ export async function markReused(knex: Knex, codeHash: string, now: Date): Promi
     .returning("session_id");
   return (row as { session_id: string | null } | undefined)?.session_id ?? null;
 }
+
+/** Codes expired before `cutoff`. A reused code is refused as unknown once purged. */
+export async function deleteCodesExpiredBefore(knex: Knex, cutoff: Date): Promise<number> {
+  return knex("oauth_codes").where("expires_at", "<", cutoff).delete();
+}

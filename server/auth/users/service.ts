@@ -44,6 +44,7 @@ export async function createUser(
       display_name: null,
       avatar_url: null,
       bio: null,
+      plan: services.config.defaultPlan,
       created_at: now,
       updated_at: now,
     });

@@ -19,7 +19,7 @@ export interface UserRow {
 export const isUniqueViolation = (error: unknown, index?: string) =>
   (error as { code?: string }).code === "23505" && (!index || (error as { constraint?: string }).constraint === index);
 
-export async function insertUser(knex: Knex, user: Omit<UserRow, "deleted_at" | "email_verified" | "plan">): Promise<UserRow> {
+export async function insertUser(knex: Knex, user: Omit<UserRow, "deleted_at" | "email_verified">): Promise<UserRow> {
   const [row] = await knex("users").insert(user).returning("*");
   return row as UserRow;
 }

@@ -2,7 +2,7 @@ import type { Knex } from "knex";
 import { v7 as uuidv7 } from "uuid";
 import type { Logger } from "../../logger.ts";
 import { SmtpMailer } from "./smtp.ts";
-import { insertOutboxMail, markOutboxMailSent } from "./store.ts";
+import { keepOutboxMail, markOutboxMailSent } from "./store.ts";
 import type { EmailProvider } from "./types.ts";
 
 export type { EmailProvider, Mail } from "./types.ts";
@@ -16,10 +16,12 @@ export function createEmailProvider(options: { smtpUrl: string | undefined; from
   return {
     kind: smtp ? "smtp" : "outbox",
     send: async (mail) => {
-      const id = uuidv7();
-      await insertOutboxMail(knex, { id, to: mail.to, subject: mail.subject, text: mail.text, kind: mail.kind, created_at: new Date() });
+      const id = mail.id ?? uuidv7();
+      const { sent } = await keepOutboxMail(knex, { id, to: mail.to, subject: mail.subject, text: mail.text, kind: mail.kind, created_at: new Date() });
+      if (sent) return;
       if (smtp) {
-        await smtp.send(mail);
+        const { id: _id, ...message } = mail;
+        await smtp.send(message);
         await markOutboxMailSent(knex, id, new Date());
         log.info({ kind: mail.kind, id }, "e-mail sent");
       } else {

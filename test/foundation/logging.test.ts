@@ -41,13 +41,13 @@ afterAll(async () => {
 describe("request logs", () => {
   it("carry the request id, method, URL and status, and no credential", async () => {
     const user = await registerUser(service, { password: "Secret-password-77" });
-    const response = await service.fetch("/v1/integrations", { headers: { ...user.auth, "x-request-id": "log-test-1" } });
+    const response = await service.fetch("/v1/rooms", { headers: { ...user.auth, "x-request-id": "log-test-1" } });
     expect(response.status).toBe(501);
-    const refused = await service.fetch("/v1/integrations", { headers: { "x-api-key": "pk_supersecretkey", "x-request-id": "log-test-2" } });
+    const refused = await service.fetch("/v1/rooms", { headers: { "x-api-key": "pk_supersecretkey", "x-request-id": "log-test-2" } });
     expect(refused.status).toBe(401);
     await new Promise((resolve) => setTimeout(resolve, 50));
     const line = lines.map((text) => JSON.parse(text)).find((entry) => entry.reqId === "log-test-1" && entry.res);
-    expect(line).toMatchObject({ req: { method: "GET", url: "/v1/integrations" }, res: { statusCode: 501 } });
+    expect(line).toMatchObject({ req: { method: "GET", url: "/v1/rooms" }, res: { statusCode: 501 } });
     const all = lines.join("\n");
     expect(all).not.toContain("pk_supersecretkey");
     expect(all).not.toContain(user.accessToken);

@@ -9,6 +9,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { startFakeOpenAI, type FakeOpenAI } from "../test/fakes/openai-server.ts";
 import { childGroup } from "./lib/children.ts";
+import { scratchDatabase } from "./lib/database.ts";
 import { expectAll, measure, type LoadOptions, type LoadResult } from "./lib/load.ts";
 import { startPersona } from "./lib/persona.ts";
 
@@ -64,18 +65,7 @@ const row = (label: string, r: LoadResult) =>
 /** A fresh database on BENCH_DATABASE_URL's server, dropped at the end; undefined for the embedded default. */
 async function benchDatabase(): Promise<{ url: string; drop: () => Promise<void> } | undefined> {
   const server = process.env.BENCH_DATABASE_URL;
-  if (!server) return undefined;
-  const name = `persona_bench_chat_${randomBytes(4).toString("hex")}`;
-  const admin = async (sql: string) => {
-    const client = new pg.Client({ connectionString: server });
-    await client.connect();
-    await client.query(sql);
-    await client.end();
-  };
-  await admin(`CREATE DATABASE ${name}`);
-  const url = new URL(server);
-  url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+  return server ? scratchDatabase(server, "chat") : undefined;
 }
 
 async function main(fake: FakeOpenAI, database: { url: string } | undefined): Promise<number> {

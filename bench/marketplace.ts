@@ -6,9 +6,10 @@
 //   busiest persona.
 // BENCH_SCALE (default 1) multiplies every size; BENCH_SAMPLES (default 300) requests per figure;
 // BENCH_KEEP=1 keeps the scratch database.
-import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { childGroup } from "./lib/children.ts";
+import { benchServer, scratchDatabase } from "./lib/database.ts";
+import { json, latency } from "./lib/requests.ts";
 import { startPersona } from "./lib/persona.ts";
 
 const SCALE = Number(process.env.BENCH_SCALE ?? 1);
@@ -24,21 +25,6 @@ const WORDS = "astronomy cooking chess poetry history physics travel music fitne
 
 const group = childGroup();
 
-async function scratchDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
-  const server = process.env.BENCH_DATABASE_URL;
-  if (!server) throw new Error("set BENCH_DATABASE_URL to a PostgreSQL 15+ server with pgvector (a scratch database is made on it)");
-  const name = `persona_bench_market_${randomBytes(4).toString("hex")}`;
-  const admin = async (sql: string) => {
-    const client = new pg.Client({ connectionString: server });
-    await client.connect();
-    await client.query(sql);
-    await client.end();
-  };
-  await admin(`CREATE DATABASE ${name}`);
-  const url = new URL(server);
-  url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
-}
 
 /** Everything in SQL; ids are md5 hashes of an index, so rows can name each other without lookups. */
 async function generate(db: pg.Client, ownerId: string): Promise<void> {
@@ -79,25 +65,7 @@ async function generate(db: pg.Client, ownerId: string): Promise<void> {
   await step("VACUUM ANALYZE", "VACUUM ANALYZE");
 }
 
-async function json(url: string, path: string, init: RequestInit = {}): Promise<{ status: number; body: Record<string, unknown> }> {
-  const response = await fetch(url + path, init);
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-}
 
-/** Sequential requests, one at a time: each figure is what one call costs, not queueing. */
-async function latency(url: string, paths: (i: number) => string, headers: Record<string, string>, expect: number): Promise<{ p50: number; p99: number }> {
-  const times: number[] = [];
-  for (let i = 0; i < SAMPLES + 20; i++) {
-    const started = performance.now();
-    const response = await fetch(url + paths(i), { headers, redirect: "manual" });
-    await response.arrayBuffer();
-    if (response.status !== expect) throw new Error(`${paths(i)} answered ${response.status}`);
-    if (i >= 20) times.push(performance.now() - started); // the first 20 warm up
-  }
-  times.sort((a, b) => a - b);
-  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!;
-  return { p50: at(0.5), p99: at(0.99) };
-}
 
 const ms = (value: number) => `${value.toFixed(2)} ms`;
 
@@ -125,10 +93,10 @@ async function main(database: { url: string }): Promise<number> {
   await db.end();
 
   process.stderr.write("latency...\n");
-  const healthz = await latency(url, () => "/healthz", {}, 200);
-  const q = await latency(url, (i) => `/v1/marketplace?q=${WORDS[i % WORDS.length]}`, {}, 200);
-  const trending = await latency(url, () => "/v1/marketplace?sort=trending", {}, 200);
-  const analytics = await latency(url, () => `/v1/studio/${busiest}/analytics?period=90d`, headers, 200);
+  const healthz = await latency(url, () => "/healthz", {}, 200, SAMPLES);
+  const q = await latency(url, (i) => `/v1/marketplace?q=${WORDS[i % WORDS.length]}`, {}, 200, SAMPLES);
+  const trending = await latency(url, () => "/v1/marketplace?sort=trending", {}, 200, SAMPLES);
+  const analytics = await latency(url, () => `/v1/studio/${busiest}/analytics?period=90d`, headers, 200, SAMPLES);
   const sample = await json(url, `/v1/studio/${busiest}/analytics?period=90d`, { headers });
 
   console.log("");
@@ -149,7 +117,7 @@ async function main(database: { url: string }): Promise<number> {
 let code = 1;
 let database: { url: string; drop: () => Promise<void> } | undefined;
 try {
-  database = await scratchDatabase();
+  database = await scratchDatabase(benchServer(), "market");
   code = await main(database);
 } catch (error) {
   console.error(`bench:marketplace failed: ${error instanceof Error ? error.message : String(error)}`);

@@ -7,12 +7,13 @@
 // - share-link redirect throughput under autocannon, next to GET /healthz.
 // BENCH_SCALE (default 1) multiplies every size; BENCH_USERS, BENCH_FOLLOWS, BENCH_PERSONAS and
 // BENCH_LIKES set one each. BENCH_SAMPLES (default 300) requests per latency figure.
-import { randomBytes } from "node:crypto";
 import knexFactory from "knex";
 import pg from "pg";
 import { refreshTrendingSet } from "../server/personas/trending-store.ts";
 import { TRENDING_MIN_MESSAGES, TRENDING_SET_SIZE, trendingSinceHour } from "../server/personas/trending.ts";
 import { childGroup } from "./lib/children.ts";
+import { benchServer, scratchDatabase } from "./lib/database.ts";
+import { json, latency } from "./lib/requests.ts";
 import { measure, type LoadOptions, type LoadResult } from "./lib/load.ts";
 import { startPersona } from "./lib/persona.ts";
 
@@ -36,21 +37,6 @@ const SYLLABLES = "ma ra ok ka fo li na jo be rg lu ka ze ti mo su an el io ve d
 
 const group = childGroup();
 
-async function scratchDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
-  const server = process.env.BENCH_DATABASE_URL;
-  if (!server) throw new Error("set BENCH_DATABASE_URL to a PostgreSQL 15+ server with pgvector (a scratch database is made on it)");
-  const name = `persona_bench_social_${randomBytes(4).toString("hex")}`;
-  const admin = async (sql: string) => {
-    const client = new pg.Client({ connectionString: server });
-    await client.connect();
-    await client.query(sql);
-    await client.end();
-  };
-  await admin(`CREATE DATABASE ${name}`);
-  const url = new URL(server);
-  url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
-}
 
 /** Everything in SQL: ids are md5 hashes of an index, so rows can name each other without lookups. */
 async function generate(db: pg.Client, feedUserId: string): Promise<void> {
@@ -120,25 +106,7 @@ async function generate(db: pg.Client, feedUserId: string): Promise<void> {
   await step("VACUUM ANALYZE", "VACUUM ANALYZE");
 }
 
-async function json(url: string, path: string, init: RequestInit = {}): Promise<{ status: number; body: Record<string, unknown> }> {
-  const response = await fetch(url + path, init);
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-}
 
-/** Sequential requests, one at a time: each figure is what one call costs, not queueing. */
-async function latency(url: string, paths: (i: number) => string, headers: Record<string, string>, expect: number): Promise<{ p50: number; p99: number }> {
-  const times: number[] = [];
-  for (let i = 0; i < SAMPLES + 20; i++) {
-    const started = performance.now();
-    const response = await fetch(url + paths(i), { headers, redirect: "manual" });
-    await response.arrayBuffer();
-    if (response.status !== expect) throw new Error(`${paths(i)} answered ${response.status}`);
-    if (i >= 20) times.push(performance.now() - started); // the first 20 warm up
-  }
-  times.sort((a, b) => a - b);
-  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!;
-  return { p50: at(0.5), p99: at(0.99) };
-}
 
 const ms = (value: number) => `${value.toFixed(2)} ms`;
 const rpsRow = (label: string, r: LoadResult) =>
@@ -182,10 +150,10 @@ async function main(database: { url: string }): Promise<number> {
   // 3-character queries cut from the syllables the names are made of.
   const queries = SYLLABLES.flatMap((a) => SYLLABLES.map((b) => (a + b).slice(0, 3))).filter((q, i, all) => all.indexOf(q) === i);
   process.stderr.write("latency: healthz, search, feed...\n");
-  const healthz = await latency(url, () => "/healthz", {}, 200);
-  const search = await latency(url, (i) => `/v1/social/search?q=${queries[(i * 7) % queries.length]}`, headers, 200);
-  const feed = await latency(url, () => "/v1/social/feed?limit=20", headers, 200);
-  const feedDeep = await latency(url, (i) => `/v1/social/feed?limit=20&offset=${(i * 20) % 1000}`, headers, 200);
+  const healthz = await latency(url, () => "/healthz", {}, 200, SAMPLES);
+  const search = await latency(url, (i) => `/v1/social/search?q=${queries[(i * 7) % queries.length]}`, headers, 200, SAMPLES);
+  const feed = await latency(url, () => "/v1/social/feed?limit=20", headers, 200, SAMPLES);
+  const feedDeep = await latency(url, (i) => `/v1/social/feed?limit=20&offset=${(i * 20) % 1000}`, headers, 200, SAMPLES);
   const sampleSearch = await json(url, `/v1/social/search?q=${queries[0]}`, { headers });
   const sampleFeed = await json(url, "/v1/social/feed?limit=1", { headers });
 
@@ -256,7 +224,7 @@ async function firstFeedPersona(url: string, headers: Record<string, string>): P
 let code = 1;
 let database: { url: string; drop: () => Promise<void> } | undefined;
 try {
-  database = await scratchDatabase();
+  database = await scratchDatabase(benchServer(), "social");
   code = await main(database);
 } catch (error) {
   console.error(`bench:social failed: ${error instanceof Error ? error.message : String(error)}`);

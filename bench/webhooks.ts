@@ -11,12 +11,12 @@
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import pg from "pg";
 import { loadConfig } from "../server/config.ts";
 import { outboxRow } from "../server/events/outbox.ts";
 import { startService } from "../server/runtime.ts";
 import { postOnce } from "../server/webhooks/sender.ts";
 import { signatureHeaders } from "../server/webhooks/signing.ts";
+import { scratchDatabase } from "./lib/database.ts";
 
 const SERVER = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:55432/postgres";
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 5_000);
@@ -28,24 +28,6 @@ const TARGETS = { perSecond: 500, p50Ms: 100 };
 const sleep = (ms: number) => new Promise((wait) => setTimeout(wait, ms));
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
-async function scratchDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `persona_bench_${randomBytes(4).toString("hex")}`;
-  const admin = new pg.Client({ connectionString: SERVER });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(SERVER);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const client = new pg.Client({ connectionString: SERVER });
-      await client.connect();
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await client.end();
-    },
-  };
-}
 
 // ---------------------------------------------------------------- the receiver
 const arrivals = new Map<string, number>();
@@ -61,7 +43,7 @@ receiver.keepAliveTimeout = 30_000;
 await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
 const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
 
-const database = await scratchDatabase();
+const database = await scratchDatabase(SERVER, "webhooks");
 const config = loadConfig({
   DATABASE_URL: database.url,
   PORT: "0",

@@ -62,7 +62,7 @@ const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.lengt
 const ms = (value: number) => `${value.toFixed(value < 10 ? 2 : 1)} ms`;
 
 async function scratchDatabase(): Promise<{ url: string | undefined; kind: string; drop: () => Promise<void> }> {
-  const base = process.env.DATABASE_URL;
+  const base = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL;
   if (!base) return { url: undefined, kind: "embedded PGlite (in memory, WASM, one session)", drop: async () => undefined };
   const name = `persona_bench_${randomBytes(4).toString("hex")}`;
   const admin = new pg.Client({ connectionString: base });

@@ -18,7 +18,7 @@ import { postOnce } from "../server/webhooks/sender.ts";
 import { signatureHeaders } from "../server/webhooks/signing.ts";
 import { scratchDatabase } from "./lib/database.ts";
 
-const SERVER = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:55432/postgres";
+const SERVER = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:55432/postgres";
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 5_000);
 const LATENCY_EVENTS = Number(process.env.BENCH_LATENCY_EVENTS ?? 300);
 const LATENCY_GAP_MS = Number(process.env.BENCH_LATENCY_GAP_MS ?? 10);

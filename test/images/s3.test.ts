@@ -1,3 +1,4 @@
+import { HeadObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { purgeAccounts } from "../../server/auth/account/jobs.ts";
 import { ConfigError, loadConfig } from "../../server/config.ts";
@@ -98,6 +99,19 @@ describe("the S3 blob store", () => {
     await expect(blobs.get("images/e.png")).rejects.toMatchObject({ name: "UpstreamError", status: 404 });
     await expect(blobs.delete("images/e.png")).rejects.toMatchObject({ name: "UpstreamError", status: 404 });
     blobs.destroy();
+  });
+});
+
+describe("the fake S3", () => {
+  it("answers HeadObject as S3 does: the object's headers, or a bare 404", async () => {
+    const blobs = store();
+    await blobs.put("images/head.png", { bytes: new Uint8Array([9, 9, 9]), contentType: "image/png" });
+    blobs.destroy();
+    const client = new S3Client({ region: "us-east-1", endpoint: s3.url, forcePathStyle: true, credentials: { accessKeyId: "AKIDTEST", secretAccessKey: "secret-test" }, maxAttempts: 1 });
+    const head = await client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: "images/head.png" }));
+    expect(head).toMatchObject({ ContentType: "image/png", ContentLength: 3, ETag: expect.stringMatching(/^"[0-9a-f]{32}"$/) });
+    await expect(client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: "images/none.png" }))).rejects.toMatchObject({ name: "NotFound", $metadata: { httpStatusCode: 404 } });
+    client.destroy();
   });
 });
 

@@ -32,6 +32,8 @@ export class S3BlobStore implements BlobStore {
         ? { credentials: { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey } }
         : {}),
       maxAttempts: options.maxAttempts ?? 3,
+      // The SDK waits forever by default; a stuck store must fail the request, not hold it.
+      requestHandler: { connectionTimeout: 5_000, requestTimeout: 30_000 },
       // Checksums only where S3 requires them: several S3-compatible services reject the
       // trailing-checksum uploads the SDK sends by default.
       requestChecksumCalculation: "WHEN_REQUIRED",

@@ -614,8 +614,8 @@ export interface paths {
          * Fetch a generated image
          * @description Fetch a generated image. The `url` of a generated image (and of an automatic avatar) points
          *     here. No credential: the name is 128 random bits, so only those given the link can fetch it,
-         *     and avatars of public personas can be shown to anyone. A service extension, declared in the
-         *     project's docs/decisions.md.
+         *     and avatars of public personas can be shown to anyone. 502 when the blob store (S3) fails. A
+         *     service extension, declared in the project's docs/decisions.md.
          */
         get: operations["images_file"];
         put?: never;
@@ -6749,6 +6749,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
+            502: components["responses"]["UpstreamError"];
         };
     };
     images_generate: {

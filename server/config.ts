@@ -60,7 +60,12 @@ export const settings = {
   IMAGES_PROVIDER: { key: "images.provider", schema: z.enum(["openai", "local", "off"]).optional(), doc: "Image provider: `openai`, `local` (deterministic procedural PNGs, DiceBear avatars) or `off` (503 provider_unavailable, no automatic avatars). Default: as `LLM_PROVIDER`." },
   IMAGE_MODEL: { key: "images.model", schema: z.string().min(1).default("gpt-image-1"), doc: "Image model of the `openai` image provider (`gpt-image-1`, `dall-e-3`, ...)." },
   AUTO_AVATARS: { key: "images.autoAvatars", schema: bool.default(true), doc: "Give a persona created without `avatar_url` a generated avatar (a job, within seconds)." },
-  BLOB_STORE: { key: "blobStore", schema: z.enum(["local", "memory"]).optional(), doc: "Where generated images are kept: `local` (files under `PERSONA_DATA_DIR/blobs`) or `memory` (lost on restart). Default: `memory` with `EMBEDDED_DB_IN_MEMORY`, else `local`." },
+  BLOB_STORE: { key: "blobStore", schema: z.enum(["local", "memory", "s3"]).optional(), doc: "Where generated images are kept: `local` (files under `PERSONA_DATA_DIR/blobs`), `memory` (lost on restart) or `s3` (a bucket, `S3_BUCKET`). Default: `memory` with `EMBEDDED_DB_IN_MEMORY`, else `local`." },
+  S3_BUCKET: { key: "s3.bucket", schema: z.string().min(3).max(63).optional(), doc: "Bucket of the `s3` blob store (required with `BLOB_STORE=s3`)." },
+  S3_ENDPOINT: { key: "s3.endpoint", schema: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional(), doc: "Endpoint of an S3-compatible service (MinIO, R2, ...), addressed path-style. Unset: AWS S3." },
+  S3_REGION: { key: "s3.region", schema: z.string().min(1).default("us-east-1"), doc: "Region of the bucket (S3-compatible services often accept any)." },
+  S3_ACCESS_KEY_ID: { key: "s3.accessKeyId", schema: z.string().min(1).optional(), doc: "Access key of the `s3` blob store, with `S3_SECRET_ACCESS_KEY`. Unset: the AWS SDK's default chain (environment, profile, instance role)." },
+  S3_SECRET_ACCESS_KEY: { key: "s3.secretAccessKey", schema: z.string().min(1).optional(), doc: "Secret key that goes with `S3_ACCESS_KEY_ID`." },
   VALIDATE_RESPONSES: { key: "validateResponses", schema: bool.default(false), doc: "Check every JSON response against the contract (on in tests)." },
 } as const;
 
@@ -153,6 +158,14 @@ export class ConfigError extends Error {
   override name = "ConfigError";
 }
 
+/** Settings that are only valid together. */
+function checkBlobStore(read: Read): void {
+  if (read.blobStore === "s3" && !read.s3.bucket) throw new ConfigError("Invalid setting: S3_BUCKET is required with BLOB_STORE=s3");
+  if (!read.s3.accessKeyId !== !read.s3.secretAccessKey) {
+    throw new ConfigError("Invalid settings: S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together (or neither, for the AWS SDK's default chain)");
+  }
+}
+
 /** Reads and validates every setting; a bad value throws a `ConfigError` naming the setting. */
 export function loadConfig(env: Record<string, string | undefined> = process.env, overrides: Partial<Config> = {}): Config {
   const problems: string[] = [];
@@ -165,5 +178,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   if (problems.length) throw new ConfigError(`Invalid setting${problems.length > 1 ? "s" : ""}: ${problems.join(", ")}`);
   const read = nest(values);
+  checkBlobStore(read);
   return { ...read, ...derive(read), ...overrides };
 }

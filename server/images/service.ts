@@ -68,9 +68,11 @@ export async function discardImage(services: Services, image: ImageRow): Promise
   await services.providers.blobs.delete(blobKey(image.file_name));
 }
 
-/** The PNG behind a link; 404 when there is none (never made, or purged). */
+/** The PNG behind a link; 404 when there is none (never made, or purged), 502 when the blob store fails. */
 export async function imageFile(services: Services, fileName: string): Promise<Uint8Array> {
-  const blob = await services.providers.blobs.get(blobKey(fileName));
+  const blob = await services.providers.blobs.get(blobKey(fileName)).catch((error: unknown) => {
+    throw imageFailure(error);
+  });
   if (!blob) throw notFound("Image");
   return blob.bytes;
 }

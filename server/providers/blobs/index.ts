@@ -2,11 +2,20 @@ import { join } from "node:path";
 import type { Config } from "../../config.ts";
 import { LocalBlobStore } from "./local.ts";
 import { MemoryBlobStore } from "./memory.ts";
+import { S3BlobStore } from "./s3.ts";
 import type { BlobStore } from "./types.ts";
 
 export type { BlobStore } from "./types.ts";
 
-/** The configured blob store: files under `PERSONA_DATA_DIR/blobs`, or memory. */
+/** The configured blob store: files under `PERSONA_DATA_DIR/blobs`, memory, or an S3 bucket. */
 export function createBlobStore(config: Config): BlobStore {
-  return config.blobStore === "memory" ? new MemoryBlobStore() : new LocalBlobStore(join(config.dataDir, "blobs"));
+  switch (config.blobStore) {
+    case "memory":
+      return new MemoryBlobStore();
+    case "s3":
+      // loadConfig refuses `s3` without a bucket.
+      return new S3BlobStore({ ...config.s3, bucket: config.s3.bucket! });
+    default:
+      return new LocalBlobStore(join(config.dataDir, "blobs"));
+  }
 }

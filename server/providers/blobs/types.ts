@@ -9,7 +9,7 @@ export interface StoredBlob {
  * (random, never reused); `put` overwrites, `delete` of a missing key is no error.
  */
 export interface BlobStore {
-  /** `local` (files under the data directory) or `memory`. */
+  /** `local` (files under the data directory), `memory` or `s3`. */
   readonly kind: string;
   put(key: string, blob: StoredBlob): Promise<void>;
   get(key: string): Promise<StoredBlob | undefined>;

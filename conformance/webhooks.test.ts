@@ -47,7 +47,9 @@ describe("webhooks", () => {
     }
     if (answer.status === 201) webhookId = (answer.json as { id: string }).id;
     if (target.stateful && answer.status === 201) expect(answer.json).toMatchObject({ active: true, secret: expect.any(String) });
-    await call("webhooks_create", { token: user.token, json: { url: local, events: ["message.deleted"] }, expect: [400] });
+    // A request the contract refuses: Prism (mock and proxy) judges it itself and reports the
+    // violation, so only the real server is asked.
+    if (target.kind === "real") await call("webhooks_create", { token: user.token, json: { url: local, events: ["message.deleted"] }, expect: [400] });
   });
 
   op("webhooks_list", async () => {

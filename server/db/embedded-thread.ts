@@ -41,6 +41,7 @@ parentPort!.on("message", async (message: { type: string }) => {
   if (message.type !== "stop") return;
   for (const socket of sockets) socket.destroy();
   await new Promise<void>((resolve) => server.close(() => resolve()));
+  await queue.close();
   await db.close();
   parentPort!.postMessage({ type: "stopped" } satisfies EmbeddedThreadMessage);
 });

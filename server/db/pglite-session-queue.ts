@@ -26,6 +26,8 @@ export class PgliteSessionQueue {
   readonly #pending: Pending[] = [];
   #owner: number | null = null;
   #running = false;
+  #closed = false;
+  #draining: Promise<void> = Promise.resolve();
 
   constructor(db: PGlite) {
     this.#db = db;
@@ -51,18 +53,34 @@ export class PgliteSessionQueue {
     }
   }
 
+  /**
+   * Stops serving before the database closes: what waits is refused, what runs finishes. Without
+   * it a client's last message could reach PGlite after close() and throw in this thread.
+   */
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const item of this.#pending.splice(0)) item.reject(new Error("the embedded database is closing"));
+    await this.#draining;
+  }
+
   async clearTransactionIfNeeded(handlerId: number): Promise<void> {
-    if (this.#owner !== handlerId) return;
+    if (this.#closed || this.#owner !== handlerId) return;
     if (this.#db.isInTransaction()) await this.#db.exec("ROLLBACK");
     this.#owner = null;
     void this.#drain();
   }
 
-  async #drain(): Promise<void> {
-    if (this.#running) return;
+  #drain(): Promise<void> {
+    if (this.#running) return this.#draining;
     this.#running = true;
+    this.#draining = this.#run();
+    return this.#draining;
+  }
+
+  async #run(): Promise<void> {
     try {
       for (;;) {
+        if (this.#closed) return;
         const index = this.#owner === null ? 0 : this.#pending.findIndex((item) => item.handlerId === this.#owner);
         if (index < 0 || this.#pending.length === 0) return;
         const [item] = this.#pending.splice(index, 1) as [Pending];
@@ -84,7 +102,7 @@ export class PgliteSessionQueue {
         const type = item.message[0];
         const startup = type === 0; // startup packets begin with their length, not a type byte
         const exchangeOver = startup || type === SYNC || type === QUERY || type === TERMINATE;
-        if (exchangeOver && !this.#db.isInTransaction()) this.#owner = null;
+        if (exchangeOver && !this.#closed && !this.#db.isInTransaction()) this.#owner = null;
       }
     } finally {
       this.#running = false;

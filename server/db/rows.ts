@@ -41,3 +41,15 @@ export async function userOwnedTables(knex: Knex): Promise<string[]> {
   );
   return result.rows.map((row) => row.name);
 }
+
+/**
+ * Inserts `row`, or finds the row that already holds its unique `key` columns: the idempotent
+ * "create" of follows and likes, one statement in the common case and never a unique violation.
+ */
+export async function insertOrFind<Row extends object>(knex: Knex, table: string, row: Row, key: readonly (keyof Row & string)[]): Promise<Row> {
+  const [inserted] = await knex(table).insert(row).onConflict([...key]).ignore().returning("*");
+  if (inserted) return inserted as Row;
+  return knex(table)
+    .where(Object.fromEntries(key.map((column) => [column, row[column]])))
+    .first() as Promise<Row>;
+}

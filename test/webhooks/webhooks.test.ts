@@ -1,24 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { archiveOf, purgeDeletedAccounts } from "../support/account-data.ts";
 import { MAX_WEBHOOKS_PER_USER } from "../../server/webhooks/service.ts";
 import { expectError } from "../support/assertions.ts";
 import { eventually } from "../support/chat.ts";
-import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
+import { jsonHeaders, type TestService } from "../support/service.ts";
 import { apiKeyFor, registerUser, type TestUser } from "../support/users.ts";
-import { createWebhook, deliveries, emit, loopbackEnv } from "./helpers.ts";
-import { startReceiver, type Receiver } from "./receiver.ts";
+import { createWebhook, deliveries, emit, useWebhookService } from "./helpers.ts";
+import type { Receiver } from "./receiver.ts";
 
 let service: TestService;
 let hook: Receiver;
 
-beforeAll(async () => {
-  service = await startTestService({ env: loopbackEnv });
-  hook = await startReceiver();
-});
-afterAll(async () => {
-  await hook?.close();
-  await service?.close();
-});
+const fixture = useWebhookService();
+beforeAll(() => void ({ service, hook } = fixture));
 
 const send = (user: TestUser | Record<string, string>, method: string, path: string, body?: unknown) =>
   service.fetch(path, {

@@ -30,7 +30,7 @@ const times = new Map<string, number[]>(cases.map(([name]) => [name, []]));
 for (let round = 0; round < ROUNDS; round++) {
   for (const [name, args] of cases) times.get(name)!.push(timeChild(args));
 }
-const baseline = median(times.get(cases[0][0])!);
+const baseline = median(times.get(cases[0]![0])!);
 console.log(`start-up, median of ${ROUNDS} alternating rounds:`);
 for (const [name] of cases) {
   const ms = median(times.get(name)!);

@@ -4308,7 +4308,10 @@ export interface components {
             next_attempt_at: string | null;
             /** Format: date-time */
             last_attempt_at: string | null;
-            /** @description The delivery this one re-sends, for a redelivery; null otherwise. */
+            /**
+             * Format: uuid
+             * @description The delivery this one re-sends, for a redelivery; null otherwise.
+             */
             redelivery_of: string | null;
             /** Format: date-time */
             created_at: string;

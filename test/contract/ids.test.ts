@@ -35,8 +35,9 @@ const NOT_UUIDS: Record<string, string> = {
   "IntegrationTestOutcome.message_id": "the chat platform's id of the test message",
 };
 
-/** Parameters that carry an id under another name. */
+/** Parameters and properties that carry an id under another name. */
 const ID_PARAMETERS_BY_OTHER_NAME = new Set(["conversations_list_messages:before"]);
+const ID_PROPERTIES_BY_OTHER_NAME = new Set(["WebhookDelivery.redelivery_of"]);
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const isIdName = (name: string) => name === "id" || /_ids?$/.test(name);
@@ -62,7 +63,7 @@ function idProperties(): { key: string; schema: JsonSchema; name: string }[] {
   const walk = (owner: string, schema: JsonSchema | undefined) => {
     if (!schema || typeof schema !== "object" || schema.$ref) return;
     for (const [name, property] of Object.entries((schema.properties ?? {}) as Record<string, JsonSchema>)) {
-      if (isIdName(name)) found.push({ key: `${owner}.${name}`, schema: property, name });
+      if (isIdName(name) || ID_PROPERTIES_BY_OTHER_NAME.has(`${owner}.${name}`)) found.push({ key: `${owner}.${name}`, schema: property, name });
       walk(owner, property);
     }
     walk(owner, schema.items as JsonSchema | undefined);

@@ -15,7 +15,7 @@ rmSync(dist, { recursive: true, force: true });
 const common = {
   entryPoints: [join(sdk, "src", "index.ts")],
   bundle: true,
-  // Neutral: the same output runs in Node 18+ and in browsers; nothing Node-specific is bundled.
+  // Neutral: the same output runs in Node 20+ and in browsers; nothing Node-specific is bundled.
   platform: "neutral",
   target: "es2022",
   external: ["openapi-fetch", "eventsource-parser"],

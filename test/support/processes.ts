@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, realpathSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { root } from "./contract.ts";
@@ -92,4 +93,13 @@ export function runToEnd(bin: string, args: string[], env: Record<string, string
     const child = spawn(join(binDir, bin), args, { cwd: root, env: projectEnv(env), stdio: "inherit" });
     child.once("exit", (code, signal) => done(code ?? (signal ? 1 : 0)));
   });
+}
+
+/** npm's own script (npm-cli.js), so that a test can run npm on a Node of its choosing. */
+export function npmCliPath(): string {
+  for (const dir of (process.env.PATH ?? "").split(":")) {
+    const candidate = join(dir, "npm");
+    if (dir && existsSync(candidate)) return realpathSync(candidate);
+  }
+  throw new Error("npm is not on PATH");
 }

@@ -4,6 +4,47 @@
  */
 
 export interface paths {
+    "/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Service index
+         * @description A small JSON index of the service's documentation and probes. Outside `/v1` and credential-free.
+         */
+        get: operations["ops_index"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * API reference (HTML)
+         * @description The rendered API reference, built on the first request and kept. 503 `provider_unavailable` on an
+         *     installation without the renderer (a development dependency). Outside `/v1` and credential-free.
+         */
+        get: operations["ops_docs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -16,6 +57,46 @@ export interface paths {
          * @description Liveness probe for orchestrators; touches no dependency. Outside `/v1` and credential-free.
          */
         get: operations["ops_healthz"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OpenAPI document (JSON)
+         * @description The same OpenAPI document as JSON. Outside `/v1` and credential-free.
+         */
+        get: operations["ops_openapi_json"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openapi.yaml": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OpenAPI document (YAML)
+         * @description The OpenAPI document of this contract, as YAML. Outside `/v1` and credential-free.
+         */
+        get: operations["ops_openapi_yaml"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3778,6 +3859,31 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        /** @description What the server at `/` says about itself. */
+        ServiceIndex: {
+            /** @description The contract's title. */
+            name: string;
+            /** @description The contract's version. */
+            version: string;
+            description: string;
+            links: components["schemas"]["ServiceLinks"];
+        };
+        /** @description Where the running server documents itself, all outside `/v1` and credential-free. */
+        ServiceLinks: {
+            /**
+             * @description The rendered API reference (HTML).
+             * @enum {string}
+             */
+            docs: "/docs";
+            /** @enum {string} */
+            openapi_yaml: "/openapi.yaml";
+            /** @enum {string} */
+            openapi_json: "/openapi.json";
+            /** @enum {string} */
+            healthz: "/healthz";
+            /** @enum {string} */
+            readyz: "/readyz";
+        };
         /**
          * @example {
          *       "error": {
@@ -4785,6 +4891,8 @@ export type SchemaRoomRole = components['schemas']['RoomRole'];
 export type SchemaRoomSenderType = components['schemas']['RoomSenderType'];
 export type SchemaRoomUpdate = components['schemas']['RoomUpdate'];
 export type SchemaRoomUpdated = components['schemas']['RoomUpdated'];
+export type SchemaServiceIndex = components['schemas']['ServiceIndex'];
+export type SchemaServiceLinks = components['schemas']['ServiceLinks'];
 export type SchemaServiceUnavailableError = components['schemas']['ServiceUnavailableError'];
 export type SchemaShare = components['schemas']['Share'];
 export type SchemaShareCreate = components['schemas']['ShareCreate'];
@@ -4857,6 +4965,71 @@ export type HeaderXRateLimitRemaining = components['headers']['X-RateLimit-Remai
 export type HeaderXRateLimitReset = components['headers']['X-RateLimit-Reset'];
 export type $defs = Record<string, never>;
 export interface operations {
+    ops_index: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "name": "Persona API",
+                     *       "version": "1.0.0",
+                     *       "description": "The Persona API: its reference, its OpenAPI document and its probes. The API itself is under /v1.",
+                     *       "links": {
+                     *         "docs": "/docs",
+                     *         "openapi_yaml": "/openapi.yaml",
+                     *         "openapi_json": "/openapi.json",
+                     *         "healthz": "/healthz",
+                     *         "readyz": "/readyz"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ServiceIndex"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    ops_docs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rendered API reference: one self-contained HTML page (Redoc), loading nothing from elsewhere. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     ops_healthz: {
         parameters: {
             query?: never;
@@ -4881,6 +5054,58 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Health"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    ops_openapi_json: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    ops_openapi_yaml: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description This contract as OpenAPI 3.0 YAML, byte for byte the generated document. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/yaml": string;
                 };
             };
             400: components["responses"]["BadRequest"];

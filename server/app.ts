@@ -4,7 +4,6 @@ import { pinoHttp } from "pino-http";
 import { authenticate } from "./auth/authenticate.ts";
 import { authLimits } from "./auth/limits.ts";
 import { handlers as defaultHandlers } from "./handlers.ts";
-import { docsRoutes } from "./http/docs-routes.ts";
 import { errorHandler, unknownRoute } from "./http/errors.ts";
 import { idempotency } from "./http/idempotency.ts";
 import { rateLimit } from "./http/rate-limit.ts";
@@ -17,8 +16,7 @@ import type { Services } from "./services.ts";
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 /**
- * The HTTP app: request id and logs, the shared rate limit, the documentation routes (`/`,
- * `/docs`, `/openapi.yaml`, `/openapi.json`), body parsing, the contract validator,
+ * The HTTP app: request id and logs, the shared rate limit, body parsing, the contract validator,
  * the auth area's attempt limits and credential check (which sets the request's principal),
  * idempotency, then one router that dispatches by operationId. Every error leaves in the envelope.
  */
@@ -50,7 +48,6 @@ export function createApp(services: Services, handlers: HandlerMap = defaultHand
   );
   app.use(rateLimit(services));
   // The reference, the OpenAPI document and an index at `/`: outside the contract, so before its validator.
-  app.use(docsRoutes(services.log));
   app.use(express.json({ limit: config.bodyLimitBytes, verify: verifyUtf8Body }));
   app.use(express.urlencoded({ extended: false, limit: config.bodyLimitBytes, verify: verifyUtf8Form }));
   app.use(contractValidator(config));

@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { contractPath } from "../contract.ts";
 import type { Logger } from "../logger.ts";
-import { ApiError } from "./errors.ts";
+import { ApiError } from "../http/errors.ts";
 
 const run = promisify(execFile);
 const projectRoot = fileURLToPath(new URL("../..", import.meta.url));
@@ -20,21 +20,20 @@ const REDOCLY = join(projectRoot, "node_modules", "@redocly", "cli", "bin", "cli
  * and every test service, would otherwise pay for a page few ask for. The Redoc scripts are inlined
  * (`--inlineBundle`), so the page needs nothing from a CDN; telemetry and update checks are off.
  */
-export function apiReference(log: Logger): () => Promise<string> {
-  let rendering: Promise<string> | undefined;
-  return () => {
-    rendering ??= render(log).catch((error: unknown) => {
-      // A failed build is tried again by the next request rather than remembered.
-      rendering = undefined;
-      throw error;
-    });
-    return rendering;
-  };
+let rendering: Promise<string> | undefined;
+
+export function apiReference(log: Logger): Promise<string> {
+  rendering ??= render(log).catch((error: unknown) => {
+    // A failed build is tried again by the next request rather than remembered.
+    rendering = undefined;
+    throw error;
+  });
+  return rendering;
 }
 
 async function render(log: Logger): Promise<string> {
   if (!existsSync(REDOCLY)) {
-    throw new ApiError(503, "service_unavailable", "The rendered API reference needs @redocly/cli (a development dependency); /openapi.yaml and /openapi.json are served without it");
+    throw new ApiError(503, "provider_unavailable", "The rendered API reference needs @redocly/cli (a development dependency); /openapi.yaml and /openapi.json are served without it");
   }
   const started = Date.now();
   const dir = await mkdtemp(join(tmpdir(), "persona-docs-"));
@@ -51,7 +50,7 @@ async function render(log: Logger): Promise<string> {
   } catch (error) {
     if (error instanceof ApiError) throw error;
     log.error({ err: error }, "rendering the API reference failed");
-    throw new ApiError(503, "service_unavailable", "The API reference could not be rendered; /openapi.yaml and /openapi.json are served");
+    throw new ApiError(503, "provider_unavailable", "The API reference could not be rendered; /openapi.yaml and /openapi.json are served");
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

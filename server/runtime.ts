@@ -14,7 +14,7 @@ import { createLogger, type Logger } from "./logger.ts";
 import { createProviders, type Providers } from "./providers/index.ts";
 import { warmUpTokenizer } from "./providers/llm/tokens.ts";
 import type { Services } from "./services.ts";
-import { crontab, taskList } from "./tasks.ts";
+import { crontab, startConnections, taskList } from "./tasks.ts";
 
 export interface RunningService {
   url: string;
@@ -68,6 +68,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       health: { worker: config.worker.enabled ? "ok" : "disabled" },
     };
     if (config.worker.enabled) worker = await startWorker(services, { ...taskList(services), ...options.extraTasks }, crontab);
+    const connections = config.worker.enabled ? startConnections(services) : undefined;
     // Loading the tokenizer's rank file takes a moment; the first chat request should not pay it.
     if (options.http !== false) warmUpTokenizer();
     let url = "";
@@ -85,6 +86,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       (stopping ??= (async () => {
         log.info("shutting down: draining requests");
         await drain?.(config.shutdownTimeoutMs);
+        await connections?.stop();
         await worker?.stop();
         await jobs.release();
         await db.close();

@@ -12,6 +12,7 @@ import { trendingCrontab, trendingTasks } from "./personas/trending.ts";
 import { titleTask } from "./conversations/title-job.ts";
 import { webhookCrontab, webhookTasks } from "./webhooks/jobs.ts";
 import { integrationCrontab, integrationTasks } from "./integrations/jobs.ts";
+import { startGateways } from "./integrations/gateway/supervisor.ts";
 
 /** Tasks of every area, by name. Each area adds its own here as it lands. */
 export function taskList(services: Services): TaskList {
@@ -29,3 +30,8 @@ export function taskList(services: Services): TaskList {
 
 /** Recurring schedule (graphile-worker crontab syntax). */
 export const crontab = ["0 * * * * idempotency_purge", "30 * * * * expired_rows_purge", ...accountCrontab, ...trendingCrontab, ...webhookCrontab, ...integrationCrontab].join("\n");
+
+/** Long-lived connections a worker process holds besides its jobs (chat platform gateways). */
+export function startConnections(services: Services): { stop: () => Promise<void> } {
+  return startGateways(services);
+}

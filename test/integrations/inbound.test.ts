@@ -141,11 +141,12 @@ describe("messenger updates", () => {
   });
 
   it("honours a 429's retry_after from the platform when posting the reply", async () => {
-    const { bot } = await connectMessenger();
+    const { bot, integration } = await connectMessenger();
     platforms.telegram.inject({ match: `${bot.token}/sendMessage`, status: 429, body: { ok: false, error_code: 429, description: "Too Many Requests: retry after 1", parameters: { retry_after: 1 } } });
     await platforms.telegram.deliver(bot.token, telegramTextUpdate({ chatId: 5, text: "busy?" }));
     await eventually(async () => sentTo(bot.token).length === 2);
     expect(sentTo(bot.token).every((r) => r.body.chat_id === "5")).toBe(true);
+    await eventually(async () => (await detail(integration.id)).message_count === 1);
   });
 });
 
@@ -193,9 +194,9 @@ describe("workspace events", () => {
     await expectOk(client().PUT("/v1/integrations/{id}", { params: { path: { id: integration.id } }, body: { auto_respond: true } }));
     platforms.slack.inject({ match: "/chat.postMessage", status: 429, body: { ok: false, error: "ratelimited" }, headers: { "retry-after": "1" } });
     await platforms.slack.event(eventsUrl, slackMessageEvent({ channel: "C05B8RY3N1", text: "plain message" }), SIGNING_SECRET);
-    await eventually(async () => postedBy(bot.token).length === 1);
-    const attempts = platforms.slack.calls("chat.postMessage").filter((r) => r.body.channel === "C05B8RY3N1" && r.headers.authorization === `Bearer ${bot.token}`);
-    expect(attempts.length).toBeGreaterThanOrEqual(1);
-    expect(platforms.slack.requests.filter((r) => r.path === "/api/chat.postMessage").length).toBeGreaterThanOrEqual(2);
+    // The first attempt is answered 429; the library waits Retry-After and sends it again.
+    await eventually(async () => postedBy(bot.token).length === 2);
+    await eventually(async () => (await detail(integration.id)).message_count === 1);
+    expect(postedBy(bot.token)[0]!.body).toEqual(postedBy(bot.token)[1]!.body);
   });
 });

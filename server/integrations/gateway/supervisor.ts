@@ -1,0 +1,103 @@
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import type { Services } from "../../services.ts";
+import { acceptInbound } from "../inbound.ts";
+import { fromDiscord } from "../messages.ts";
+import { tokenOf } from "../service.ts";
+import { acquireLeases, activeGatewayIntegrations, releaseLeases, renewLeases, type IntegrationRow } from "../store.ts";
+import { openDiscordSession, type GatewaySession } from "./discord-session.ts";
+
+interface Held {
+  row: IntegrationRow;
+  session?: GatewaySession;
+  closed: boolean;
+}
+
+/**
+ * Keeps exactly one live gateway connection per active forum integration across every worker
+ * process: a connection is held only under a lease row (integration, holder, expires_at) that this
+ * process renews every third of INTEGRATIONS_LEASE_MS. A worker that dies stops renewing; once its
+ * lease runs out another worker's next round takes it (within 1⅓ lease periods). A lease lost or
+ * not renewed in time closes the connection first, so two never overlap for long; an integration
+ * deleted, paused or purged is closed at the next round.
+ */
+export function startGateways(services: Services): { stop: () => Promise<void> } {
+  const { knex } = services.db;
+  const leaseMs = services.config.integrations.leaseMs;
+  const holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const held = new Map<string, Held>();
+  const retryAt = new Map<string, { at: number; failures: number }>();
+  let lastRenewal = Date.now();
+  let stopped = false;
+
+  const close = async (id: string) => {
+    const entry = held.get(id);
+    held.delete(id);
+    if (!entry) return;
+    entry.closed = true;
+    await entry.session?.close().catch((error: unknown) => services.log.warn({ integration: id, reason: (error as Error).message }, "closing a forum gateway failed"));
+  };
+
+  const open = async (row: IntegrationRow) => {
+    const entry: Held = { row, closed: false };
+    held.set(row.id, entry);
+    const log = services.log.child({ integration: row.id });
+    try {
+      const session = await openDiscordSession(services.config.integrations, await tokenOf(services, row), log, (data) => {
+        const current = held.get(row.id)?.row ?? row;
+        const message = fromDiscord(data, { id: current.bot_user_id, username: current.bot_username });
+        if (message) acceptInbound(services, current, message).catch((error: unknown) => log.error({ err: error }, "a forum message could not be queued"));
+      });
+      if (entry.closed) return void (await session.close());
+      entry.session = session;
+      retryAt.delete(row.id);
+      log.info({ holder }, "forum gateway connected");
+    } catch (error) {
+      // Back off (up to 5 minutes) so a refused token does not hammer the platform.
+      const failures = (retryAt.get(row.id)?.failures ?? 0) + 1;
+      retryAt.set(row.id, { at: Date.now() + Math.min(300_000, 1000 * 2 ** failures), failures });
+      log.warn({ reason: (error as Error).message }, "forum gateway could not connect");
+      if (held.get(row.id) === entry) held.delete(row.id);
+      await releaseLeases(knex, [row.id], holder).catch(() => undefined);
+    }
+  };
+
+  const round = async () => {
+    const wanted = new Map((await activeGatewayIntegrations(knex)).map((row) => [row.id, row]));
+    const gone = [...held.keys()].filter((id) => !wanted.has(id));
+    await Promise.all(gone.map(close));
+    await releaseLeases(knex, gone, holder);
+    const kept = new Set(await renewLeases(knex, [...held.keys()], holder, leaseMs));
+    lastRenewal = Date.now();
+    await Promise.all([...held.keys()].filter((id) => !kept.has(id)).map(close));
+    for (const [id, entry] of held) entry.row = wanted.get(id) ?? entry.row;
+    const now = Date.now();
+    const free = [...wanted.keys()].filter((id) => !held.has(id) && (retryAt.get(id)?.at ?? 0) <= now);
+    for (const id of await acquireLeases(knex, free, holder, leaseMs)) void open(wanted.get(id)!);
+  };
+
+  let running: Promise<void> | undefined;
+  const timer = setInterval(() => {
+    if (running || stopped) return;
+    running = round()
+      .catch(async (error: unknown) => {
+        services.log.warn({ reason: (error as Error).message }, "forum gateway round failed");
+        // Unable to renew for a whole lease: another worker may hold the leases by now.
+        if (Date.now() - lastRenewal > leaseMs) await Promise.all([...held.keys()].map(close));
+      })
+      .finally(() => {
+        running = undefined;
+      });
+  }, Math.max(100, Math.floor(leaseMs / 3)));
+
+  return {
+    stop: async () => {
+      stopped = true;
+      clearInterval(timer);
+      await running;
+      const ids = [...held.keys()];
+      await Promise.all(ids.map(close));
+      await releaseLeases(knex, ids, holder).catch(() => undefined);
+    },
+  };
+}

@@ -28,7 +28,7 @@ afterAll(async () => {
 
 const client = (user: TestUser) => service.clientFor(user);
 
-describe("connect", () => {
+describe("connect", { timeout: 90_000 }, () => {
   it("connects a forum bot after the platform accepts its token and guild; the token is stored encrypted and never returned or logged", async () => {
     const persona = await createPersona(service, owner);
     const bot = platforms.discord.addBot();
@@ -166,7 +166,7 @@ describe("connect", () => {
   });
 });
 
-describe("read, update, delete", () => {
+describe("read, update, delete", { timeout: 90_000 }, () => {
   it("updates only the supplied fields, pauses and resumes, and refuses channel_ids on messenger", async () => {
     const persona = await createPersona(service, owner);
     const bot = platforms.discord.addBot();
@@ -221,7 +221,7 @@ describe("read, update, delete", () => {
   });
 });
 
-describe("test message", () => {
+describe("test message", { timeout: 90_000 }, () => {
   it("posts a real message to the first channel on forum and workspace, and checks the token on messenger", async () => {
     const forumPersona = await createPersona(service, owner, { name: "Tester" });
     const bot = platforms.discord.addBot();

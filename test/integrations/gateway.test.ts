@@ -39,7 +39,7 @@ async function connectForum(): Promise<{ bot: FakeDiscordBot; id: string }> {
 
 const postsOf = (bot: FakeDiscordBot) => discord.posts().filter((r) => r.headers.authorization === `Bot ${bot.token}`);
 
-describe("forum gateway", () => {
+describe("forum gateway", { timeout: 90_000 }, () => {
   it("identifies with the message intents, answers mentions in its channels and direct messages, and ignores the rest", async () => {
     const { bot, id } = await connectForum();
     const identify = discord.received.find((frame) => frame.op === 2 && (frame.d as { token: string }).token === bot.token)!;

@@ -50,7 +50,7 @@ const sentTo = (token: string) => platforms.telegram.calls("sendMessage").filter
 const postedBy = (token: string) => platforms.slack.calls("chat.postMessage").filter((r) => r.headers.authorization === `Bearer ${token}`);
 const detail = async (id: string) => expectOk(client().GET("/v1/integrations/{id}", { params: { path: { id } } }));
 
-describe("messenger updates", () => {
+describe("messenger updates", { timeout: 90_000 }, () => {
   it("answers a private message through the reply engine in the chat's conversation, and counts it", async () => {
     const { bot, integration, persona } = await connectMessenger();
     expect(await platforms.telegram.deliver(bot.token, telegramTextUpdate({ chatId: 4242, text: "Hello captain, how are the stars?" }))).toBe(200);
@@ -150,7 +150,7 @@ describe("messenger updates", () => {
   });
 });
 
-describe("workspace events", () => {
+describe("workspace events", { timeout: 90_000 }, () => {
   it("answers url_verification with its challenge once the signature checks", async () => {
     const { eventsUrl } = await connectWorkspace();
     const answer = await platforms.slack.event(eventsUrl, { type: "url_verification", token: "t", challenge: "3eZbrw1aBm2rZgRNFdxV" }, SIGNING_SECRET);

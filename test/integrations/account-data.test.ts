@@ -5,21 +5,27 @@ import { createPersona, eventually } from "../support/chat.ts";
 import type { TestService } from "../support/service.ts";
 import { registerUser } from "../support/users.ts";
 import { telegramTextUpdate } from "../fakes/platforms/telegram-server.ts";
-import { startPlatforms, startWithPlatforms, type Platforms } from "./helpers.ts";
+import { archiveOf, purgeDeletedAccounts } from "../support/account-data.ts";
+import { startFakeDiscord, type FakeDiscord } from "../fakes/platforms/discord-server.ts";
+import { platformEnv, startPlatforms, startWithPlatforms, type Platforms } from "./helpers.ts";
 
 // The integrations' part of the data export (no token, no secret) and of the account purge
 // (disconnects at the platform first), called directly.
 
 let platforms: Platforms;
+let discord: FakeDiscord;
 let service: TestService;
+let clock = Date.now();
 const [section, runtime] = integrationsAccountData;
 
 beforeAll(async () => {
   platforms = await startPlatforms();
-  service = await startWithPlatforms(platforms, { env: { DEFAULT_PLAN: "creator" } });
+  discord = await startFakeDiscord();
+  service = await startWithPlatforms(platforms, { now: () => new Date(clock), env: { ...platformEnv({ ...platforms, discord }), DEFAULT_PLAN: "creator", INTEGRATIONS_LEASE_MS: "900" } });
 });
 afterAll(async () => {
   await service?.close();
+  await discord?.close();
   await platforms?.close();
 });
 
@@ -67,5 +73,31 @@ describe("integrations account data", { timeout: 90_000 }, () => {
     expect(platforms.telegram.webhookOf(kept.token)).toBeDefined();
     expect(await service.services.db.knex("integrations").where({ user_id: user.id })).toHaveLength(0);
     expect(await service.services.db.knex("integrations").where({ user_id: keep.id })).toHaveLength(1);
+  });
+
+  it("end to end: the registered sections put integrations in the archive, and the account purge disconnects every bot", async () => {
+    const user = await registerUser(service);
+    const persona = await createPersona(service, user);
+    const messengerBot = platforms.telegram.addBot();
+    const forumBot = discord.addBot();
+    await expectOk(service.clientFor(user).POST("/v1/integrations/messenger", { body: { persona_id: persona.id, bot_token: messengerBot.token } }), 201);
+    await expectOk(service.clientFor(user).POST("/v1/integrations/forum", { body: { persona_id: persona.id, bot_token: forumBot.token, guild_id: "884213597310459904", channel_ids: ["884213597310459907"] } }), 201);
+    await eventually(async () => discord.liveSessions(forumBot.token) === 1);
+
+    const archive = await archiveOf(service.services, user.id);
+    expect(archive.integrations.map((row) => row.platform).sort()).toEqual(["forum", "messenger"]);
+    expect(JSON.stringify(archive)).not.toContain(messengerBot.token);
+    expect(JSON.stringify(archive)).not.toContain(forumBot.token);
+
+    await expectOk(service.clientFor(user).DELETE("/v1/auth/me"));
+    clock += 31 * 86_400_000;
+    try {
+      expect((await purgeDeletedAccounts(service.services)).users).toBeGreaterThanOrEqual(1);
+    } finally {
+      clock = Date.now();
+    }
+    expect(platforms.telegram.webhookOf(messengerBot.token)).toBeUndefined();
+    await eventually(async () => discord.liveSessions(forumBot.token) === 0);
+    expect(await service.services.db.knex("integrations").where({ user_id: user.id })).toHaveLength(0);
   });
 });

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { purgeAccounts } from "../../server/auth/account/jobs.ts";
-import { buildArchive } from "../../server/auth/account/export-archive.ts";
+import { archiveOf, purgeDeletedAccounts } from "../support/account-data.ts";
 import { MAX_WEBHOOKS_PER_USER } from "../../server/webhooks/service.ts";
 import { expectError } from "../support/assertions.ts";
 import { eventually } from "../support/chat.ts";
@@ -147,15 +146,14 @@ describe("account data", () => {
     await eventually(async () => (await deliveries(service, user, created.id)).data[0]?.status === "succeeded");
     const knex = service.services.db.knex;
 
-    const userRow = await knex("users").where({ id: user.id }).first();
-    const archive = await buildArchive(knex, userRow, new Date());
+    const archive = await archiveOf(service.services, user.id);
     expect(archive.webhooks).toHaveLength(1);
     expect(archive.webhooks[0]).toMatchObject({ id: created.id, url: hook.url, events: ["message.failed"], active: true });
     expect(JSON.stringify(archive)).not.toContain("secret");
     expect(JSON.stringify(archive)).not.toContain(created.secret);
 
     await knex("users").where({ id: user.id }).update({ deleted_at: new Date(Date.now() - 40 * 86_400_000) });
-    await purgeAccounts(service.services);
+    await purgeDeletedAccounts(service.services);
     expect(await knex("webhooks").where({ user_id: user.id })).toEqual([]);
     expect(await knex("webhook_deliveries").where({ user_id: user.id })).toEqual([]);
   });

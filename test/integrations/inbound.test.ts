@@ -5,7 +5,7 @@ import type { TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
 import { slackMessageEvent } from "../fakes/platforms/slack-server.ts";
 import { telegramTextUpdate } from "../fakes/platforms/telegram-server.ts";
-import { startPlatforms, startWithPlatforms, type Platforms } from "./helpers.ts";
+import { capturedLog, startPlatforms, startWithPlatforms, type Platforms } from "./helpers.ts";
 
 // Webhook-style inbound: the messenger's updates and the workspace's signed Events API callbacks
 // become persona replies (a job, the reply engine, the channel's conversation), posted back
@@ -15,10 +15,13 @@ const SIGNING_SECRET = "a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6";
 let platforms: Platforms;
 let service: TestService;
 let owner: TestUser;
+const logs = capturedLog();
+/** Every bot token and secret the tests use, to look for in the log at the end. */
+const secrets: string[] = [SIGNING_SECRET];
 
 beforeAll(async () => {
   platforms = await startPlatforms();
-  service = await startWithPlatforms(platforms, { env: { DEFAULT_PLAN: "creator" } });
+  service = await startWithPlatforms(platforms, { log: logs.log, env: { DEFAULT_PLAN: "creator", LOG_LEVEL: "debug" } });
   owner = await registerUser(service);
 });
 afterAll(async () => {
@@ -33,6 +36,7 @@ async function connectMessenger(user = owner) {
   const persona = await createPersona(service, user);
   const bot = platforms.telegram.addBot();
   const integration = await expectOk(service.clientFor(user).POST("/v1/integrations/messenger", { body: { persona_id: persona.id, bot_token: bot.token } }), 201);
+  secrets.push(bot.token, platforms.telegram.webhookOf(bot.token)!.secret);
   return { persona, bot, integration };
 }
 
@@ -43,6 +47,7 @@ async function connectWorkspace(channels = ["C05B8RY3N1"]) {
     client().POST("/v1/integrations/workspace", { body: { persona_id: persona.id, bot_token: bot.token, workspace_id: bot.teamId, channel_ids: channels, signing_secret: SIGNING_SECRET } }),
     201,
   );
+  secrets.push(bot.token);
   return { persona, bot, integration, eventsUrl: integration.events_url! };
 }
 
@@ -198,5 +203,12 @@ describe("workspace events", { timeout: 90_000 }, () => {
     await eventually(async () => postedBy(bot.token).length === 2);
     await eventually(async () => (await detail(integration.id)).message_count === 1);
     expect(postedBy(bot.token)[0]!.body).toEqual(postedBy(bot.token)[1]!.body);
+  });
+});
+
+describe("logs", () => {
+  it("never carry a bot token, a webhook secret token or a signing secret", () => {
+    expect(logs.text().length).toBeGreaterThan(0);
+    for (const secret of secrets) expect(logs.text()).not.toContain(secret);
   });
 });

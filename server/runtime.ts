@@ -53,6 +53,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     throw error;
   }
   let worker: RunningWorker | undefined;
+  let connections: { stop: () => Promise<void> } | undefined;
   try {
     await db.migrate();
     const jobs = await openJobQueue(db, log);
@@ -68,7 +69,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       health: { worker: config.worker.enabled ? "ok" : "disabled" },
     };
     if (config.worker.enabled) worker = await startWorker(services, { ...taskList(services), ...options.extraTasks }, crontab);
-    const connections = config.worker.enabled ? startConnections(services) : undefined;
+    if (config.worker.enabled) connections = startConnections(services);
     // Loading the tokenizer's rank file takes a moment; the first chat request should not pay it.
     if (options.http !== false) warmUpTokenizer();
     let url = "";
@@ -95,6 +96,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     return { url, services, server, stop };
   } catch (error) {
     server?.close();
+    await connections?.stop().catch(() => undefined);
     await worker?.stop().catch(() => undefined);
     await db.close();
     throw error;

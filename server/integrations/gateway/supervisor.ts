@@ -77,7 +77,7 @@ export function startGateways(services: Services): { stop: () => Promise<void> }
   };
 
   let running: Promise<void> | undefined;
-  const timer = setInterval(() => {
+  const tick = () => {
     if (running || stopped) return;
     running = round()
       .catch(async (error: unknown) => {
@@ -88,7 +88,10 @@ export function startGateways(services: Services): { stop: () => Promise<void> }
       .finally(() => {
         running = undefined;
       });
-  }, Math.max(100, Math.floor(leaseMs / 3)));
+  };
+  const timer = setInterval(tick, Math.max(100, Math.floor(leaseMs / 3)));
+  // The first round at once: a restarted worker takes free connections without waiting a period.
+  setImmediate(tick);
 
   return {
     stop: async () => {

@@ -2697,7 +2697,8 @@ export interface components {
             events_url?: string;
             /**
              * @description Extension: why the last message addressed to the bot got no reply on the platform (the owner's
-             *     message quota used up, the model failed, the platform refused the post); absent when it was answered.
+             *     message quota used up, the model failed, the platform refused the post or the bot's gateway
+             *     connection); absent until then, and cleared by the next message answered.
              */
             last_error?: components["schemas"]["IntegrationIssue"];
         };

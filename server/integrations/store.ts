@@ -85,6 +85,11 @@ export async function recordIssue(knex: Knex, id: string, issue: IntegrationIssu
   await knex.raw("UPDATE integrations SET last_error = ?::jsonb, last_message_at = ? WHERE id = ?", [JSON.stringify(issue), issue.at, id]);
 }
 
+/** A problem of the bot itself (its gateway refused it), shown in `last_error`; no message was handled. */
+export async function noteIssue(knex: Knex, id: string, issue: IntegrationIssue): Promise<void> {
+  await knex.raw("UPDATE integrations SET last_error = ?::jsonb WHERE id = ?", [JSON.stringify(issue), id]);
+}
+
 /**
  * Takes a platform event id once: true the first time, false for a retry or a second delivery of
  * the same message. Inside the caller's transaction, so the job it queues exists exactly when the

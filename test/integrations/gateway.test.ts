@@ -101,4 +101,17 @@ describe("forum gateway", { timeout: 90_000 }, () => {
     await expectOk(service.clientFor(owner).DELETE("/v1/integrations/{id}", path));
     await eventually(async () => discord.liveSessions(bot.token) === 0);
   });
+
+  it("gives up a connection the gateway refuses (4004), says why, and tries again after a backoff", async () => {
+    const { bot, id } = await connectForum();
+    discord.drop(bot.token, 4004);
+    const read = await eventually(async () => {
+      const found = await expectOk(service.clientFor(owner).GET("/v1/integrations/{id}", { params: { path: { id } } }));
+      return found.last_error ? found : undefined;
+    });
+    expect(read.last_error).toMatchObject({ code: "platform_error", message: expect.stringContaining("4004") });
+    // The fake takes the token again: the next attempt connects.
+    await eventually(async () => discord.liveSessions(bot.token) === 1, 30_000);
+    expect(discord.received.filter((frame) => frame.op === 2 && (frame.d as { token: string }).token === bot.token)).toHaveLength(2);
+  });
 });

@@ -6,6 +6,8 @@ import type { PlatformSettings } from "../platforms/types.ts";
 
 /** Guild and direct messages with their text (MESSAGE_CONTENT is a privileged intent the bot's app must enable). */
 const INTENTS = GatewayIntentBits.Guilds | GatewayIntentBits.GuildMessages | GatewayIntentBits.DirectMessages | GatewayIntentBits.MessageContent;
+/** Close codes after which the platform will not take the bot back as it is (token, intents, version). */
+const FATAL_CLOSE_CODES = new Set([4004, 4010, 4011, 4012, 4013, 4014]);
 /** How long READY may take before the attempt is given up (the supervisor tries again later). */
 const CONNECT_TIMEOUT_MS = 30_000;
 
@@ -24,6 +26,7 @@ export async function openDiscordSession(
   token: string,
   log: Logger,
   onMessage: (data: Record<string, unknown>) => void,
+  onFatal: (reason: string) => void,
 ): Promise<GatewaySession> {
   let session: SessionInfo | null = null;
   const manager = new WebSocketManager({
@@ -41,6 +44,10 @@ export async function openDiscordSession(
   });
   manager.on(WebSocketShardEvents.Resumed, () => log.info("forum gateway session resumed"));
   manager.on(WebSocketShardEvents.Error, (error) => log.warn({ reason: error.message }, "forum gateway error"));
+  // The library does not reconnect after these: the supervisor closes the session and retries later.
+  manager.on(WebSocketShardEvents.Closed, (code) => {
+    if (FATAL_CLOSE_CODES.has(code)) onFatal(`the forum gateway closed the connection with code ${code}`);
+  });
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([

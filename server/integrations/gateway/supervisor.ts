@@ -4,7 +4,7 @@ import type { Services } from "../../services.ts";
 import { acceptInbound } from "../inbound.ts";
 import { fromDiscord } from "../messages.ts";
 import { tokenOf } from "../service.ts";
-import { acquireLeases, activeGatewayIntegrations, releaseLeases, renewLeases, type IntegrationRow } from "../store.ts";
+import { acquireLeases, activeGatewayIntegrations, noteIssue, releaseLeases, renewLeases, type IntegrationRow } from "../store.ts";
 import { openDiscordSession, type GatewaySession } from "./discord-session.ts";
 
 interface Held {
@@ -38,27 +38,36 @@ export function startGateways(services: Services): { stop: () => Promise<void> }
     await entry.session?.close().catch((error: unknown) => services.log.warn({ integration: id, reason: (error as Error).message }, "closing a forum gateway failed"));
   };
 
+  /** Gives the connection up for now: backs off (up to 5 minutes) so a refused token does not hammer the platform. */
+  const giveUp = async (id: string, reason: string) => {
+    const failures = (retryAt.get(id)?.failures ?? 0) + 1;
+    retryAt.set(id, { at: Date.now() + Math.min(300_000, 1000 * 2 ** failures), failures });
+    services.log.warn({ integration: id, reason }, "forum gateway could not connect");
+    await close(id);
+    await releaseLeases(knex, [id], holder).catch(() => undefined);
+    await noteIssue(knex, id, { code: "platform_error", message: reason, at: services.now().toISOString() }).catch(() => undefined);
+  };
+
   const open = async (row: IntegrationRow) => {
     const entry: Held = { row, closed: false };
     held.set(row.id, entry);
     const log = services.log.child({ integration: row.id });
+    const onMessage = (data: Record<string, unknown>) => {
+      const current = held.get(row.id)?.row ?? row;
+      const message = fromDiscord(data, { id: current.bot_user_id, username: current.bot_username });
+      if (message) acceptInbound(services, current, message).catch((error: unknown) => log.error({ err: error }, "a forum message could not be queued"));
+    };
+    const onFatal = (reason: string) => {
+      if (held.get(row.id) === entry) void giveUp(row.id, reason);
+    };
     try {
-      const session = await openDiscordSession(services.config.integrations, await tokenOf(services, row), log, (data) => {
-        const current = held.get(row.id)?.row ?? row;
-        const message = fromDiscord(data, { id: current.bot_user_id, username: current.bot_username });
-        if (message) acceptInbound(services, current, message).catch((error: unknown) => log.error({ err: error }, "a forum message could not be queued"));
-      });
+      const session = await openDiscordSession(services.config.integrations, await tokenOf(services, row), log, onMessage, onFatal);
       if (entry.closed) return void (await session.close());
       entry.session = session;
       retryAt.delete(row.id);
       log.info({ holder }, "forum gateway connected");
     } catch (error) {
-      // Back off (up to 5 minutes) so a refused token does not hammer the platform.
-      const failures = (retryAt.get(row.id)?.failures ?? 0) + 1;
-      retryAt.set(row.id, { at: Date.now() + Math.min(300_000, 1000 * 2 ** failures), failures });
-      log.warn({ reason: (error as Error).message }, "forum gateway could not connect");
-      if (held.get(row.id) === entry) held.delete(row.id);
-      await releaseLeases(knex, [row.id], holder).catch(() => undefined);
+      if (held.get(row.id) === entry) await giveUp(row.id, (error as Error).message);
     }
   };
 

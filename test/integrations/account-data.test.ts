@@ -22,7 +22,7 @@ beforeAll(async () => {
   platforms = await startPlatforms();
   discord = await startFakeDiscord();
   service = await startWithPlatforms(platforms, { now: () => new Date(clock), env: { ...platformEnv({ ...platforms, discord }), DEFAULT_PLAN: "creator", INTEGRATIONS_LEASE_MS: "900" } });
-});
+}, 120_000);
 afterAll(async () => {
   await service?.close();
   await discord?.close();

@@ -20,7 +20,7 @@ beforeAll(async () => {
   platforms = await startPlatforms();
   service = await startWithPlatforms(platforms, { log: logs.log, env: { DEFAULT_PLAN: "creator" } });
   [owner, other] = await Promise.all([registerUser(service), registerUser(service)]);
-});
+}, 120_000);
 afterAll(async () => {
   await service?.close();
   await platforms?.close();

@@ -22,7 +22,7 @@ beforeAll(async () => {
   discord = await startFakeDiscord({ heartbeatIntervalMs: 500 });
   service = await startWithPlatforms(platforms, { env: { ...platformEnv({ ...platforms, discord }), DEFAULT_PLAN: "creator", INTEGRATIONS_LEASE_MS: "900" } });
   owner = await registerUser(service);
-});
+}, 120_000);
 afterAll(async () => {
   await service?.close();
   await discord?.close();

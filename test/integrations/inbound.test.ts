@@ -23,7 +23,7 @@ beforeAll(async () => {
   platforms = await startPlatforms();
   service = await startWithPlatforms(platforms, { log: logs.log, env: { DEFAULT_PLAN: "creator", LOG_LEVEL: "debug" } });
   owner = await registerUser(service);
-});
+}, 120_000);
 afterAll(async () => {
   await service?.close();
   await platforms?.close();

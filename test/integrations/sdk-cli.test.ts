@@ -19,7 +19,7 @@ beforeAll(async () => {
   service = await startWithPlatforms(platforms, { env: { DEFAULT_PLAN: "creator" } });
   owner = await registerUser(service);
   env = { PERSONA_BASE_URL: service.url, PERSONA_API_KEY: await apiKeyFor(service, owner) };
-});
+}, 120_000);
 afterAll(async () => {
   await service?.close();
   await platforms?.close();

@@ -34,7 +34,7 @@ beforeAll(async () => {
   platforms = await startPlatforms();
   // The API alone: gateways run only in the worker processes this test starts and kills.
   service = await startWithPlatforms(platforms, { env: { WORKER_ENABLED: "false", DEFAULT_PLAN: "creator" } });
-});
+}, 120_000);
 afterAll(async () => {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   await service?.close();

@@ -70,6 +70,7 @@ export const settings = {
   TELEGRAM_API_URL: { key: "integrations.telegramApiUrl", schema: z.url().default("https://api.telegram.org"), doc: "Base URL of the messenger platform's (Telegram's) Bot API." },
   SLACK_API_URL: { key: "integrations.slackApiUrl", schema: z.url().default("https://slack.com/api/"), doc: "Base URL of the workspace platform's (Slack's) Web API." },
   SLACK_SIGNING_SECRET: { key: "integrations.slackSigningSecret", schema: z.string().min(1).optional(), doc: "Signing secret of a workspace app shared by every workspace integration that gives none of its own." },
+  TELEGRAM_UPDATES: { key: "integrations.telegramUpdates", schema: z.enum(["webhook", "polling"]).optional(), doc: "How messenger bots receive messages: `webhook` (the platform calls `PUBLIC_BASE_URL`, which must be public HTTPS) or `polling` (a worker long-polls for each bot). Default: `webhook` when `PUBLIC_BASE_URL` is HTTPS, else `polling`." },
   PLATFORM_TIMEOUT_MS: { key: "integrations.timeoutMs", schema: int(100, 120_000).default(10_000), doc: "How long one call to a chat platform may take before it counts as failed." },
   INTEGRATIONS_LEASE_MS: { key: "integrations.leaseMs", schema: int(300, 600_000).default(15_000), doc: "Lease of a worker on a forum bot's gateway connection, renewed every third of it; a dead worker's connections are taken over within about 1⅓ of it." },
   VALIDATE_RESPONSES: { key: "validateResponses", schema: bool.default(false), doc: "Check every JSON response against the contract (on in tests)." },

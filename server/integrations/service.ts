@@ -37,6 +37,15 @@ export function callbackUrl(services: Services, row: Pick<IntegrationRow, "id" |
   return undefined;
 }
 
+/**
+ * Whether messenger bots long-poll from a worker instead of receiving webhooks: TELEGRAM_UPDATES,
+ * else polling unless the platform can call this server back over HTTPS.
+ */
+export function messengerPolls(services: Services): boolean {
+  const mode = services.config.integrations.telegramUpdates;
+  return mode ? mode === "polling" : !publicBaseUrl(services.config).startsWith("https://");
+}
+
 /** The bot token, decrypted; only ever handed to a platform client. */
 export async function tokenOf(services: Services, row: IntegrationRow): Promise<string> {
   return (await secretBox(services.db.knex, services.config.secretsKey)).open(row.token_encrypted);
@@ -87,7 +96,8 @@ export async function connectIntegration(services: Services, userId: string, pla
   const bot = await checkBot(services, platform, body.bot_token, body);
   const { knex } = services.db;
   const box = await secretBox(knex, services.config.secretsKey);
-  const webhookSecret = platform === "messenger" ? randomBytes(32).toString("base64url") : signingSecret;
+  const polls = platform === "messenger" && messengerPolls(services);
+  const webhookSecret = platform === "messenger" ? (polls ? undefined : randomBytes(32).toString("base64url")) : signingSecret;
   const now = services.now();
   const row: IntegrationRow = {
     id: uuidv7(),
@@ -116,7 +126,10 @@ export async function connectIntegration(services: Services, userId: string, pla
   }
   if (platform === "messenger") {
     try {
-      await new TelegramClient(services.config.integrations, body.bot_token, { retries: 0 }).setWebhook(callbackUrl(services, inserted)!, webhookSecret!);
+      const telegram = new TelegramClient(services.config.integrations, body.bot_token, { retries: 0 });
+      // Polling: the platform serves no getUpdates while a webhook is set; a worker picks the bot up.
+      if (polls) await telegram.deleteWebhook();
+      else await telegram.setWebhook(callbackUrl(services, inserted)!, webhookSecret!);
     } catch (error) {
       await deleteIntegrationOf(knex, userId, inserted.id);
       if (error instanceof PlatformRefusal) {

@@ -125,9 +125,9 @@ export async function channelsOfIntegrations(knex: Knex, ids: string[]): Promise
 
 // ---------------------------------------------------------------- gateway leases
 
-/** Active forum integrations: the ones that want a gateway connection. */
-export async function activeGatewayIntegrations(knex: Knex): Promise<IntegrationRow[]> {
-  return table(knex).where({ platform: "forum", status: "active" });
+/** Active integrations that want a connection held by a worker: forum gateways, and messenger polling when it polls. */
+export async function activeGatewayIntegrations(knex: Knex, messengerPolls: boolean): Promise<IntegrationRow[]> {
+  return table(knex).where({ status: "active" }).whereIn("platform", messengerPolls ? ["forum", "messenger"] : ["forum"]);
 }
 
 /**

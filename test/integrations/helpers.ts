@@ -24,6 +24,8 @@ export function platformEnv(platforms: Pick<Platforms, "discord" | "telegram" | 
     TELEGRAM_API_URL: platforms.telegram.url,
     SLACK_API_URL: platforms.slack.url,
     PLATFORM_TIMEOUT_MS: "3000",
+    // The tests' server is plain HTTP on loopback; the fake platform calls it back all the same.
+    TELEGRAM_UPDATES: "webhook",
   };
 }
 

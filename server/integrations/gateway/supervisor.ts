@@ -2,10 +2,11 @@ import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { Services } from "../../services.ts";
 import { acceptInbound } from "../inbound.ts";
-import { fromDiscord } from "../messages.ts";
-import { tokenOf } from "../service.ts";
+import { fromDiscord, fromTelegram } from "../messages.ts";
+import { messengerPolls, tokenOf } from "../service.ts";
 import { acquireLeases, activeGatewayIntegrations, noteIssue, releaseLeases, renewLeases, type IntegrationRow } from "../store.ts";
 import { openDiscordSession, type GatewaySession } from "./discord-session.ts";
+import { openTelegramPolling } from "./telegram-session.ts";
 
 interface Held {
   row: IntegrationRow;
@@ -14,7 +15,8 @@ interface Held {
 }
 
 /**
- * Keeps exactly one live gateway connection per active forum integration across every worker
+ * Keeps exactly one live gateway connection per active forum integration (and one polling loop per
+ * messenger integration when the messenger polls) across every worker
  * process: a connection is held only under a lease row (integration, holder, expires_at) that this
  * process renews every third of INTEGRATIONS_LEASE_MS. A worker that dies stops renewing; once its
  * lease runs out another worker's next round takes it (within 1⅓ lease periods). A lease lost or
@@ -61,18 +63,26 @@ export function startGateways(services: Services): { stop: () => Promise<void> }
       if (held.get(row.id) === entry) void giveUp(row.id, reason);
     };
     try {
-      const session = await openDiscordSession(services.config.integrations, await tokenOf(services, row), log, onMessage, onFatal);
+      const token = await tokenOf(services, row);
+      const session =
+        row.platform === "messenger"
+          ? openTelegramPolling(services.config.integrations, token, log, async (update) => {
+              const current = held.get(row.id)?.row ?? row;
+              const message = fromTelegram(update as unknown as Record<string, unknown>, { id: current.bot_user_id, username: current.bot_username });
+              if (message) await acceptInbound(services, current, message);
+            }, onFatal)
+          : await openDiscordSession(services.config.integrations, token, log, onMessage, onFatal);
       if (entry.closed) return void (await session.close());
       entry.session = session;
       retryAt.delete(row.id);
-      log.info({ holder }, "forum gateway connected");
+      log.info({ holder, platform: row.platform }, row.platform === "messenger" ? "messenger polling started" : "forum gateway connected");
     } catch (error) {
       if (held.get(row.id) === entry) await giveUp(row.id, (error as Error).message);
     }
   };
 
   const round = async () => {
-    const wanted = new Map((await activeGatewayIntegrations(knex)).map((row) => [row.id, row]));
+    const wanted = new Map((await activeGatewayIntegrations(knex, messengerPolls(services))).map((row) => [row.id, row]));
     const gone = [...held.keys()].filter((id) => !wanted.has(id));
     await Promise.all(gone.map(close));
     await releaseLeases(knex, gone, holder);

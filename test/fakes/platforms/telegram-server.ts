@@ -19,6 +19,8 @@ export interface FakeTelegram {
   calls: (method: string) => PlatformRequest[];
   addBot: (bot?: Partial<FakeTelegramBot>) => FakeTelegramBot;
   webhookOf: (token: string) => { url: string; secret: string } | undefined;
+  /** Queues an update for the bot's long polling (`getUpdates`), as the platform keeps them while no webhook is set. */
+  enqueue: (token: string, update: Record<string, unknown>) => void;
   /** POSTs an update to the bot's webhook as the platform would; answers the status. */
   deliver: (token: string, update: Record<string, unknown>, options?: { secret?: string | null }) => Promise<number>;
   inject: (answer: Injected) => void;
@@ -28,8 +30,14 @@ export interface FakeTelegram {
 export async function startFakeTelegram(): Promise<FakeTelegram> {
   const bots = new Map<string, FakeTelegramBot>();
   const webhooks = new Map<string, { url: string; secret: string }>();
+  const pending = new Map<string, Record<string, unknown>[]>();
+  const waiting = new Map<string, (() => void)[]>();
+  const wake = (token: string) => {
+    for (const resolve of waiting.get(token) ?? []) resolve();
+    waiting.delete(token);
+  };
   const ok = (res: ServerResponse, result: unknown) => sendJson(res, 200, { ok: true, result });
-  const route = (request: PlatformRequest, res: ServerResponse) => {
+  const route = async (request: PlatformRequest, res: ServerResponse) => {
     const match = /^\/bot([^/]+)\/(\w+)$/.exec(request.path);
     if (!match) return sendJson(res, 404, { ok: false, error_code: 404, description: "Not Found" });
     const [, token, method] = match as unknown as [string, string, string];
@@ -45,6 +53,23 @@ export async function startFakeTelegram(): Promise<FakeTelegram> {
       case "deleteWebhook":
         webhooks.delete(token);
         return ok(res, true);
+      case "getUpdates": {
+        if (webhooks.has(token)) return sendJson(res, 409, { ok: false, error_code: 409, description: "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first" });
+        // An offset confirms every update before it, as on the platform.
+        const offset = Number(body.offset ?? 0);
+        const queue = (pending.get(token) ?? []).filter((update) => Number(update.update_id) >= offset);
+        pending.set(token, queue);
+        if (!queue.length) {
+          const seconds = Math.min(Number(body.timeout ?? 0), 25);
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, seconds * 1000);
+            waiting.set(token, [...(waiting.get(token) ?? []), () => (clearTimeout(timer), resolve())]);
+            res.once("close", () => (clearTimeout(timer), resolve()));
+          });
+        }
+        if (res.destroyed) return;
+        return ok(res, pending.get(token) ?? []);
+      }
       case "sendMessage": {
         if (String(body.chat_id) === "404") return sendJson(res, 400, { ok: false, error_code: 400, description: "Bad Request: chat not found" });
         const id = Number(nextId(0n));
@@ -68,6 +93,10 @@ export async function startFakeTelegram(): Promise<FakeTelegram> {
       return bot;
     },
     webhookOf: (token) => webhooks.get(token),
+    enqueue: (token, update) => {
+      pending.set(token, [...(pending.get(token) ?? []), update]);
+      wake(token);
+    },
     deliver: async (token, update, options = {}) => {
       const hook = webhooks.get(token);
       if (!hook) throw new Error("no webhook registered for this bot");

@@ -13,6 +13,7 @@ import { registerUserCommands } from "./commands/users.ts";
 import { registerPersonaCommands } from "./commands/personas.ts";
 import { registerServerCommands } from "./commands/server.ts";
 import { registerWebhookCommands } from "./commands/webhooks.ts";
+import { registerIntegrationCommands } from "./commands/integrations.ts";
 import { registerSocialCommands } from "./commands/social.ts";
 import { registerRoomCommands } from "./commands/rooms.ts";
 import { registerStudioCommands } from "./commands/studio.ts";
@@ -62,6 +63,7 @@ export function buildProgram(): Command {
   registerStudioCommands(program);
   registerExportCommand(program);
   registerWebhookCommands(program);
+  registerIntegrationCommands(program);
   registerMediaCommands(program);
   registerApiCommand(program);
   return program;

@@ -9,6 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startMailCatcher, type MailCatcher } from "./driver/mail-catcher.ts";
+import { startPlatformFakes } from "./driver/platforms.ts";
 import { formatCoverage, type Coverage } from "./support/coverage.ts";
 import { freePort, runToEnd, startProcess, type RunningProcess } from "../test/support/processes.ts";
 
@@ -25,11 +26,13 @@ if (external && targets.length !== 1) throw new Error("with BASE_URL set, name t
 
 const started: RunningProcess[] = [];
 let mail: MailCatcher | undefined;
+let platforms: Awaited<ReturnType<typeof startPlatformFakes>> | undefined;
 const summaries = mkdtempSync(join(tmpdir(), "persona-conformance-summary-"));
 
 async function stopAll(): Promise<void> {
   await Promise.allSettled(started.reverse().map((p) => p.stop()));
   await mail?.stop();
+  await platforms?.stop();
   rmSync(summaries, { recursive: true, force: true });
 }
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
@@ -38,6 +41,7 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
 
 async function startReal(): Promise<RunningProcess> {
   mail = await startMailCatcher();
+  platforms = await startPlatformFakes();
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const real = await startProcess({
@@ -61,6 +65,8 @@ async function startReal(): Promise<RunningProcess> {
       AUTH_ATTEMPTS_PER_EMAIL: "100000",
       // Webhook deliveries go to a receiver the suite runs on loopback.
       WEBHOOKS_ALLOW_PRIVATE_URLS: "true",
+      // Bots connect to loopback fakes of the chat platforms.
+      ...platforms.env,
     },
   });
   started.push(real);
@@ -124,6 +130,7 @@ try {
       CONFORMANCE_SUMMARY: summary,
       ...(where.directUrl ? { DIRECT_URL: where.directUrl } : {}),
       ...(where.mailboxDir ? { MAILBOX_DIR: where.mailboxDir } : {}),
+      ...(platforms && target !== "mock" ? { CONFORMANCE_PLATFORM_FAKES: "true" } : {}),
     });
     if (!existsSync(summary)) {
       lines.push(`conformance (${target}): no coverage written (vitest exited with ${code})`);

@@ -763,7 +763,9 @@ export interface paths {
         /**
          * Connect a forum bot
          * @description Connect one of the caller's personas to a forum server through a bot. The platform checks the bot
-         *     token first: a rejected token is 502. A persona has at most one integration per platform (409).
+         *     token first: a token it rejects (or a guild the bot is not in) is 400, a platform that cannot be
+         *     reached or fails is 502. A persona has at most one integration per platform, and a bot serves one
+         *     integration (409).
          */
         post: operations["integrations_connect_forum"];
         delete?: never;
@@ -784,7 +786,9 @@ export interface paths {
         /**
          * Connect a messenger bot
          * @description Connect one of the caller's personas to a messenger bot. The platform checks the bot token first:
-         *     a rejected token is 502. A persona has at most one integration per platform (409).
+         *     a token it rejects is 400, a platform that cannot be reached or fails is 502. The server registers
+         *     its webhook with the platform. A persona has at most one integration per platform, and a bot
+         *     serves one integration (409).
          */
         post: operations["integrations_connect_messenger"];
         delete?: never;
@@ -805,7 +809,9 @@ export interface paths {
         /**
          * Connect a workspace bot
          * @description Connect one of the caller's personas to a workspace through a bot. The platform checks the bot
-         *     token first: a rejected token is 502. A persona has at most one integration per platform (409).
+         *     token first: a token it rejects (or one of another workspace) is 400, a platform that cannot be
+         *     reached or fails is 502. A persona has at most one integration per platform, and a bot serves one
+         *     integration (409).
          */
         post: operations["integrations_connect_workspace"];
         delete?: never;
@@ -842,6 +848,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/integrations/{id}/messenger/updates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive messenger updates
+         * @description Receiver of the messenger platform's webhook updates for one integration (extension). The
+         *     platform sends the secret token the server registered with the webhook in
+         *     `X-Telegram-Bot-Api-Secret-Token`; a missing or wrong one is 401 and nothing is processed. The
+         *     update is acknowledged at once and answered by a job; a repeated `update_id` is acknowledged and
+         *     ignored.
+         */
+        post: operations["integrations_messenger_update"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/integrations/{id}/test": {
         parameters: {
             query?: never;
@@ -858,6 +888,31 @@ export interface paths {
          *     `success: false`; a platform that cannot be reached or answers unexpectedly is 502.
          */
         post: operations["integrations_test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/integrations/{id}/workspace/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive workspace events
+         * @description Receiver of the workspace platform's Events API callbacks for one integration (extension): the
+         *     `events_url` of the integration. `X-Slack-Signature` must be the v0 HMAC-SHA256 of
+         *     `v0:{X-Slack-Request-Timestamp}:{raw body}` under the app's signing secret, with a timestamp
+         *     within 5 minutes; otherwise 401 and nothing is processed. `url_verification` answers its
+         *     `challenge`; an `event_callback` is acknowledged at once and answered by a job; a repeated
+         *     `event_id` is acknowledged and ignored.
+         */
+        post: operations["integrations_workspace_event"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2716,6 +2771,32 @@ export interface components {
              * @description Time of the last message the bot handled; null until the first one.
              */
             last_message_at: string | null;
+            /**
+             * @description Workspace only (extension): the Events API request URL to enter in the workspace app's settings;
+             *     the platform's signed event callbacks arrive there.
+             */
+            events_url?: string;
+            /**
+             * @description Extension: why the last message addressed to the bot got no reply on the platform (the owner's
+             *     message quota used up, the model failed, the platform refused the post or the bot's gateway
+             *     connection); absent until then, and cleared by the next message answered.
+             */
+            last_error?: components["schemas"]["IntegrationIssue"];
+        };
+        /** @description The acknowledgement of a platform callback. */
+        IntegrationEventReceipt: {
+            /** @enum {boolean} */
+            received: true;
+            /** @description `url_verification` only: the challenge, echoed. */
+            challenge?: string;
+        };
+        /** @description Why a message addressed to the bot went unanswered (extension). */
+        IntegrationIssue: {
+            /** @description `plan_limit_exceeded`, `upstream_error` (the model failed) or `platform_error` (the post was refused). */
+            code: string;
+            message: string;
+            /** Format: date-time */
+            at: string;
         };
         /** @description The caller's integrations, newest first; not paginated. */
         IntegrationList: {
@@ -2749,6 +2830,8 @@ export interface components {
              * @description When the platform confirmed delivery; null when nothing was delivered.
              */
             delivered_at: string | null;
+            /** @description Extension: why the platform refused the test (its own words); null on success. */
+            error?: string | null;
         };
         /** @description Result of testing an integration. */
         IntegrationTestResult: {
@@ -3205,6 +3288,13 @@ export interface components {
              * @description The platform's bot token. Write-only: stored encrypted and never returned.
              */
             bot_token: string;
+        };
+        /** @description A messenger platform update (its Bot API `Update` object), as the platform sends it. */
+        MessengerUpdate: {
+            /** Format: int64 */
+            update_id: number;
+        } & {
+            [key: string]: unknown;
         };
         /**
          * @example {
@@ -4514,6 +4604,18 @@ export interface components {
             workspace_id: string;
             /** @description Channels to listen and answer in. */
             channel_ids: components["schemas"]["PlatformChannelId"][];
+            /**
+             * Format: password
+             * @description Extension: the workspace app's signing secret, which signs its Events API callbacks. Write-only:
+             *     stored encrypted, never returned. Required unless the server has `SLACK_SIGNING_SECRET` set.
+             */
+            signing_secret?: string;
+        };
+        /** @description A workspace platform Events API callback (`url_verification` or `event_callback`), as the platform sends it. */
+        WorkspaceEvent: {
+            type: string;
+        } & {
+            [key: string]: unknown;
         };
     };
     responses: {
@@ -4776,6 +4878,8 @@ export type SchemaInstructionVersionList = components['schemas']['InstructionVer
 export type SchemaInstructionVersionStatus = components['schemas']['InstructionVersionStatus'];
 export type SchemaIntegration = components['schemas']['Integration'];
 export type SchemaIntegrationDetail = components['schemas']['IntegrationDetail'];
+export type SchemaIntegrationEventReceipt = components['schemas']['IntegrationEventReceipt'];
+export type SchemaIntegrationIssue = components['schemas']['IntegrationIssue'];
 export type SchemaIntegrationList = components['schemas']['IntegrationList'];
 export type SchemaIntegrationPlatform = components['schemas']['IntegrationPlatform'];
 export type SchemaIntegrationStatus = components['schemas']['IntegrationStatus'];
@@ -4821,6 +4925,7 @@ export type SchemaMessageRole = components['schemas']['MessageRole'];
 export type SchemaMessageSendRole = components['schemas']['MessageSendRole'];
 export type SchemaMessageStreamCreate = components['schemas']['MessageStreamCreate'];
 export type SchemaMessengerConnect = components['schemas']['MessengerConnect'];
+export type SchemaMessengerUpdate = components['schemas']['MessengerUpdate'];
 export type SchemaNotFoundError = components['schemas']['NotFoundError'];
 export type SchemaNotImplementedError = components['schemas']['NotImplementedError'];
 export type SchemaNotReadiness = components['schemas']['NotReadiness'];
@@ -4945,6 +5050,7 @@ export type SchemaWebhookEventType = components['schemas']['WebhookEventType'];
 export type SchemaWebhookList = components['schemas']['WebhookList'];
 export type SchemaWebhookUpdate = components['schemas']['WebhookUpdate'];
 export type SchemaWorkspaceConnect = components['schemas']['WorkspaceConnect'];
+export type SchemaWorkspaceEvent = components['schemas']['WorkspaceEvent'];
 export type ResponseBadRequest = components['responses']['BadRequest'];
 export type ResponseConflict = components['responses']['Conflict'];
 export type ResponseForbidden = components['responses']['Forbidden'];
@@ -7252,7 +7358,8 @@ export interface operations {
                      *       "message_count": 0,
                      *       "connected_at": "2026-11-21T10:20:45Z",
                      *       "auto_respond": false,
-                     *       "last_message_at": null
+                     *       "last_message_at": null,
+                     *       "events_url": "https://persona.example.com/v1/integrations/0193a7d2-6a32-7d5e-8c43-8e7f6a5b4c03/workspace/events"
                      *     }
                      */
                     "application/json": components["schemas"]["IntegrationDetail"];
@@ -7424,6 +7531,72 @@ export interface operations {
             501: components["responses"]["NotImplemented"];
         };
     };
+    integrations_messenger_update: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @example tg_3kq9ZpXn2Lr7Vw4Yb8Hc1Jd5 */
+                "X-Telegram-Bot-Api-Secret-Token"?: string;
+            };
+            path: {
+                /** @example 0193a7d2-5f21-7c4d-9b32-7d6e5f4a3b02 */
+                id: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "update_id": 804211937,
+                 *       "message": {
+                 *         "message_id": 52,
+                 *         "date": 1795000000,
+                 *         "chat": {
+                 *           "id": 81234567,
+                 *           "type": "private",
+                 *           "first_name": "Ada"
+                 *         },
+                 *         "from": {
+                 *           "id": 81234567,
+                 *           "is_bot": false,
+                 *           "first_name": "Ada"
+                 *         },
+                 *         "text": "Hello!"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["MessengerUpdate"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "received": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["IntegrationEventReceipt"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
     integrations_test: {
         parameters: {
             query?: never;
@@ -7469,6 +7642,62 @@ export interface operations {
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
             502: components["responses"]["UpstreamError"];
+        };
+    };
+    integrations_workspace_event: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @example v0=a2114d57b48eac39b9ad189dd8316235a7b4a8d21a10bd27519666489c69b503 */
+                "X-Slack-Signature"?: string;
+                /** @example 1795000000 */
+                "X-Slack-Request-Timestamp"?: string;
+            };
+            path: {
+                /** @example 0193a7d2-6a32-7d5e-8c43-8e7f6a5b4c03 */
+                id: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "url_verification",
+                 *       "token": "Jhj5dZrVaK7ZwHHjRyZWjbDl",
+                 *       "challenge": "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P"
+                 *     }
+                 */
+                "application/json": components["schemas"]["WorkspaceEvent"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "received": true,
+                     *       "challenge": "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["IntegrationEventReceipt"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     knowledge_list: {

@@ -6,6 +6,7 @@ import { authLimits } from "./auth/limits.ts";
 import { handlers as defaultHandlers } from "./handlers.ts";
 import { errorHandler, unknownRoute } from "./http/errors.ts";
 import { idempotency } from "./http/idempotency.ts";
+import { keepRawBody } from "./http/raw-body.ts";
 import { rateLimit } from "./http/rate-limit.ts";
 import { dispatch, type HandlerMap } from "./http/router.ts";
 import { contractValidator } from "./http/validator.ts";
@@ -47,8 +48,15 @@ export function createApp(services: Services, handlers: HandlerMap = defaultHand
     }),
   );
   app.use(rateLimit(services));
-  // The reference, the OpenAPI document and an index at `/`: outside the contract, so before its validator.
-  app.use(express.json({ limit: config.bodyLimitBytes, verify: verifyUtf8Body }));
+  app.use(
+    express.json({
+      limit: config.bodyLimitBytes,
+      verify: (req, res, body) => {
+        verifyUtf8Body(req, res, body);
+        keepRawBody(req, body);
+      },
+    }),
+  );
   app.use(express.urlencoded({ extended: false, limit: config.bodyLimitBytes, verify: verifyUtf8Form }));
   app.use(contractValidator(config));
   app.use(authLimits(services));

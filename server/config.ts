@@ -66,6 +66,13 @@ export const settings = {
   S3_REGION: { key: "s3.region", schema: z.string().min(1).default("us-east-1"), doc: "Region of the bucket (S3-compatible services often accept any)." },
   S3_ACCESS_KEY_ID: { key: "s3.accessKeyId", schema: z.string().min(1).optional(), doc: "Access key of the `s3` blob store, with `S3_SECRET_ACCESS_KEY`. Unset: the AWS SDK's default chain (environment, profile, instance role)." },
   S3_SECRET_ACCESS_KEY: { key: "s3.secretAccessKey", schema: z.string().min(1).optional(), doc: "Secret key that goes with `S3_ACCESS_KEY_ID`." },
+  DISCORD_API_URL: { key: "integrations.discordApiUrl", schema: z.url().default("https://discord.com/api"), doc: "Base URL of the forum platform's (Discord's) REST API; its gateway address is asked of it." },
+  TELEGRAM_API_URL: { key: "integrations.telegramApiUrl", schema: z.url().default("https://api.telegram.org"), doc: "Base URL of the messenger platform's (Telegram's) Bot API." },
+  SLACK_API_URL: { key: "integrations.slackApiUrl", schema: z.url().default("https://slack.com/api/"), doc: "Base URL of the workspace platform's (Slack's) Web API." },
+  SLACK_SIGNING_SECRET: { key: "integrations.slackSigningSecret", schema: z.string().min(1).optional(), doc: "Signing secret of a workspace app shared by every workspace integration that gives none of its own." },
+  TELEGRAM_UPDATES: { key: "integrations.telegramUpdates", schema: z.enum(["webhook", "polling"]).optional(), doc: "How messenger bots receive messages: `webhook` (the platform calls `PUBLIC_BASE_URL`, which must be public HTTPS) or `polling` (a worker long-polls for each bot). Default: `webhook` when `PUBLIC_BASE_URL` is HTTPS, else `polling`." },
+  PLATFORM_TIMEOUT_MS: { key: "integrations.timeoutMs", schema: int(100, 120_000).default(10_000), doc: "How long one call to a chat platform may take before it counts as failed." },
+  INTEGRATIONS_LEASE_MS: { key: "integrations.leaseMs", schema: int(300, 600_000).default(15_000), doc: "Lease of a worker on a forum bot's gateway connection, renewed every third of it; a dead worker's connections are taken over within about 1⅓ of it." },
   VALIDATE_RESPONSES: { key: "validateResponses", schema: bool.default(false), doc: "Check every JSON response against the contract (on in tests)." },
 } as const;
 

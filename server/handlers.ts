@@ -14,6 +14,7 @@ import { handlers as social } from "./social/handlers.ts";
 import { handlers as rooms } from "./rooms/handlers.ts";
 import { handlers as marketplace } from "./marketplace/handlers.ts";
 import { handlers as studio } from "./studio/handlers.ts";
+import { handlers as integrations } from "./integrations/handlers.ts";
 
 /**
  * The handler of every operation in the contract. An area that is not built yet answers 501
@@ -39,10 +40,6 @@ export const handlers: HandlerMap = {
     "billing_invoices", "billing_usage", "billing_provider_webhook", "billing_local_checkout_page",
     "billing_local_checkout_complete",
   ]),
-  ...notLive("integrations", [
-    "integrations_list", "integrations_connect_forum", "integrations_connect_messenger",
-    "integrations_connect_workspace", "integrations_get", "integrations_update", "integrations_delete",
-    "integrations_test",
-  ]),
+  ...integrations,
   ...webhooks,
 };

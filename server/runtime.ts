@@ -14,7 +14,7 @@ import { createLogger, type Logger } from "./logger.ts";
 import { createProviders, type Providers } from "./providers/index.ts";
 import { warmUpTokenizer } from "./providers/llm/tokens.ts";
 import type { Services } from "./services.ts";
-import { crontab, taskList } from "./tasks.ts";
+import { crontab, startConnections, taskList } from "./tasks.ts";
 
 export interface RunningService {
   url: string;
@@ -53,6 +53,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     throw error;
   }
   let worker: RunningWorker | undefined;
+  let connections: { stop: () => Promise<void> } | undefined;
   try {
     await db.migrate();
     const jobs = await openJobQueue(db, log);
@@ -68,6 +69,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       health: { worker: config.worker.enabled ? "ok" : "disabled" },
     };
     if (config.worker.enabled) worker = await startWorker(services, { ...taskList(services), ...options.extraTasks }, crontab);
+    if (config.worker.enabled) connections = startConnections(services);
     // Loading the tokenizer's rank file takes a moment; the first chat request should not pay it.
     if (options.http !== false) warmUpTokenizer();
     let url = "";
@@ -85,6 +87,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       (stopping ??= (async () => {
         log.info("shutting down: draining requests");
         await drain?.(config.shutdownTimeoutMs);
+        await connections?.stop();
         await worker?.stop();
         await jobs.release();
         await db.close();
@@ -93,6 +96,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     return { url, services, server, stop };
   } catch (error) {
     server?.close();
+    await connections?.stop().catch(() => undefined);
     await worker?.stop().catch(() => undefined);
     await db.close();
     throw error;

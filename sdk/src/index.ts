@@ -35,6 +35,7 @@ export type { RawClient } from "./core.ts";
 export type { Auth, ApiKeys } from "./resources/auth.ts";
 export type { Conversations, Messages } from "./resources/conversations.ts";
 export type { Images } from "./resources/images.ts";
+export type { Integrations } from "./resources/integrations.ts";
 export type { Knowledge } from "./resources/knowledge.ts";
 export type { Personas } from "./resources/personas.ts";
 export type { Rooms } from "./resources/rooms.ts";

@@ -17,6 +17,7 @@ const NOT_UUIDS: Record<string, string> = {
   "SubscriptionChange.payment_customer_id": "the payment provider's customer id",
   "PaymentProviderEvent.id": "the payment provider's event id (Stripe: evt_...)",
   "Invoice.id": "an invoice is the payment provider's record (Stripe: in_...)",
+  "MessengerUpdate.update_id": "the messenger platform's update number (Telegram: an integer)",
   "Persona.voice_id": "a voice name (alloy, nova, ...)",
   "PersonaCreate.voice_id": "a voice name",
   "PersonaUpdate.voice_id": "a voice name",

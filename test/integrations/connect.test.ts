@@ -184,7 +184,7 @@ describe("read, update, delete", { timeout: 90_000 }, () => {
     expect(refused.error.details?.errors?.[0]?.path).toBe("/body/channel_ids");
   });
 
-  it("hides another user's integration (404 on every operation) and unknown or malformed ids", async () => {
+  it("hides another user's integration (404 on every operation) and unknown ids; a malformed id is 400", async () => {
     const persona = await createPersona(service, owner);
     const created = await expectOk(client(owner).POST("/v1/integrations/messenger", { body: { persona_id: persona.id, bot_token: platforms.telegram.addBot().token } }), 201);
     const path = { params: { path: { id: created.id } } };
@@ -193,7 +193,7 @@ describe("read, update, delete", { timeout: 90_000 }, () => {
     await expectApiError(client(other).DELETE("/v1/integrations/{id}", path), 404, "not_found");
     await expectApiError(client(other).POST("/v1/integrations/{id}/test", path), 404, "not_found");
     expect((await expectOk(client(other).GET("/v1/integrations"))).total).toBe(0);
-    await expectApiError(client(owner).GET("/v1/integrations/{id}", { params: { path: { id: "nope" } } }), 404, "not_found");
+    await expectApiError(client(owner).GET("/v1/integrations/{id}", { params: { path: { id: "nope" } } }), 400, "invalid_request");
     await expectApiError(client(owner).GET("/v1/integrations/{id}", { params: { path: { id: "0193a6c4-0000-7000-8000-000000000000" } } }), 404, "not_found");
     expect((await expectOk(client(owner).GET("/v1/integrations/{id}", path))).status).toBe("active");
   });

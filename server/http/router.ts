@@ -95,7 +95,9 @@ async function handle<K extends OperationId>(handlers: HandlerMap, operationId: 
     body: req.body,
     req,
     res,
-    log: req.log,
+    get log() {
+      return req.log;
+    },
     services,
   });
   if (result === HANDLED) return;

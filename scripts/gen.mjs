@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Builds generated/ from spec/: TypeSpec -> OpenAPI 3.0.3 -> TypeScript types.
+// Builds generated/ from spec/: TypeSpec -> OpenAPI 3.0.3 -> TypeScript types and compiled validators.
 // Usage: node scripts/gen.mjs [outDir]   (default: generated/). `npm run check` builds into a temp dir
 // and compares, so a stale generated/ fails the check.
 import { execFileSync } from "node:child_process";
@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import YAML from "yaml";
+import { writeValidators } from "./gen-validators.mjs";
 
 const root = resolve(import.meta.dirname, "..");
 const outDir = resolve(process.argv[2] ?? join(root, "generated"));
@@ -27,6 +28,8 @@ try {
   mkdirSync(outDir, { recursive: true });
   const yamlPath = join(outDir, "openapi.yaml");
   writeFileSync(yamlPath, YAML.stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false }));
+  // Request validators compiled from the document (scripts/gen-validators.mjs).
+  writeValidators(YAML.parse(readFileSync(yamlPath, "utf8")), outDir);
   execFileSync(bin("openapi-typescript"), [yamlPath, "--output", join(outDir, "openapi.d.ts"), "--root-types", "--default-non-nullable", "false"], {
     cwd: root,
     env,

@@ -87,7 +87,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     let url = "";
     let drain: ((timeoutMs: number) => Promise<void>) | undefined;
     if (bound) {
-      bound.serve(createApp(services, options.handlers));
+      bound.serve(await createApp(services, options.handlers));
       phase("app");
       drain = bound.drain;
       url = bound.url;

@@ -29,7 +29,8 @@ export async function createApp(services: Services, handlers: HandlerMap = defau
   app.use(rateLimit(services));
   app.use(express.json({ limit: config.bodyLimitBytes, verify: verifyUtf8Body }));
   app.use(express.urlencoded({ extended: false, limit: config.bodyLimitBytes, verify: verifyUtf8Form }));
-  app.use(await responseValidator(config));
+  const checkResponses = await responseValidator(config);
+  if (checkResponses.length) app.use(checkResponses);
   const shared = [authLimits(services), authenticate(services), idempotency(services)];
   for (const op of routeOrder) {
     const route = app.route(op.expressRoute);

@@ -35,6 +35,13 @@ export interface StartOptions {
   bound?: BoundServer | undefined;
   /** The embedded database, already starting (`npm start` starts it before loading the service). */
   embedded?: Promise<EmbeddedDatabase> | undefined;
+  /** The embedded database another process serves (the primary of `serve --processes N`). */
+  sharedEmbeddedUrl?: string | undefined;
+  /**
+   * Listen only once the app is ready (the processes of `serve --processes N`: while one starts,
+   * the others serve, so it should not take connections only to answer 503).
+   */
+  listenWhenReady?: boolean;
 }
 
 /**
@@ -49,7 +56,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
   // The port first: one in use is reported at once, not after the database has been opened.
   let bound: BoundServer | undefined;
   try {
-    bound = options.bound ?? (options.http !== false ? await bindServer(config) : undefined);
+    bound = options.bound ?? (options.http !== false && !options.listenWhenReady ? await bindServer(config) : undefined);
   } catch (error) {
     await options.embedded?.then((embedded) => embedded.stop()).catch(() => undefined);
     throw error;
@@ -58,7 +65,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
   phase("bind");
   let db: Database;
   try {
-    db = await openDatabase(config, log, options.embedded ? { embedded: options.embedded } : {});
+    db = await openDatabase(config, log, { ...(options.embedded ? { embedded: options.embedded } : {}), ...(options.sharedEmbeddedUrl ? { sharedEmbeddedUrl: options.sharedEmbeddedUrl } : {}) });
   } catch (error) {
     server?.close();
     throw error;
@@ -86,8 +93,14 @@ export async function startService(config: Config, options: StartOptions = {}): 
     phase("worker");
     let url = "";
     let drain: ((timeoutMs: number) => Promise<void>) | undefined;
-    if (bound) {
+    if (options.http !== false && options.listenWhenReady) {
+      const app = await createApp(services, options.handlers);
+      bound = await bindServer(config);
+      bound.serve(app);
+    } else if (bound) {
       bound.serve(await createApp(services, options.handlers));
+    }
+    if (bound) {
       phase("app");
       drain = bound.drain;
       url = bound.url;
@@ -105,9 +118,9 @@ export async function startService(config: Config, options: StartOptions = {}): 
         await db.close();
         log.info("shut down");
       })());
-    return { url, services, server, stop };
+    return { url, services, server: bound?.server, stop };
   } catch (error) {
-    server?.close();
+    bound?.server.close();
     await worker?.stop().catch(() => undefined);
     await db.close();
     throw error;

@@ -2,6 +2,7 @@ import knexFactory, { type Knex } from "knex";
 import pg from "pg";
 import type { Config } from "../config.ts";
 import type { Logger } from "../logger.ts";
+import { clusterNotifications } from "./cluster-notifications.ts";
 import { startEmbeddedDatabase, type EmbeddedDatabase } from "./embedded.ts";
 import { migrationSource } from "./migrations/index.ts";
 import { localNotifications, postgresNotifications, type Notifications } from "./notifications.ts";
@@ -31,8 +32,12 @@ export interface Database {
  * Opens the configured database: `DATABASE_URL`, or the embedded PGlite default (`embedded`, when
  * the caller started it early with `startEmbeddedDatabase`; else started here).
  */
-export async function openDatabase(config: Config, log: Logger, options: { embedded?: Promise<EmbeddedDatabase> } = {}): Promise<Database> {
-  let url = config.databaseUrl;
+export async function openDatabase(
+  config: Config,
+  log: Logger,
+  options: { embedded?: Promise<EmbeddedDatabase>; sharedEmbeddedUrl?: string } = {},
+): Promise<Database> {
+  let url = config.databaseUrl ?? options.sharedEmbeddedUrl;
   let stopEmbedded: (() => Promise<void>) | undefined;
   if (!url) {
     const embedded = await (options.embedded ?? startEmbeddedDatabase(config));
@@ -60,7 +65,8 @@ export async function openDatabase(config: Config, log: Logger, options: { embed
   pool.on("error", (error) => log.warn({ err: error }, "idle database connection failed"));
   // A connection that breaks while checked out must not crash the process; its query fails instead.
   pool.on("connect", (client) => client.on("error", (error) => log.warn({ err: error }, "database connection failed")));
-  const notifications = config.databaseUrl ? postgresNotifications(url, knex, log) : localNotifications();
+  // A worker of `serve --processes N` on the embedded database shares the primary's PGlite server.
+  const notifications = config.databaseUrl ? postgresNotifications(url, knex, log) : options.sharedEmbeddedUrl ? clusterNotifications() : localNotifications();
   const close = async () => {
     await Promise.allSettled([notifications.close(), knex.destroy(), pool.end()]);
     await stopEmbedded?.();

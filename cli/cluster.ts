@@ -34,7 +34,13 @@ async function primary(config: Config, processes: number): Promise<void> {
   const embedded: EmbeddedDatabase | undefined = config.databaseUrl ? undefined : await startEmbeddedDatabase(config);
   const workers = new Set<Worker>();
   let stopping = false;
-  let stop: (() => Promise<void>) | undefined;
+  const stop = async () => {
+    stopping = true;
+    const exited = [...workers].map((child) => new Promise<void>((resolve) => child.once("exit", () => resolve())));
+    for (const child of workers) child.process.kill("SIGTERM");
+    await Promise.all(exited);
+    await embedded?.stop();
+  };
   const fork = (jobs: boolean, onReady?: () => void) => {
     const child = cluster.fork();
     let ready = false;
@@ -52,7 +58,7 @@ async function primary(config: Config, processes: number): Promise<void> {
       // One that never started (a bad setting, a port in use) would fail again: stop them all.
       if (!ready) {
         log.error({ pid: child.process.pid, code, signal }, "an API process could not start; stopping");
-        void stop?.().finally(() => process.exit(1));
+        void stop().finally(() => process.exit(1));
         return;
       }
       log.error({ pid: child.process.pid, code, signal }, "an API process died; starting another");
@@ -64,13 +70,6 @@ async function primary(config: Config, processes: number): Promise<void> {
     for (let i = 1; i < processes; i++) fork(false);
   });
   log.info({ processes, database: embedded ? "embedded" : "postgres" }, "persona is starting its processes");
-  stop = async () => {
-    stopping = true;
-    const exited = [...workers].map((child) => new Promise<void>((resolve) => child.once("exit", () => resolve())));
-    for (const child of workers) child.process.kill("SIGTERM");
-    await Promise.all(exited);
-    await embedded?.stop();
-  };
   runUntilSignal(stop, log);
 }
 

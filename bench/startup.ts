@@ -2,7 +2,8 @@
 // answer /readyz 200 from a fresh data dir (first start: initdb, migrations) and again on the same
 // dir (restart), where the time goes (the server's own phase log), its CPU time, and its idle RSS.
 // Baseline, measured in the same run: a bare node:http process started the same way, so a loaded
-// machine shows as a slower baseline too. BENCH_ROUNDS (default 3) rounds; ranges are printed.
+// machine shows as a slower baseline too, and the CPU time at ready, which load hardly moves.
+// BENCH_ROUNDS (default 3) rounds; ranges are printed.
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,7 +11,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { freePort } from "./lib/processes.ts";
 
-const root = fileURLToPath(new URL("..", import.meta.url));
+// BENCH_ROOT: another checkout to measure the same way (an earlier commit, for a before/after).
+const root = process.env.BENCH_ROOT ?? fileURLToPath(new URL("..", import.meta.url));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const IDLE_MS = Number(process.env.BENCH_IDLE_MS ?? 5_000);
 const TARGETS = { firstStartMs: 3_000, restartMs: 1_500, idleRssMb: 350 };

@@ -60,6 +60,26 @@ export async function reserveMessage(services: Services, userId: string): Promis
 }
 
 /**
+ * What a statement of another area needs to reserve a message itself, in the same round trip as its
+ * own reads (the chat hot path): the period and the message limit of each plan.
+ */
+export function messageQuota(services: Services): { periodStart: string; limits: Record<string, number>; fallback: number } {
+  return { periodStart: periodOf(services.now()).start, limits: MESSAGE_LIMITS, fallback: PLAN_LIMITS.free.messagesPerMonth };
+}
+
+/** A message such a statement reserved in `periodStart`, to give back if the send fails. */
+export function heldMessage(services: Services, userId: string, periodStart: string): MessageReservation {
+  let released = false;
+  return {
+    release: async () => {
+      if (released) return;
+      released = true;
+      await decrementMessages(services.db.knex, userId, periodStart);
+    },
+  };
+}
+
+/**
  * Inside `trx`: locks the user's row and throws 402 when `count` (what the user has now) is already
  * at the plan's limit of `kind`. Creations that hold this lock until they commit cannot overshoot.
  */

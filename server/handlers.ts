@@ -14,6 +14,7 @@ import { handlers as social } from "./social/handlers.ts";
 import { handlers as rooms } from "./rooms/handlers.ts";
 import { handlers as marketplace } from "./marketplace/handlers.ts";
 import { handlers as studio } from "./studio/handlers.ts";
+import { handlers as billing } from "./billing/handlers.ts";
 
 /**
  * The handler of every operation in the contract. An area that is not built yet answers 501
@@ -34,11 +35,7 @@ export const handlers: HandlerMap = {
   ...rooms,
   ...images,
   ...studio,
-  ...notLive("billing", [
-    "billing_checkout", "billing_get_subscription", "billing_change_plan", "billing_cancel", "billing_portal",
-    "billing_invoices", "billing_usage", "billing_provider_webhook", "billing_local_checkout_page",
-    "billing_local_checkout_complete",
-  ]),
+  ...billing,
   ...notLive("integrations", [
     "integrations_list", "integrations_connect_forum", "integrations_connect_messenger",
     "integrations_connect_workspace", "integrations_get", "integrations_update", "integrations_delete",

@@ -49,3 +49,12 @@ export async function messagesSent(knex: Knex, userId: string, periodStart: stri
   const row = await knex("usage_counters").select("messages_sent").where({ user_id: userId, period_start: periodStart }).first();
   return (row?.messages_sent as number | undefined) ?? 0;
 }
+
+/** The period of the user's paid subscription as last recorded; undefined on the free plan. */
+export async function paidPeriodOf(knex: Knex, userId: string): Promise<{ start: Date; end: Date; interval: "month" | "year" } | undefined> {
+  const row = await knex("billing_subscriptions")
+    .where({ user_id: userId })
+    .whereNot({ plan: "free" })
+    .first("current_period_start", "current_period_end", "interval");
+  return row && { start: new Date(row.current_period_start), end: new Date(row.current_period_end), interval: row.interval };
+}

@@ -36,6 +36,8 @@ export async function up(knex: Knex): Promise<void> {
     table.text("scheduled_plan");
     table.timestamp("scheduled_change_at", { useTz: true });
     table.timestamp("ended_at", { useTz: true });
+    // When the state written here was read from the provider: an older read never overwrites a newer one.
+    table.timestamp("provider_read_at", { useTz: true }).notNullable();
     table.timestamp("created_at", { useTz: true }).notNullable();
     table.timestamp("updated_at", { useTz: true }).notNullable();
     table.unique(["provider", "provider_subscription_id"]);

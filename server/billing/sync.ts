@@ -113,7 +113,7 @@ export async function applySubscription(
   if (row.plan !== wasPlan || isNew) await setUserPlan(trx, userId, row.plan === "free" ? services.config.defaultPlan : row.plan);
   if (isNew && row.plan !== "free") await recordEvent(trx, { userId, type: "subscription.created", data: eventData(row), at: now });
   const wasCancelled = !isNew && (current.canceled_at !== null || current.plan === "free");
-  if (!isNew && !wasCancelled && (row.canceled_at !== null || row.plan === "free")) {
+  if (!wasCancelled && (row.canceled_at !== null || row.plan === "free")) {
     await recordEvent(trx, { userId, type: "subscription.cancelled", data: eventData(row), at: now });
   }
   if (row.plan !== "free") {

@@ -4,6 +4,7 @@ import { anonymous, apiKeyAuthenticator, refreshCall, TokenAuthenticator, type A
 import { idempotencyMiddleware } from "./idempotency.ts";
 import type { Cursor, PageIterator } from "./pagination.ts";
 import { Auth } from "./resources/auth.ts";
+import { Billing } from "./resources/billing.ts";
 import { Conversations } from "./resources/conversations.ts";
 import { Images } from "./resources/images.ts";
 import { Knowledge } from "./resources/knowledge.ts";
@@ -60,6 +61,7 @@ export class PersonaClient {
   readonly rooms: Rooms;
   readonly studio: Studio;
   readonly marketplace: Marketplace;
+  readonly billing: Billing;
   readonly #authenticator: Authenticator;
 
   constructor(core: Core, authenticator: Authenticator) {
@@ -76,6 +78,7 @@ export class PersonaClient {
     this.rooms = new Rooms(core);
     this.studio = new Studio(core);
     this.marketplace = new Marketplace(core);
+    this.billing = new Billing(core);
   }
 
   /** The current session token pair (after any refresh), or undefined for an API key or anonymous client. */

@@ -189,7 +189,7 @@ describe("billing through Stripe (fake on loopback)", () => {
     expect(row).toMatchObject({ provider_status: "past_due", plan: "plus" });
     // Stripe's retries are over: it cancels, and the account is free.
     const providerId = row.provider_subscription_id as string;
-    await world.provider.cancelNow(providerId, world.clock.now());
+    await world.provider.cancelNow(providerId);
     await world.fake.deliverAll();
     expect(await userPlan(bob)).toBe("free");
     expect(await outboxTypes(world.service, bob.id)).toEqual(["subscription.created", "subscription.cancelled"]);

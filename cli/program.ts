@@ -1,5 +1,6 @@
 import { Command, Option } from "commander";
 import { registerAuthCommands } from "./commands/auth.ts";
+import { registerBillingCommands } from "./commands/billing.ts";
 import { registerChatCommand } from "./commands/chat.ts";
 import { registerConversationCommands } from "./commands/conversations.ts";
 import { registerExportCommand } from "./commands/export.ts";
@@ -60,6 +61,7 @@ export function buildProgram(): Command {
   registerStudioCommands(program);
   registerExportCommand(program);
   registerWebhookCommands(program);
+  registerBillingCommands(program);
   registerMediaCommands(program);
   return program;
 }

@@ -1,4 +1,5 @@
 import { Command, Option } from "commander";
+import { registerApiCommand } from "./commands/api.ts";
 import { registerAuthCommands } from "./commands/auth.ts";
 import { registerBillingCommands } from "./commands/billing.ts";
 import { registerChatCommand } from "./commands/chat.ts";
@@ -43,6 +44,7 @@ export function buildProgram(): Command {
           "persona personas create --name Orion --instructions 'You are a stargazing guide.'",
           "persona chat Orion",
           "persona keys list --json | jq '.data[].id'",
+          "persona api personas_list --limit 5",
         ]),
     );
 
@@ -63,5 +65,6 @@ export function buildProgram(): Command {
   registerWebhookCommands(program);
   registerBillingCommands(program);
   registerMediaCommands(program);
+  registerApiCommand(program);
   return program;
 }

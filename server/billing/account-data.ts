@@ -40,6 +40,7 @@ export const billingAccountData: AccountDataSection[] = [
       }
     },
   },
+  { key: "usage_counters", tables: ["usage_counters"], withheld: "This period's message counter; GET /v1/billing/usage reports it." },
   {
     key: "local_payments",
     tables: ["local_payment_objects"],

@@ -1,7 +1,6 @@
 import { randomUUID } from "node:crypto";
+import { archiveOf, purgeDeletedAccounts } from "../support/account-data.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { purgeAccounts } from "../../server/auth/account/jobs.ts";
-import { buildArchive } from "../../server/auth/account/export-archive.ts";
 import { nonCascadingUserReferences } from "../../server/auth/users/store.ts";
 import { ScriptedModel } from "../replies/fakes.ts";
 import { expectError } from "../support/assertions.ts";
@@ -374,8 +373,7 @@ describe("account data", () => {
     await addMember(service, member, theirs.id, exporter);
     await call(service, member, "POST", `/v1/rooms/${theirs.id}/messages`, 201, { content: "not the exporter's" });
     await call(service, exporter, "POST", `/v1/rooms/${theirs.id}/messages`, 201, { content: "the exporter's" });
-    const { knex } = service.services.db;
-    const archive = (await buildArchive(knex, await knex("users").where({ id: exporter.id }).first(), clock)) as unknown as { rooms: Record<string, unknown>[] };
+    const archive = (await archiveOf(service.services, exporter.id)) as unknown as { rooms: Record<string, unknown>[] };
     const byName = new Map(archive.rooms.map((room) => [room.name, room]));
     expect(byName.get("mine")).toMatchObject({
       id: own.id,
@@ -402,7 +400,7 @@ describe("account data", () => {
     await call(service, stayer, "POST", `/v1/rooms/${theirs.id}/messages`, 201, { content: "staying" });
     await service.fetch("/v1/auth/me", { method: "DELETE", headers: leaving.auth });
     clock = new Date(clock.getTime() + 31 * DAY_MS);
-    await purgeAccounts(service.services);
+    await purgeDeletedAccounts(service.services);
     const { knex } = service.services.db;
     expect(await knex("rooms").where({ id: own.id })).toEqual([]);
     expect(await knex("room_members").where({ user_id: leaving.id })).toEqual([]);

@@ -95,6 +95,16 @@ describe("billing on the offline provider", () => {
     expect((await page(other.checkout_url)).html).toContain("This checkout has expired");
   });
 
+  it("two Pay clicks at once start one subscription", async () => {
+    const eve = await keyedUser(service);
+    const session = await checkout(service, eve, "pro", "month");
+    const token = (await page(session.checkout_url)).token!;
+    const answers = await Promise.all([1, 2].map(() => fetch(session.checkout_url, form({ action: "pay", csrf_token: token }))));
+    expect(answers.map((answer) => answer.status).sort()).toEqual([303, 409]);
+    expect(await service.services.db.knex("local_payment_objects").where({ user_id: eve.id, kind: "subscription" })).toHaveLength(1);
+    expect(await outboxTypes(service, eve.id)).toEqual(["subscription.created"]);
+  });
+
   it("an unknown checkout is a 404 on the page and on the form", async () => {
     const unknown = `${service.url}/v1/billing/local-checkout/0193b5d9-0a1b-7c2d-9e3f-4a5b6c7d8e13`;
     expect((await fetch(unknown)).status).toBe(404);

@@ -243,6 +243,16 @@ describe("billing through Stripe (fake on loopback)", () => {
     expect(await world.service.services.db.knex("billing_subscriptions").where({ user_id: dan.id }).first()).toEqual(before.rows);
     expect(await outboxTypes(world.service, dan.id)).toEqual(before.outbox);
     expect(await expectOk(world.service.clientFor(dan).GET("/v1/billing/invoices"))).toMatchObject({ total: 1 });
+
+    // The same new event delivered twice at once (Stripe retrying while the first is in flight) applies once.
+    const hal = await keyedUser(world.service);
+    world.fake.completeCheckout((await checkout(world.service, hal)).session_id);
+    const first = world.fake.queue.find((event) => event.type === "customer.subscription.created")!;
+    world.fake.queue = [];
+    const together = await Promise.all([world.fake.send(first), world.fake.send(first)]);
+    expect(together.map((answer) => answer.status)).toEqual([200, 200]);
+    expect(await outboxTypes(world.service, hal.id)).toEqual(["subscription.created"]);
+    expect(await eventCount()).toBe(before.events + 1);
   });
 
   it("events delivered in reverse order, carrying stale objects, end in the provider's present state", async () => {

@@ -3,7 +3,7 @@ import { ApiError } from "../http/errors.ts";
 import type { Services } from "../services.ts";
 import { limitsOf, PLAN_LIMITS, type PlanLimits, type PlanName } from "./plans.ts";
 import { periodEnd } from "../providers/payments/catalog.ts";
-import { decrementMessages, incrementMessagesUnderPlan, lockUserPlan, messagesSent, paidPeriodOf, userPlan } from "./usage-store.ts";
+import { decrementMessages, incrementMessagesInPeriod, lockUserPlan, messagesSent, paidPeriodOf, userPlan } from "./usage-store.ts";
 
 const MESSAGE_LIMITS = Object.fromEntries(Object.entries(PLAN_LIMITS).map(([plan, limits]) => [plan, limits.messagesPerMonth]));
 
@@ -22,8 +22,9 @@ export interface UsagePeriod {
 }
 
 /**
- * The period the user's messages count in at `now`: the paid subscription's current period (rolled
- * forward when the provider's renewal has not been recorded yet), else the calendar month.
+ * The period the user's messages count in at `now`: the paid subscription's current period, or the
+ * next one once it has ended and the provider's renewal is not recorded yet; else the calendar
+ * month. `incrementMessagesInPeriod` applies the same rule in SQL.
  */
 export async function usagePeriod(services: Services, userId: string, now = services.now()): Promise<UsagePeriod> {
   const paid = await paidPeriodOf(services.db.knex, userId);
@@ -31,8 +32,7 @@ export async function usagePeriod(services: Services, userId: string, now = serv
     const month = periodOf(now);
     return { start: new Date(`${month.start}T00:00:00Z`), end: month.end, key: month.start };
   }
-  let { start, end } = paid;
-  while (end <= now) [start, end] = [end, periodEnd(end, paid.interval)];
+  const [start, end] = paid.end > now ? [paid.start, paid.end] : [paid.end, periodEnd(paid.end, paid.interval)];
   return { start, end, key: start.toISOString().slice(0, 10) };
 }
 
@@ -66,11 +66,12 @@ export interface MessageReservation {
  */
 export async function reserveMessage(services: Services, userId: string): Promise<MessageReservation> {
   const { knex } = services.db;
-  const period = (await usagePeriod(services, userId)).key;
-  const count = await incrementMessagesUnderPlan(knex, userId, period, MESSAGE_LIMITS, PLAN_LIMITS.free.messagesPerMonth);
-  if (count === undefined) {
+  const now = services.now();
+  const { count, period } = await incrementMessagesInPeriod(knex, userId, now, periodOf(now).start, MESSAGE_LIMITS, PLAN_LIMITS.free.messagesPerMonth);
+  if (count === undefined || period === undefined) {
     const plan = await userPlan(knex, userId);
-    throw planLimitExceeded("messagesPerMonth", plan, limitsOf(plan).messagesPerMonth, await messagesSent(knex, userId, period));
+    const used = await messagesSent(knex, userId, (await usagePeriod(services, userId, now)).key);
+    throw planLimitExceeded("messagesPerMonth", plan, limitsOf(plan).messagesPerMonth, used);
   }
   let released = false;
   return {

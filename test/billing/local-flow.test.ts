@@ -192,6 +192,13 @@ describe("billing on the offline provider", () => {
     const again = await expectApiError(send(), 402, "plan_limit_exceeded");
     expect(again.error.details).toEqual({ limit: 2000, used: 2000, plan: "plus" });
     expect((await expectOk(client.GET("/v1/billing/usage"))).usage).toMatchObject({ messages_sent: 2000, personas_created: 1, knowledge_docs: 1 });
+
+    // The period ended and its renewal is not recorded yet: both count in the next period.
+    clock.set(new Date(Date.parse(subscription.current_period_end) + 60_000));
+    const next = await expectOk(client.GET("/v1/billing/usage"));
+    expect(next).toMatchObject({ period_start: subscription.current_period_end, usage: { messages_sent: 0 } });
+    await expectOk(send(), 201);
+    expect((await expectOk(client.GET("/v1/billing/usage"))).usage.messages_sent).toBe(1);
   });
 
   it("refuses each bad input with a 400 naming the field, and writes nothing", async () => {

@@ -1,6 +1,7 @@
 import { Command, Option } from "commander";
 import { registerApiCommand } from "./commands/api.ts";
 import { registerAuthCommands } from "./commands/auth.ts";
+import { registerBillingCommands } from "./commands/billing.ts";
 import { registerChatCommand } from "./commands/chat.ts";
 import { registerConversationCommands } from "./commands/conversations.ts";
 import { registerExportCommand } from "./commands/export.ts";
@@ -64,6 +65,7 @@ export function buildProgram(): Command {
   registerExportCommand(program);
   registerWebhookCommands(program);
   registerIntegrationCommands(program);
+  registerBillingCommands(program);
   registerMediaCommands(program);
   registerApiCommand(program);
   return program;

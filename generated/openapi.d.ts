@@ -440,7 +440,8 @@ export interface paths {
          * Complete a local checkout
          * @description The local checkout page's form post (extension). `pay` creates the subscription and redirects to
          *     the checkout's `success_url`; `cancel` redirects to its `cancel_url`. 404 for an unknown session;
-         *     409 when the session has expired or was already completed.
+         *     409 when the session has expired or was already completed; 400 when `csrf_token` is not the
+         *     one the page carried (or is over an hour old: reload the page).
          */
         post: operations["billing_local_checkout_complete"];
         delete?: never;
@@ -3127,6 +3128,8 @@ export interface components {
         LocalCheckoutAction: "pay" | "cancel";
         LocalCheckoutForm: {
             action: components["schemas"]["LocalCheckoutAction"];
+            /** @description The page's anti-forgery token (a hidden field of the form): the form works only from the page the server rendered. */
+            csrf_token: string;
         };
         LoginRequest: {
             email: components["schemas"]["EmailAddress"];
@@ -6224,7 +6227,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "action": "pay"
+                 *       "action": "pay",
+                 *       "csrf_token": "1795000000000.q3Xz0n7c4Wm2Lr8Tb5Yv1Kd6Hs9Pf0Ga3Je7Nu2Co4E"
                  *     }
                  */
                 "application/x-www-form-urlencoded": components["schemas"]["LocalCheckoutForm"];

@@ -1,4 +1,4 @@
-import { notLive, type HandlerMap } from "./http/router.ts";
+import type { HandlerMap } from "./http/router.ts";
 import { handlers as account } from "./auth/account/handlers.ts";
 import { handlers as apiKeys } from "./auth/api-keys/handlers.ts";
 import { handlers as oauth } from "./auth/oauth/handlers.ts";
@@ -14,6 +14,7 @@ import { handlers as social } from "./social/handlers.ts";
 import { handlers as rooms } from "./rooms/handlers.ts";
 import { handlers as marketplace } from "./marketplace/handlers.ts";
 import { handlers as studio } from "./studio/handlers.ts";
+import { handlers as billing } from "./billing/handlers.ts";
 import { handlers as integrations } from "./integrations/handlers.ts";
 
 /**
@@ -35,11 +36,7 @@ export const handlers: HandlerMap = {
   ...rooms,
   ...images,
   ...studio,
-  ...notLive("billing", [
-    "billing_checkout", "billing_get_subscription", "billing_change_plan", "billing_cancel", "billing_portal",
-    "billing_invoices", "billing_usage", "billing_provider_webhook", "billing_local_checkout_page",
-    "billing_local_checkout_complete",
-  ]),
+  ...billing,
   ...integrations,
   ...webhooks,
 };

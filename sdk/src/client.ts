@@ -4,6 +4,7 @@ import { anonymous, apiKeyAuthenticator, refreshCall, TokenAuthenticator, type A
 import { idempotencyMiddleware } from "./idempotency.ts";
 import type { Cursor, PageIterator } from "./pagination.ts";
 import { Auth } from "./resources/auth.ts";
+import { Billing } from "./resources/billing.ts";
 import { Conversations } from "./resources/conversations.ts";
 import { Images } from "./resources/images.ts";
 import { Integrations } from "./resources/integrations.ts";
@@ -62,6 +63,7 @@ export class PersonaClient {
   readonly studio: Studio;
   readonly marketplace: Marketplace;
   readonly integrations: Integrations;
+  readonly billing: Billing;
   readonly #authenticator: Authenticator;
 
   constructor(core: Core, authenticator: Authenticator) {
@@ -79,6 +81,7 @@ export class PersonaClient {
     this.studio = new Studio(core);
     this.marketplace = new Marketplace(core);
     this.integrations = new Integrations(core);
+    this.billing = new Billing(core);
   }
 
   /** The current session token pair (after any refresh), or undefined for an API key or anonymous client. */

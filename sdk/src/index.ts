@@ -33,6 +33,7 @@ export { ChatStream, type ChatStreamEvent } from "./stream.ts";
 export { uploadForm, type Uploadable, type UploadOptions } from "./upload.ts";
 export type { RawClient } from "./core.ts";
 export type { Auth, ApiKeys } from "./resources/auth.ts";
+export type { Billing } from "./resources/billing.ts";
 export type { Conversations, Messages } from "./resources/conversations.ts";
 export type { Images } from "./resources/images.ts";
 export type { Integrations } from "./resources/integrations.ts";

@@ -1,18 +1,19 @@
 import { readFileSync } from "node:fs";
-import { contract, contractPath } from "../contract.ts";
+import { contractPath } from "../contract.ts";
 import { HANDLED, type Handler, type HandlerMap } from "../http/router.ts";
 import { apiReference } from "./api-reference.ts";
 
 // The service documents itself from the contract it was built from, read once per process.
 const CONTRACT_YAML = readFileSync(contractPath, "utf8");
-const CONTRACT_JSON = JSON.stringify(contract);
+const CONTRACT_JSON = readFileSync(new URL("../../generated/openapi.json", import.meta.url), "utf8");
+const INFO = (JSON.parse(CONTRACT_JSON) as { info: { title: string; version: string } }).info;
 const LINKS = { docs: "/docs", openapi_yaml: "/openapi.yaml", openapi_json: "/openapi.json", healthz: "/healthz", readyz: "/readyz" } as const;
 
 const ops_index: Handler<"ops_index"> = async () => ({
   status: 200,
   body: {
-    name: contract.info.title,
-    version: contract.info.version,
+    name: INFO.title,
+    version: INFO.version,
     description: "The Persona API: its reference, its OpenAPI document and its probes. The API itself is under /v1.",
     links: LINKS,
   },

@@ -71,6 +71,11 @@ function checkModel(services: Services, model: string | undefined): void {
   throw new ApiError(400, "invalid_request", `/body/model must be one of: ${allowed.join(", ")}`, { errors });
 }
 
+/** The personas counted against the plan's limit: the creation's 402 check and `GET /v1/billing/usage` both count with this. */
+export function countPlanPersonas(knex: Knex, userId: string): Promise<number> {
+  return countPersonasOf(knex, userId);
+}
+
 /**
  * Creates the caller's persona. The plan's persona limit is checked under a lock on the user's row
  * held until the insert commits, so concurrent creations cannot overshoot it. Without a greeting,
@@ -80,7 +85,7 @@ export async function createPersona(services: Services, userId: string, input: P
   if (!copy) checkModel(services, input.model);
   const now = services.now();
   const row = await services.db.knex.transaction(async (trx) => {
-    await assertUnderCountLimit(trx, userId, "personas", () => countPersonasOf(trx, userId));
+    await assertUnderCountLimit(trx, userId, "personas", () => countPlanPersonas(trx, userId));
     const inserted = await insertPersona(trx, {
       id: uuidv7(),
       creator_id: userId,

@@ -25,6 +25,7 @@ async function replyTurn(services: Services, userId: string, conversationId: str
     historyWindow: HISTORY_WINDOW,
     retryOf: retryOf !== undefined && isUuid(retryOf) ? retryOf : undefined,
     quota,
+    now: services.now(),
   });
   const { conversation } = turn;
   if (!conversation) throw notFound("Conversation");
@@ -35,7 +36,7 @@ async function replyTurn(services: Services, userId: string, conversationId: str
     conversation,
     persona,
     stored: turn.stored ?? undefined,
-    reserved: heldMessage(services, userId, quota.periodStart),
+    reserved: heldMessage(services, userId, turn.period_start),
     preloaded: { history: turn.history, hasKnowledge: turn.has_knowledge },
   };
 }

@@ -178,8 +178,10 @@ export interface TurnRow {
   reserved: number | null;
   plan: string;
   messages_limit: number;
-  /** Messages counted this month before this statement. */
+  /** Messages counted this period before this statement. */
   used: number;
+  /** The usage period the message was counted in (YYYY-MM-DD): a paid subscription's, else the month's. */
+  period_start: string;
   /** The persona has knowledge chunks of this user (retrieval is worth an embeddings call). */
   has_knowledge: boolean;
   /** The user message `retryOf` named, when it is in this conversation. */
@@ -195,6 +197,8 @@ export interface TurnQuery {
   retryOf: string | undefined;
   /** The month's quota: first day of the period, message limit by plan, the limit of any other plan. */
   quota: { periodStart: string; limits: Record<string, number>; fallback: number };
+  /** The clock, to tell a subscription's current period from one that has ended. */
+  now: Date;
 }
 
 /**
@@ -212,9 +216,15 @@ export async function loadTurn(knex: Knex, q: TurnQuery): Promise<TurnRow> {
     `WITH c AS (SELECT ${CONVERSATION_COLUMNS.join(", ")} FROM conversations WHERE id = ? AND user_id = ?),
      p AS (SELECT vp.* FROM ? AS vp WHERE vp.id = (SELECT persona_id FROM c)),
      quota AS (SELECT ${limitOf} AS messages_limit, u.plan FROM users u WHERE u.id = ?),
+     -- The usage period as billing counts it: a paid subscription's current period, else the month.
+     period AS (
+       SELECT COALESCE(
+         (SELECT ((CASE WHEN s.current_period_end > ?::timestamptz THEN s.current_period_start ELSE s.current_period_end END) AT TIME ZONE 'UTC')::date
+            FROM billing_subscriptions s WHERE s.user_id = ? AND s.plan <> 'free'),
+         ?::date) AS start),
      reserved AS (
        INSERT INTO usage_counters (user_id, period_start, messages_sent)
-         SELECT ?, ?, 1 FROM quota WHERE quota.messages_limit > 0 AND EXISTS (SELECT 1 FROM p)
+         SELECT ?, period.start, 1 FROM quota, period WHERE quota.messages_limit > 0 AND EXISTS (SELECT 1 FROM p)
        ON CONFLICT (user_id, period_start) DO UPDATE SET messages_sent = usage_counters.messages_sent + 1
          WHERE usage_counters.messages_sent < (SELECT messages_limit FROM quota)
        RETURNING messages_sent)
@@ -229,7 +239,8 @@ export async function loadTurn(knex: Knex, q: TurnQuery): Promise<TurnRow> {
        (SELECT messages_sent FROM reserved) AS reserved,
        coalesce((SELECT plan FROM quota), 'free') AS plan,
        (SELECT messages_limit FROM quota) AS messages_limit,
-       coalesce((SELECT messages_sent FROM usage_counters WHERE user_id = ? AND period_start = ?), 0) AS used,
+       coalesce((SELECT messages_sent FROM usage_counters WHERE user_id = ? AND period_start = (SELECT start FROM period)), 0) AS used,
+       (SELECT to_char(start, 'YYYY-MM-DD') FROM period) AS period_start,
        EXISTS (SELECT 1 FROM knowledge_chunks k WHERE k.persona_id = (SELECT id FROM p) AND k.user_id = ?) AS has_knowledge,
        (SELECT row_to_json(m) FROM (SELECT ${MESSAGE_COLUMNS.join(", ")} FROM messages
          WHERE id = ? AND conversation_id = (SELECT id FROM c)) m) AS stored`,
@@ -237,9 +248,10 @@ export async function loadTurn(knex: Knex, q: TurnQuery): Promise<TurnRow> {
       q.conversationId, q.userId,
       persona,
       ...entries.flat(), q.quota.fallback, q.userId,
-      q.userId, q.quota.periodStart,
+      q.now, q.userId, q.quota.periodStart,
+      q.userId,
       q.historyWindow,
-      q.userId, q.quota.periodStart,
+      q.userId,
       q.userId,
       q.retryOf ?? null,
     ],

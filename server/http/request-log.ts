@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Express, Request, RequestHandler, Response } from "express";
 import type { Level } from "pino";
-import type { Logger } from "../logger.ts";
+import { httpSerializers, type Logger } from "../logger.ts";
 
 declare module "http" {
   interface IncomingMessage {
@@ -35,7 +35,9 @@ export function requestLog(app: Express, log: Logger): RequestHandler {
     const status = res.statusCode;
     const level: Level = status === 500 ? "error" : status >= 500 ? "warn" : status >= 400 ? "info" : "debug";
     if (!log.isLevelEnabled(level)) return;
-    const line = { req, res, responseTime: Date.now() - req[START]! };
+    // Serialized here, not by the logger's serializers: a logger made elsewhere (a caller's own
+    // pino) must not get the raw request, whose headers and body hold credentials.
+    const line = { req: httpSerializers.req(req), res: httpSerializers.res(res), responseTime: Date.now() - req[START]! };
     req.log[level](line, status === 500 ? "request failed" : res.writableFinished ? "request completed" : "request aborted");
   };
   // With debug off a success logs nothing, but the status is known only at the end.

@@ -57,6 +57,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     await db.migrate();
     const jobs = await openJobQueue(db, log);
     const tokens = new TokenSigner(await instanceSecret(db.knex, "jwt", config.jwtSecret));
+    const shuttingDown = new AbortController();
     const services: Services = {
       config,
       db,
@@ -66,6 +67,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       providers: createProviders(config, db.knex, log, options.providers),
       now: options.now ?? (() => new Date()),
       health: { worker: config.worker.enabled ? "ok" : "disabled" },
+      stopping: shuttingDown.signal,
     };
     if (config.worker.enabled) worker = await startWorker(services, { ...taskList(services), ...options.extraTasks }, crontab);
     // Loading the tokenizer's rank file takes a moment; the first chat request should not pay it.
@@ -84,6 +86,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     const stop = () =>
       (stopping ??= (async () => {
         log.info("shutting down: draining requests");
+        shuttingDown.abort();
         await drain?.(config.shutdownTimeoutMs);
         await worker?.stop();
         await jobs.release();

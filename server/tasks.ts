@@ -11,6 +11,7 @@ import { personaTasks } from "./personas/greeting-job.ts";
 import { trendingCrontab, trendingTasks } from "./personas/trending.ts";
 import { titleTask } from "./conversations/title-job.ts";
 import { webhookCrontab, webhookTasks } from "./webhooks/jobs.ts";
+import { roomEventsCrontab, roomEventTasks } from "./rooms/jobs.ts";
 
 /** Tasks of every area, by name. Each area adds its own here as it lands. */
 export function taskList(services: Services): TaskList {
@@ -23,8 +24,8 @@ export function taskList(services: Services): TaskList {
     const [codes, mails] = await Promise.all([purgeExpiredCodes(services), purgeOutbox(services.db.knex, services.now())]);
     if (codes || mails) services.log.info({ codes, mails }, "expired OAuth codes and old outbox mails purged");
   };
-  return { idempotency_purge: purgeIdempotencyKeys, expired_rows_purge: purgeExpiredRows, ...accountTasks(services), ...emailTasks(services), ...personaTasks(services), ...avatarTasks(services), ...trendingTasks(services), ...knowledgeTasks(services), conversation_title: titleTask(services), ...webhookTasks(services) };
+  return { idempotency_purge: purgeIdempotencyKeys, expired_rows_purge: purgeExpiredRows, ...accountTasks(services), ...emailTasks(services), ...personaTasks(services), ...avatarTasks(services), ...trendingTasks(services), ...knowledgeTasks(services), conversation_title: titleTask(services), ...webhookTasks(services), ...roomEventTasks(services) };
 }
 
 /** Recurring schedule (graphile-worker crontab syntax). */
-export const crontab = ["0 * * * * idempotency_purge", "30 * * * * expired_rows_purge", ...accountCrontab, ...trendingCrontab, ...webhookCrontab].join("\n");
+export const crontab = ["0 * * * * idempotency_purge", "30 * * * * expired_rows_purge", ...accountCrontab, ...trendingCrontab, ...webhookCrontab, ...roomEventsCrontab].join("\n");

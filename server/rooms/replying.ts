@@ -1,7 +1,9 @@
 import { personaKnowledge } from "../replies/knowledge.ts";
 import type { ContextSource, PastTurn, ReplySink } from "../replies/types.ts";
 import type { Services } from "../services.ts";
+import { recordRoomEvents } from "./events.ts";
 import { insertRoomMessages, recentRoomMessages, type RoomMessageRow, type RoomMessageView, type RoomPersonaRow } from "./store.ts";
+import { toRoomMessage } from "./views.ts";
 
 /** Recent room messages read for a reply's context; the engine keeps as many as fit its budget. */
 const HISTORY_WINDOW = 100;
@@ -12,7 +14,12 @@ const HISTORY_WINDOW = 100;
  * said to it), and the reply is stored as the persona's room message. `stored` collects what the
  * sink wrote, so the send can answer it.
  */
-export function roomReply(services: Services, roomId: string, persona: RoomPersonaRow): { context: ContextSource; sink: ReplySink; stored: RoomMessageView[] } {
+export function roomReply(
+  services: Services,
+  roomId: string,
+  persona: RoomPersonaRow,
+  beforeStore: () => Promise<void>,
+): { context: ContextSource; sink: ReplySink; stored: RoomMessageView[] } {
   const { knex } = services.db;
   const stored: RoomMessageView[] = [];
   const context: ContextSource = {
@@ -29,7 +36,7 @@ export function roomReply(services: Services, roomId: string, persona: RoomPerso
       const rows: RoomMessageRow[] = records.map((record) => ({
         id: record.id,
         room_id: roomId,
-        sender_type: "persona",
+        sender_type: "persona" as const,
         user_id: null,
         persona_id: persona.persona_id,
         persona_name: persona.name,
@@ -40,14 +47,32 @@ export function roomReply(services: Services, roomId: string, persona: RoomPerso
         output_tokens: record.role === "assistant" ? record.usage.outputTokens : null,
         created_at: record.createdAt,
       }));
-      await insertRoomMessages(knex, rows);
-      stored.push(...rows.map((row) => ({ ...row, sender_name: persona.name })));
+      const views = rows.map((row) => ({ ...row, sender_name: persona.name }));
+      // The reply's last deltas go out before the reply itself is announced.
+      await beforeStore();
+      await storeRoomMessages(services, views);
+      stored.push(...views);
     },
     async failed(error, inputId) {
       services.log.warn({ roomId, personaId: persona.persona_id, inputId, code: error.code }, "a persona's room reply failed");
     },
   };
   return { context, sink, stored };
+}
+
+/** Stores messages of one room with their `message` events, in one transaction. */
+export async function storeRoomMessages(services: Services, messages: RoomMessageView[]): Promise<void> {
+  if (messages.length === 0) return;
+  const roomId = messages[0]!.room_id;
+  await services.db.knex.transaction(async (trx) => {
+    await insertRoomMessages(trx, messages.map(({ sender_name: _name, ...row }) => row));
+    await recordRoomEvents(
+      services,
+      trx,
+      roomId,
+      messages.map((message) => ({ type: "message", data: toRoomMessage(message), message_id: message.id, ...(message.user_id ? { user_id: message.user_id } : {}) })),
+    );
+  });
 }
 
 function pastTurn(persona: RoomPersonaRow, message: RoomMessageView): PastTurn {

@@ -146,6 +146,15 @@ export async function deleteRoom(knex: Knex, id: string): Promise<void> {
   await knex("rooms").where({ id }).delete();
 }
 
+/**
+ * Locks the room's row until the transaction ends; false when the room is gone. Every transaction
+ * that writes room events takes it first, so within a room event ids are allocated, and committed,
+ * in order: a reader that has seen event N of a room has seen every earlier one.
+ */
+export async function lockRoom(trx: Knex.Transaction, roomId: string): Promise<boolean> {
+  return Boolean(await trx("rooms").where({ id: roomId }).forNoKeyUpdate().first("id"));
+}
+
 /** Adds a member; false when the user is one already. */
 export async function insertMember(knex: Knex, member: MemberRow): Promise<boolean> {
   const inserted = await knex("room_members").insert(member).onConflict(["room_id", "user_id"]).ignore().returning("user_id");
@@ -156,41 +165,45 @@ export async function deleteMember(knex: Knex, roomId: string, userId: string): 
   return (await knex("room_members").where({ room_id: roomId, user_id: userId }).delete()) > 0;
 }
 
-export async function findRoomPersona(knex: Knex, roomId: string, personaId: string): Promise<{ added_by: string } | undefined> {
-  return knex("room_personas").where({ room_id: roomId, persona_id: personaId }).first("added_by");
+export async function findRoomPersona(knex: Knex, roomId: string, personaId: string): Promise<{ persona_id: string; name: string; added_by: string } | undefined> {
+  return knex("room_personas as rp")
+    .join("personas as p", "p.id", "rp.persona_id")
+    .where({ "rp.room_id": roomId, "rp.persona_id": personaId })
+    .first("rp.persona_id", "p.name", "rp.added_by");
 }
 
-/** Adds a persona while the room has fewer than `limit`; `full` or `present` when it cannot. */
+/**
+ * Adds a persona while the room has fewer than `limit`; `full` or `present` when it cannot. Run in
+ * a transaction that holds the room's lock (`lockRoom`), so two adds at once cannot both see room
+ * for one more.
+ */
 export async function insertRoomPersona(
-  knex: Knex,
+  trx: Knex.Transaction,
   row: { room_id: string; persona_id: string; added_by: string; added_at: Date },
   limit: number,
 ): Promise<"added" | "present" | "full"> {
-  return knex.transaction(async (trx) => {
-    // The room's row is the lock: two adds at once cannot both see room for one more.
-    await trx("rooms").where({ id: row.room_id }).forUpdate().first("id");
-    if (await trx("room_personas").where({ room_id: row.room_id, persona_id: row.persona_id }).first("persona_id")) return "present";
-    const counted = await trx("room_personas").where({ room_id: row.room_id }).count<{ count: string | number }>({ count: "*" }).first();
-    if (Number(counted?.count ?? 0) >= limit) return "full";
-    await trx("room_personas").insert(row);
-    return "added";
-  });
+  if (await trx("room_personas").where({ room_id: row.room_id, persona_id: row.persona_id }).first("persona_id")) return "present";
+  const counted = await trx("room_personas").where({ room_id: row.room_id }).count<{ count: string | number }>({ count: "*" }).first();
+  if (Number(counted?.count ?? 0) >= limit) return "full";
+  await trx("room_personas").insert(row);
+  return "added";
 }
 
 export async function deleteRoomPersona(knex: Knex, roomId: string, personaId: string): Promise<void> {
   await knex("room_personas").where({ room_id: roomId, persona_id: personaId }).delete();
 }
 
-/** Stores messages and moves the room's `last_message_at`, in one transaction. */
-export async function insertRoomMessages(knex: Knex, rows: RoomMessageRow[]): Promise<void> {
+/**
+ * Stores messages and moves the room's `last_message_at`. The update comes first: it takes the
+ * room's lock (as `lockRoom` does) before the messages' events are written in the same transaction.
+ */
+export async function insertRoomMessages(trx: Knex.Transaction, rows: RoomMessageRow[]): Promise<void> {
   if (rows.length === 0) return;
   const at = rows.reduce((latest, row) => (row.created_at > latest ? row.created_at : latest), rows[0]!.created_at);
-  await knex.transaction(async (trx) => {
-    await trx("room_messages").insert(rows);
-    await trx("rooms")
-      .where({ id: rows[0]!.room_id })
-      .update({ last_message_at: trx.raw("greatest(coalesce(last_message_at, ?), ?)", [at, at]) });
-  });
+  await trx("rooms")
+    .where({ id: rows[0]!.room_id })
+    .update({ last_message_at: trx.raw("greatest(coalesce(last_message_at, ?), ?)", [at, at]) });
+  await trx("room_messages").insert(rows);
 }
 
 function messagesWithNames(knex: Knex, roomId: string): Knex.QueryBuilder {
@@ -224,4 +237,52 @@ export async function lastSpoken(knex: Knex, roomId: string): Promise<Map<string
 export async function userName(knex: Knex, userId: string): Promise<string> {
   const row = await knex("users").where({ id: userId }).first("display_name", "username");
   return (row?.display_name || row?.username) ?? "";
+}
+
+export type RoomEventType = "message" | "member_joined" | "member_left" | "persona_added" | "persona_removed";
+
+/** A room event to store: its data as the contract shows it, and what it cascades with. */
+export interface NewRoomEvent {
+  type: RoomEventType;
+  data: object;
+  message_id?: string;
+  user_id?: string;
+}
+
+export interface RoomEventRow {
+  /** A bigint, as a decimal string. */
+  id: string;
+  type: RoomEventType;
+  data: Record<string, unknown>;
+}
+
+/** Stores events in order; answers the id of the last one. Run after `lockRoom` (or `insertRoomMessages`). */
+export async function insertRoomEvents(trx: Knex.Transaction, roomId: string, events: NewRoomEvent[], at: Date): Promise<string> {
+  const rows = await trx("room_events")
+    .insert(events.map((event) => ({ room_id: roomId, type: event.type, data: JSON.stringify(event.data), message_id: event.message_id ?? null, user_id: event.user_id ?? null, created_at: at })))
+    .returning("id");
+  return String(rows.at(-1)!.id);
+}
+
+/** The room's events after `after` (exclusive), oldest first. */
+export async function roomEventsAfter(knex: Knex, roomId: string, after: string, limit: number): Promise<RoomEventRow[]> {
+  const rows: RoomEventRow[] = await knex("room_events").where("room_id", roomId).andWhere("id", ">", after).orderBy("id").limit(limit).select("id", "type", "data");
+  return rows.map((row) => ({ ...row, id: String(row.id) }));
+}
+
+/** The id of the room's newest event, "0" when it has none. */
+export async function lastRoomEventId(knex: Knex, roomId: string): Promise<string> {
+  const row = await knex("room_events").where("room_id", roomId).max<{ max: string | number | null }>("id as max").first();
+  return row?.max === null || row?.max === undefined ? "0" : String(row.max);
+}
+
+/** Removes events stored before `before`; answers how many. */
+export async function purgeRoomEvents(knex: Knex, before: Date): Promise<number> {
+  return knex("room_events").where("created_at", "<", before).delete();
+}
+
+/** The room's member ids; undefined when the room is gone. */
+export async function memberIdsOf(knex: Knex, roomId: string): Promise<Set<string> | undefined> {
+  const [room, members] = await Promise.all([findRoom(knex, roomId), knex("room_members").where({ room_id: roomId }).pluck("user_id")]);
+  return room ? new Set(members as string[]) : undefined;
 }

@@ -1,0 +1,44 @@
+import type { Response } from "express";
+import { SSEWriter } from "../http/sse.ts";
+import type { Services } from "../services.ts";
+import { roomHub, type EndReason, type HubEvent } from "./hub.ts";
+
+/**
+ * Output a reader has not taken yet beyond which its stream is closed rather than buffered without
+ * bound; the client reconnects with `Last-Event-ID` and reads the rest from the table.
+ */
+const MAX_UNREAD_BYTES = 1024 * 1024;
+
+/**
+ * Carries a room's events to one member over server-sent events until the client leaves, the
+ * member is removed, the room is deleted, the reader falls too far behind or the process stops.
+ * Resolves when the stream has ended.
+ */
+export async function streamRoomEvents(services: Services, res: Response, options: { roomId: string; userId: string; cursor: string }): Promise<void> {
+  const hub = roomHub(services);
+  await hub.ready();
+  const sse = new SSEWriter(res, { keepAliveMs: services.config.streamKeepAliveMs });
+  const ended = new Promise<void>((resolve) => res.once("close", resolve));
+  let unsubscribe: (() => void) | undefined;
+  const end = (reason?: EndReason) => {
+    if (reason) sse.event("closed", { reason });
+    sse.close();
+    unsubscribe?.();
+  };
+  const subscriber = {
+    userId: options.userId,
+    cursor: BigInt(options.cursor),
+    send(event: HubEvent) {
+      if (!sse.open) return;
+      sse.event(event.type, event.data, event.id);
+      if (res.writableLength > MAX_UNREAD_BYTES) {
+        services.log.info({ roomId: options.roomId, buffered: res.writableLength }, "a room event reader fell behind; its stream is closed");
+        end();
+      }
+    },
+    end,
+  };
+  unsubscribe = hub.subscribe(options.roomId, subscriber);
+  await ended;
+  unsubscribe();
+}

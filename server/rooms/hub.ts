@@ -24,11 +24,17 @@ export interface Subscriber {
 /** Events read from the table per query while catching up. */
 const PAGE = 500;
 
+/** A read of the table waiting its turn: up to the newest event notified so far, or everything (`all`). */
+interface PendingRead {
+  upTo: bigint | "all";
+}
+
 interface RoomState {
   subscribers: Set<Subscriber>;
   /** The room's work (reads, deltas, closes), one after another, so each subscriber's events stay in order. */
   tail: Promise<void>;
-  readQueued: boolean;
+  /** The last queued task when it is a read that has not started: later notifications widen it. */
+  pendingRead: PendingRead | undefined;
 }
 
 /**
@@ -64,12 +70,12 @@ export class RoomHub {
     }
     let state = this.#rooms.get(roomId);
     if (!state) {
-      state = { subscribers: new Set(), tail: Promise.resolve(), readQueued: false };
+      state = { subscribers: new Set(), tail: Promise.resolve(), pendingRead: undefined };
       this.#rooms.set(roomId, state);
     }
     state.subscribers.add(subscriber);
     // Whatever was stored between the caller choosing the cursor and now is read here.
-    this.#queueRead(roomId, state);
+    this.#queueRead(roomId, state, "all");
     const room = state;
     return () => this.#drop(roomId, room, subscriber);
   }
@@ -88,7 +94,7 @@ export class RoomHub {
       // Notifications sent while the connection was down are lost: every room reads the table again.
       notifications.onReconnect(() => {
         for (const [roomId, state] of this.#rooms) {
-          this.#queueRead(roomId, state);
+          this.#queueRead(roomId, state, "all");
           this.#queue(state, () => this.#checkMembers(roomId, state));
         }
       });
@@ -103,32 +109,44 @@ export class RoomHub {
     if (!signal) return;
     const state = this.#rooms.get(signal.roomId);
     if (!state) return;
-    if (signal.kind === "event") this.#queueRead(signal.roomId, state);
+    if (signal.kind === "event") this.#queueRead(signal.roomId, state, BigInt(signal.eventId));
     else if (signal.kind === "delta") this.#queue(state, async () => this.#broadcast(state, { type: "delta", data: signal.delta }));
     else this.#queue(state, async () => this.#endRoom(signal.roomId, state, "room_deleted"));
   }
 
   #queue(state: RoomState, task: () => Promise<void>): void {
+    state.pendingRead = undefined;
     state.tail = state.tail.then(task).catch((error: unknown) => this.#services.log.error({ err: error }, "room events could not be delivered"));
   }
 
-  /** One read for any number of notifications that arrive before it starts. */
-  #queueRead(roomId: string, state: RoomState): void {
-    if (state.readQueued) return;
-    state.readQueued = true;
+  /**
+   * Reads the table up to `upTo`. Notifications that arrive while the last queued task is a read
+   * not yet started widen that read instead of adding one. A read stops at the newest event
+   * notified before it was queued, so an event stored after a delta is not sent before the delta,
+   * however long the read waits for the database.
+   */
+  #queueRead(roomId: string, state: RoomState, upTo: bigint | "all"): void {
+    const pending = state.pendingRead;
+    if (pending) {
+      if (upTo === "all" || (pending.upTo !== "all" && upTo > pending.upTo)) pending.upTo = upTo;
+      return;
+    }
+    const read: PendingRead = { upTo };
     this.#queue(state, async () => {
-      // Cleared before reading: a notification that arrives during the read queues the next one.
-      state.readQueued = false;
-      await this.#read(roomId, state);
+      // Started: a notification from now on queues the next read.
+      if (state.pendingRead === read) state.pendingRead = undefined;
+      await this.#read(roomId, state, read.upTo);
     });
+    state.pendingRead = read;
   }
 
-  async #read(roomId: string, state: RoomState): Promise<void> {
+  async #read(roomId: string, state: RoomState, upTo: bigint | "all"): Promise<void> {
     for (;;) {
       if (state.subscribers.size === 0) return;
       let from: bigint | undefined;
       for (const subscriber of state.subscribers) if (from === undefined || subscriber.cursor < from) from = subscriber.cursor;
-      const rows = await roomEventsAfter(this.#services.db.knex, roomId, from!.toString(), PAGE);
+      if (upTo !== "all" && from! >= upTo) return;
+      const rows = await roomEventsAfter(this.#services.db.knex, roomId, from!.toString(), upTo === "all" ? undefined : upTo.toString(), PAGE);
       for (const row of rows) this.#deliver(roomId, state, row);
       if (rows.length < PAGE) return;
     }

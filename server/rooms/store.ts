@@ -264,9 +264,11 @@ export async function insertRoomEvents(trx: Knex.Transaction, roomId: string, ev
   return String(rows.at(-1)!.id);
 }
 
-/** The room's events after `after` (exclusive), oldest first. */
-export async function roomEventsAfter(knex: Knex, roomId: string, after: string, limit: number): Promise<RoomEventRow[]> {
-  const rows: RoomEventRow[] = await knex("room_events").where("room_id", roomId).andWhere("id", ">", after).orderBy("id").limit(limit).select("id", "type", "data");
+/** The room's events after `after` (exclusive) up to `upTo` (inclusive, when given), oldest first. */
+export async function roomEventsAfter(knex: Knex, roomId: string, after: string, upTo: string | undefined, limit: number): Promise<RoomEventRow[]> {
+  const query = knex("room_events").where("room_id", roomId).andWhere("id", ">", after);
+  if (upTo !== undefined) query.andWhere("id", "<=", upTo);
+  const rows: RoomEventRow[] = await query.orderBy("id").limit(limit).select("id", "type", "data");
   return rows.map((row) => ({ ...row, id: String(row.id) }));
 }
 

@@ -19,11 +19,10 @@ export async function streamRoomEvents(services: Services, res: Response, option
   await hub.ready();
   const sse = new SSEWriter(res, { keepAliveMs: services.config.streamKeepAliveMs });
   const ended = new Promise<void>((resolve) => res.once("close", resolve));
-  let unsubscribe: (() => void) | undefined;
+  // The hub drops a subscriber itself before ending it; the client leaving is unsubscribed below.
   const end = (reason?: EndReason) => {
     if (reason) sse.event("closed", { reason });
     sse.close();
-    unsubscribe?.();
   };
   const subscriber = {
     userId: options.userId,
@@ -34,11 +33,12 @@ export async function streamRoomEvents(services: Services, res: Response, option
       if (res.writableLength > MAX_UNREAD_BYTES) {
         services.log.info({ roomId: options.roomId, buffered: res.writableLength }, "a room event reader fell behind; its stream is closed");
         end();
+        unsubscribe();
       }
     },
     end,
   };
-  unsubscribe = hub.subscribe(options.roomId, subscriber);
+  const unsubscribe = hub.subscribe(options.roomId, subscriber);
   await ended;
   unsubscribe();
 }

@@ -3,7 +3,7 @@ import { deltaPayloads } from "../../server/rooms/events.ts";
 import { purgeOldRoomEvents } from "../../server/rooms/jobs.ts";
 import { ScriptedModel } from "../replies/fakes.ts";
 import { expectError } from "../support/assertions.ts";
-import { databaseKind, jsonHeaders, startTestService, type TestService } from "../support/service.ts";
+import { databaseKind, startTestService, type TestService } from "../support/service.ts";
 import { apiKeyFor, type TestUser } from "../support/users.ts";
 import { readEvents, type EventReader, type ReadEvent } from "./event-reader.ts";
 import { addMember, call, creator, makePersona, makeRoom, serviceEnv } from "./helpers.ts";

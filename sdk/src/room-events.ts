@@ -30,6 +30,11 @@ export interface RoomEventsOptions extends RequestOptions {
   signal?: AbortSignal;
   /** Consecutive failed reconnects before the error is thrown; unlimited by default, like EventSource. */
   maxReconnects?: number;
+  /**
+   * Called each time the stream is (re)opened, once the service has answered: every event stored
+   * from then on will arrive, so e.g. history read after the first call cannot leave a gap.
+   */
+  onOpen?: () => void;
 }
 
 /**
@@ -55,6 +60,7 @@ export class RoomEventStream implements AsyncIterable<RoomEvent> {
   readonly #signal: AbortSignal;
   readonly #idleTimeout: number;
   readonly #maxReconnects: number;
+  readonly #onOpen: (() => void) | undefined;
   #lastEventId: string | undefined;
   #reconnects = 0;
   #received = 0;
@@ -65,6 +71,7 @@ export class RoomEventStream implements AsyncIterable<RoomEvent> {
     this.#idleTimeout = options.idleTimeout;
     this.#maxReconnects = options.maxReconnects ?? Number.POSITIVE_INFINITY;
     this.#lastEventId = options.lastEventId;
+    this.#onOpen = options.onOpen;
     this.#signal = anySignal([options.signal, this.#controller.signal]);
   }
 
@@ -101,6 +108,7 @@ export class RoomEventStream implements AsyncIterable<RoomEvent> {
         this.#reconnects++;
         continue;
       }
+      this.#onOpen?.();
       const received = this.#received;
       if ((yield* this.#read(body)) === "closed" || this.#signal.aborted) return;
       // The service ended the stream (a restart, a slow reader) or it broke. One that was working is

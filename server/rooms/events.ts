@@ -53,6 +53,14 @@ export async function recordRoomEvents(services: Services, trx: Knex.Transaction
   await services.db.notifications.notify(ROOM_EVENTS_CHANNEL, `${roomId}:${lastId}`, trx);
 }
 
+/** Announces events of the room up to `lastId`, stored (and committed) already. */
+export async function announceRoomEvents(services: Services, roomId: string, lastId: string): Promise<void> {
+  await services.db.notifications.notify(ROOM_EVENTS_CHANNEL, `${roomId}:${lastId}`).catch((error: unknown) => {
+    // Stored is stored: subscribers read it with the room's next event, or when they reconnect.
+    services.log.warn({ err: error, roomId }, "room events could not be announced");
+  });
+}
+
 /** Tells every subscriber of the room, once `trx` commits, that the room is gone. */
 export async function announceRoomDeleted(services: Services, trx: Knex.Transaction, roomId: string): Promise<void> {
   await services.db.notifications.notify(ROOM_EVENTS_CHANNEL, `${roomId}:closed`, trx);
@@ -81,14 +89,31 @@ export function deltaPayloads(roomId: string, delta: RoomEventDelta): string[] {
 }
 
 /**
- * Relays the deltas of one persona reply in order, without making the reply wait for each
- * notification: fragments that arrive while one is being sent go out together as the next.
- * `flush()` resolves once everything handed in was sent, so the stored reply's `message` event
- * cannot overtake its last delta.
+ * Deltas of one reply go out at most this often: a model streaming a token at a time would
+ * otherwise cost a notification, a read of it in every process and a write to every subscriber
+ * per token. Twenty updates a second still read as live text.
+ */
+export const DELTA_INTERVAL_MS = 50;
+
+/**
+ * Relays the deltas of one persona reply in order, without making the reply wait for them: the
+ * first fragment goes out at once, then what arrives meanwhile is sent together, at most every
+ * DELTA_INTERVAL_MS. `flush()` sends what is left at once and resolves when everything handed in
+ * was sent, so the stored reply's `message` event cannot overtake its last delta.
  */
 export function deltaRelay(services: Services, roomId: string, base: Omit<RoomEventDelta, "content">): { push: (content: string) => void; flush: () => Promise<void> } {
   let pending = "";
   let sending: Promise<void> | undefined;
+  let flushing = false;
+  let wake: (() => void) | undefined;
+  const pause = () =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, DELTA_INTERVAL_MS);
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
   const send = async () => {
     while (pending) {
       const content = pending;
@@ -99,6 +124,8 @@ export function deltaRelay(services: Services, roomId: string, base: Omit<RoomEv
           services.log.warn({ err: error, roomId }, "a room delta could not be relayed");
         });
       }
+      if (!flushing) await pause();
+      wake = undefined;
     }
     sending = undefined;
   };
@@ -109,6 +136,8 @@ export function deltaRelay(services: Services, roomId: string, base: Omit<RoomEv
       sending ??= send();
     },
     async flush() {
+      flushing = true;
+      wake?.();
       await sending;
     },
   };

@@ -154,10 +154,12 @@ export class RoomHub {
 
   #deliver(roomId: string, state: RoomState, row: RoomEventRow): void {
     const id = BigInt(row.id);
+    // One object for every subscriber: the transport serializes it once.
+    const event: HubEvent = { id: row.id, type: row.type, data: row.data };
     for (const subscriber of [...state.subscribers]) {
       if (subscriber.cursor >= id) continue;
       subscriber.cursor = id;
-      subscriber.send({ id: row.id, type: row.type, data: row.data });
+      subscriber.send(event);
       // A member taken out of the room hears of it, then its stream ends.
       if (row.type === "member_left" && row.data.user_id === subscriber.userId) this.#end(roomId, state, subscriber, "removed");
     }

@@ -1,8 +1,9 @@
+import { countTokens } from "../providers/llm/tokens.ts";
 import { personaKnowledge } from "../replies/knowledge.ts";
 import type { ContextSource, PastTurn, ReplySink } from "../replies/types.ts";
 import type { Services } from "../services.ts";
-import { recordRoomEvents } from "./events.ts";
-import { insertRoomMessages, recentRoomMessages, type RoomMessageRow, type RoomMessageView, type RoomPersonaRow } from "./store.ts";
+import { announceRoomEvents } from "./events.ts";
+import { insertRoomMessagesWithEvents, recentRoomMessages, type NewRoomEvent, type RoomMessageRow, type RoomMessageView, type RoomPersonaRow } from "./store.ts";
 import { toRoomMessage } from "./views.ts";
 
 /** Recent room messages read for a reply's context; the engine keeps as many as fit its budget. */
@@ -28,7 +29,8 @@ export function roomReply(
         recentRoomMessages(knex, roomId, HISTORY_WINDOW),
         personaKnowledge(services, { userId: persona.creator_id, personaId: persona.persona_id, input, signal }),
       ]);
-      return { history: recent.map((message) => pastTurn(persona, message)), knowledge };
+      const names = new Map<string, number>();
+      return { history: recent.map((message) => pastTurn(persona, message, names)), knowledge };
     },
   };
   const sink: ReplySink = {
@@ -60,26 +62,36 @@ export function roomReply(
   return { context, sink, stored };
 }
 
-/** Stores messages of one room with their `message` events, in one transaction. */
+/**
+ * Stores messages of one room with their `message` events in one statement, then announces them.
+ * The announcement follows the commit, as it would inside a transaction; were the process to die
+ * between the two, subscribers would see the messages with the room's next event.
+ */
 export async function storeRoomMessages(services: Services, messages: RoomMessageView[]): Promise<void> {
   if (messages.length === 0) return;
   const roomId = messages[0]!.room_id;
-  await services.db.knex.transaction(async (trx) => {
-    await insertRoomMessages(trx, messages.map(({ sender_name: _name, ...row }) => row));
-    await recordRoomEvents(
-      services,
-      trx,
-      roomId,
-      messages.map((message) => ({ type: "message", data: toRoomMessage(message), message_id: message.id, ...(message.user_id ? { user_id: message.user_id } : {}) })),
-    );
-  });
+  const events: NewRoomEvent[] = messages.map((message) => ({
+    type: "message",
+    data: toRoomMessage(message),
+    message_id: message.id,
+    ...(message.user_id ? { user_id: message.user_id } : {}),
+  }));
+  const lastId = await insertRoomMessagesWithEvents(services.db.knex, messages.map(({ sender_name: _name, ...row }) => row), events, services.now());
+  await announceRoomEvents(services, roomId, lastId);
 }
 
-function pastTurn(persona: RoomPersonaRow, message: RoomMessageView): PastTurn {
+/**
+ * A room message as a turn of the persona's context. An attributed message's tokens are its stored
+ * count plus its author's name (counted once per name): close enough for the budget, and the
+ * history is not tokenised again for every reply.
+ */
+function pastTurn(persona: RoomPersonaRow, message: RoomMessageView, nameTokens: Map<string, number>): PastTurn {
   if (message.sender_type === "persona" && message.persona_id === persona.persona_id) {
     return { id: message.id, role: "assistant", content: message.content, tokens: message.content_tokens };
   }
-  return { id: message.id, role: "user", content: attributed(message.sender_name, message.content) };
+  let prefix = nameTokens.get(message.sender_name);
+  if (prefix === undefined) nameTokens.set(message.sender_name, (prefix = countTokens(attributed(message.sender_name, ""))));
+  return { id: message.id, role: "user", content: attributed(message.sender_name, message.content), tokens: prefix + message.content_tokens };
 }
 
 /** A message as a persona reads it in a group: who said it, then what. */

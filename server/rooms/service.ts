@@ -18,8 +18,7 @@ import {
   deleteMember,
   deleteRoom as deleteRoomRow,
   deleteRoomPersona,
-  findRole,
-  findRoom,
+  findRoomWithRole,
   findRoomPersona,
   insertMember,
   insertRoom,
@@ -57,11 +56,9 @@ interface Access {
 
 /** The room when the caller may see it: a member, or anyone for a public room. Else 404. */
 async function requireVisibleRoom(services: Services, userId: string, roomId: string): Promise<Access> {
-  const { knex } = services.db;
-  const room = isUuid(roomId) ? await findRoom(knex, roomId) : undefined;
-  const role = room ? await findRole(knex, room.id, userId) : undefined;
-  if (!room || (!role && !room.is_public)) throw notFound("Room");
-  return { room, role };
+  const found = isUuid(roomId) ? await findRoomWithRole(services.db.knex, roomId, userId) : undefined;
+  if (!found || (!found.role && !found.room.is_public)) throw notFound("Room");
+  return found;
 }
 
 /** Only members act in a room; an onlooker of a public room may only read it (403). */
@@ -166,13 +163,12 @@ export async function listMessages(services: Services, userId: string, roomId: s
 }
 
 /** The personas that answer `content` under the room's reply mode, in the order they answer. */
-async function responders(services: Services, room: RoomRow, content: string): Promise<RoomPersonaRow[]> {
-  const personas = await listRoomPersonas(services.db.knex, room.id);
+function responders(room: RoomRow, content: string, personas: RoomPersonaRow[], spoken: Map<string, Date>): RoomPersonaRow[] {
   if (personas.length === 0) return [];
   if (room.reply_mode === "all") return personas.slice(0, MAX_REPLIES);
   const named = mentioned(content, personas);
   if (named.length > 0 || room.reply_mode === "mentions_only") return named;
-  const chosen = mostRelevant(content, personas, await lastSpoken(services.db.knex, room.id));
+  const chosen = mostRelevant(content, personas, spoken);
   return chosen ? [chosen] : [];
 }
 
@@ -191,9 +187,17 @@ export interface SendResult {
  * says why.
  */
 export async function sendMessage(services: Services, userId: string, roomId: string, content: string): Promise<SendResult> {
-  const { room } = await requireMember(services, userId, roomId);
   const { knex } = services.db;
-  const [answering, senderName] = await Promise.all([responders(services, room, content), userName(knex, userId)]);
+  // What choosing the responders needs is read alongside the access check: a send waits for one
+  // round trip, not two, before the model is asked (a refused caller learns nothing from it).
+  const roomKey = isUuid(roomId) ? roomId : undefined;
+  const [{ room }, personas, spoken, senderName] = await Promise.all([
+    requireMember(services, userId, roomId),
+    roomKey ? listRoomPersonas(knex, roomKey) : [],
+    roomKey ? lastSpoken(knex, roomKey) : new Map<string, Date>(),
+    userName(knex, userId),
+  ]);
+  const answering = responders(room, content, personas, spoken);
   const now = services.now();
   const row: RoomMessageRow = {
     id: uuidv7(),

@@ -86,13 +86,17 @@ export async function insertRoom(
   });
 }
 
-export async function findRoom(knex: Knex, id: string): Promise<RoomRow | undefined> {
-  return knex("rooms").where({ id }).first();
-}
-
-export async function findRole(knex: Knex, roomId: string, userId: string): Promise<RoomRole | undefined> {
-  const row = await knex("room_members").where({ room_id: roomId, user_id: userId }).first("role");
-  return row?.role as RoomRole | undefined;
+/** The room with the user's role in it (none when not a member), in one query. */
+export async function findRoomWithRole(knex: Knex, roomId: string, userId: string): Promise<{ room: RoomRow; role: RoomRole | undefined } | undefined> {
+  const row = await knex("rooms as r")
+    .leftJoin("room_members as me", function () {
+      this.on("me.room_id", "r.id").andOnVal("me.user_id", userId);
+    })
+    .where("r.id", roomId)
+    .first("r.*", "me.role as member_role");
+  if (!row) return undefined;
+  const { member_role: role, ...room } = row as RoomRow & { member_role: RoomRole | null };
+  return { room, role: role ?? undefined };
 }
 
 export async function listMembers(knex: Knex, roomId: string): Promise<MemberRow[]> {
@@ -193,17 +197,44 @@ export async function deleteRoomPersona(knex: Knex, roomId: string, personaId: s
   await knex("room_personas").where({ room_id: roomId, persona_id: personaId }).delete();
 }
 
+const MESSAGE_COLUMNS =
+  "id uuid, room_id uuid, sender_type text, user_id uuid, persona_id uuid, persona_name text, content text, content_tokens integer, model text, input_tokens integer, output_tokens integer, created_at timestamptz";
+const MESSAGE_COLUMN_NAMES = "id, room_id, sender_type, user_id, persona_id, persona_name, content, content_tokens, model, input_tokens, output_tokens, created_at";
+
 /**
- * Stores messages and moves the room's `last_message_at`. The update comes first: it takes the
- * room's lock (as `lockRoom` does) before the messages' events are written in the same transaction.
+ * Stores messages of one room with their `message` events and moves the room's
+ * `last_message_at`, in one statement (one round trip, atomic). The room's row is updated first:
+ * the events' ids are allocated only once its lock is held, as `lockRoom` ensures elsewhere.
+ * Answers the id of the last event.
  */
-export async function insertRoomMessages(trx: Knex.Transaction, rows: RoomMessageRow[]): Promise<void> {
-  if (rows.length === 0) return;
-  const at = rows.reduce((latest, row) => (row.created_at > latest ? row.created_at : latest), rows[0]!.created_at);
-  await trx("rooms")
-    .where({ id: rows[0]!.room_id })
-    .update({ last_message_at: trx.raw("greatest(coalesce(last_message_at, ?), ?)", [at, at]) });
-  await trx("room_messages").insert(rows);
+export async function insertRoomMessagesWithEvents(knex: Knex, rows: RoomMessageRow[], events: NewRoomEvent[], at: Date): Promise<string> {
+  const latest = rows.reduce((max, row) => (row.created_at > max ? row.created_at : max), rows[0]!.created_at);
+  const result = await knex.raw(
+    `WITH room AS (
+       UPDATE rooms SET last_message_at = greatest(coalesce(last_message_at, :latest), :latest) WHERE id = :roomId RETURNING id
+     ), messages AS (
+       INSERT INTO room_messages (${MESSAGE_COLUMN_NAMES})
+       SELECT ${MESSAGE_COLUMN_NAMES} FROM jsonb_to_recordset(:messages::jsonb) AS m(${MESSAGE_COLUMNS})
+       RETURNING id
+     ), events AS (
+       INSERT INTO room_events (room_id, type, data, message_id, user_id, created_at)
+       SELECT room.id, e.type, e.data, e.message_id, e.user_id, :at
+       FROM room, ROWS FROM (jsonb_to_recordset(:events::jsonb) AS (type text, data jsonb, message_id uuid, user_id uuid)) WITH ORDINALITY AS e(type, data, message_id, user_id, n)
+       ORDER BY e.n
+       RETURNING id
+     )
+     SELECT (SELECT max(id) FROM events) AS last_id, (SELECT count(*) FROM messages) AS stored`,
+    {
+      roomId: rows[0]!.room_id,
+      latest,
+      at,
+      messages: JSON.stringify(rows),
+      events: JSON.stringify(events.map((event) => ({ type: event.type, data: event.data, message_id: event.message_id ?? null, user_id: event.user_id ?? null }))),
+    },
+  );
+  const row = result.rows[0] as { last_id: string | number | null };
+  if (row.last_id === null) throw new Error(`Room ${rows[0]!.room_id} is gone`);
+  return String(row.last_id);
 }
 
 function messagesWithNames(knex: Knex, roomId: string): Knex.QueryBuilder {
@@ -225,13 +256,18 @@ export async function recentRoomMessages(knex: Knex, roomId: string, limit: numb
   return messagesWithNames(knex, roomId).orderByRaw("rm.created_at DESC, rm.id DESC").limit(limit);
 }
 
-/** When each persona last spoke in the room. */
+/**
+ * When each persona of the room last spoke there: one index probe per persona (a room holds ten at
+ * most), however long the room's history.
+ */
 export async function lastSpoken(knex: Knex, roomId: string): Promise<Map<string, Date>> {
-  const rows: { persona_id: string; at: Date }[] = await knex("room_messages")
-    .where({ room_id: roomId, sender_type: "persona" })
-    .groupBy("persona_id")
-    .select("persona_id", knex.raw("max(created_at) AS at"));
-  return new Map(rows.map((row) => [row.persona_id, new Date(row.at)]));
+  const rows: { persona_id: string; at: Date | null }[] = await knex("room_personas as rp")
+    .where("rp.room_id", roomId)
+    .select(
+      "rp.persona_id",
+      knex.raw("(SELECT m.created_at FROM room_messages m WHERE m.room_id = rp.room_id AND m.persona_id = rp.persona_id ORDER BY m.created_at DESC LIMIT 1) AS at"),
+    );
+  return new Map(rows.flatMap((row) => (row.at ? [[row.persona_id, new Date(row.at)] as const] : [])));
 }
 
 export async function userName(knex: Knex, userId: string): Promise<string> {
@@ -285,6 +321,6 @@ export async function purgeRoomEvents(knex: Knex, before: Date): Promise<number>
 
 /** The room's member ids; undefined when the room is gone. */
 export async function memberIdsOf(knex: Knex, roomId: string): Promise<Set<string> | undefined> {
-  const [room, members] = await Promise.all([findRoom(knex, roomId), knex("room_members").where({ room_id: roomId }).pluck("user_id")]);
+  const [room, members] = await Promise.all([knex("rooms").where({ id: roomId }).first("id"), knex("room_members").where({ room_id: roomId }).pluck("user_id")]);
   return room ? new Set(members as string[]) : undefined;
 }

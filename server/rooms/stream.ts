@@ -1,5 +1,5 @@
 import type { Response } from "express";
-import { SSEWriter } from "../http/sse.ts";
+import { SSEWriter, sseFrame } from "../http/sse.ts";
 import type { Services } from "../services.ts";
 import { roomHub, type EndReason, type HubEvent } from "./hub.ts";
 
@@ -8,6 +8,17 @@ import { roomHub, type EndReason, type HubEvent } from "./hub.ts";
  * bound; the client reconnects with `Last-Event-ID` and reads the rest from the table.
  */
 const MAX_UNREAD_BYTES = 1024 * 1024;
+
+// The hub hands the same event object to every subscriber of a room: it is serialized once.
+const frames = new WeakMap<HubEvent, string>();
+function frameOf(event: HubEvent): string {
+  let frame = frames.get(event);
+  if (frame === undefined) {
+    frame = sseFrame(event.type, event.data, event.id);
+    frames.set(event, frame);
+  }
+  return frame;
+}
 
 /**
  * Carries a room's events to one member over server-sent events until the client leaves, the
@@ -29,7 +40,7 @@ export async function streamRoomEvents(services: Services, res: Response, option
     cursor: BigInt(options.cursor),
     send(event: HubEvent) {
       if (!sse.open) return;
-      sse.event(event.type, event.data, event.id);
+      sse.frame(frameOf(event));
       if (res.writableLength > MAX_UNREAD_BYTES) {
         services.log.info({ roomId: options.roomId, buffered: res.writableLength }, "a room event reader fell behind; its stream is closed");
         end();

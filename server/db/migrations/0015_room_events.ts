@@ -27,8 +27,11 @@ export async function up(knex: Knex): Promise<void> {
   );
   // Replay and fan-out read one room's events after a cursor.
   await knex.raw("CREATE INDEX room_events_replay ON room_events (room_id, id)");
+  // Who spoke last, read on every send that names no persona: one probe per persona of the room.
+  await knex.raw("CREATE INDEX room_messages_persona_spoken ON room_messages (room_id, persona_id, created_at DESC) WHERE persona_id IS NOT NULL");
 }
 
 export async function down(knex: Knex): Promise<void> {
+  await knex.raw("DROP INDEX room_messages_persona_spoken");
   await knex.schema.dropTable("room_events");
 }

@@ -4,6 +4,47 @@
  */
 
 export interface paths {
+    "/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Service index
+         * @description A small JSON index of the service's documentation and probes. Outside `/v1` and credential-free.
+         */
+        get: operations["ops_index"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * API reference (HTML)
+         * @description The rendered API reference, built on the first request and kept. 503 `provider_unavailable` on an
+         *     installation without the renderer (a development dependency). Outside `/v1` and credential-free.
+         */
+        get: operations["ops_docs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -16,6 +57,46 @@ export interface paths {
          * @description Liveness probe for orchestrators; touches no dependency. Outside `/v1` and credential-free.
          */
         get: operations["ops_healthz"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OpenAPI document (JSON)
+         * @description The same OpenAPI document as JSON. Outside `/v1` and credential-free.
+         */
+        get: operations["ops_openapi_json"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openapi.yaml": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OpenAPI document (YAML)
+         * @description The OpenAPI document of this contract, as YAML. Outside `/v1` and credential-free.
+         */
+        get: operations["ops_openapi_yaml"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1872,7 +1953,7 @@ export interface components {
         AnalyticsPeriod: "7d" | "30d" | "90d";
         /** @description Usage of one of the caller's personas over a period, computed when asked for. */
         AnalyticsSnapshot: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             persona_id: components["schemas"]["Uuid"];
             period: components["schemas"]["AnalyticsPeriod"];
             /**
@@ -1903,7 +1984,7 @@ export interface components {
         };
         /** @description A key as listed: masked, never the secret. */
         ApiKey: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             name: string;
             /** @description `pk_…` and the key's last 4 characters. */
             key_hint: string;
@@ -1928,7 +2009,7 @@ export interface components {
         };
         /** @description A new key; `key` is the full secret and is shown only here. */
         ApiKeyCreated: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             name: string;
             key: string;
             scopes: components["schemas"]["ApiKeyScope"][];
@@ -1951,7 +2032,7 @@ export interface components {
         };
         ApiKeyRevoked: {
             message: string;
-            id: string;
+            id: components["schemas"]["Uuid"];
             /** Format: date-time */
             revoked_at: string;
         };
@@ -1986,7 +2067,7 @@ export interface components {
          *     }
          */
         ChatStreamDone: {
-            message_id: string;
+            message_id: components["schemas"]["Uuid"];
             /** @description The stored reply's citations, as the message itself carries them (empty when none). */
             citations?: components["schemas"]["Citation"][];
             /** @description What the reply took, as reported when it was generated (a replay repeats it). */
@@ -2033,8 +2114,8 @@ export interface components {
         };
         /** @description A knowledge-base chunk an assistant reply was grounded on. */
         Citation: {
-            chunk_id: string;
-            document_id: string;
+            chunk_id: components["schemas"]["Uuid"];
+            document_id: components["schemas"]["Uuid"];
             /** @description The document's file name. */
             filename: string;
             /**
@@ -2071,7 +2152,7 @@ export interface components {
         ConsentDecision: "approve" | "deny";
         /** @description A one-to-one chat between the caller and a persona. */
         Conversation: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             persona_id: components["schemas"]["Uuid"];
             /** @description Generated from the first exchange when none was given at creation; null until then. */
             title: string | null;
@@ -2096,7 +2177,7 @@ export interface components {
         };
         /** @description A conversation with its most recent messages. */
         ConversationDetail: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             persona_id: components["schemas"]["Uuid"];
             /** @description Generated from the first exchange when none was given at creation; null until then. */
             title: string | null;
@@ -2127,7 +2208,7 @@ export interface components {
         };
         /** @description The conversation a search hit belongs to. */
         ConversationRef: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             title: string | null;
         };
         /** @description One message matching a search. */
@@ -2155,7 +2236,7 @@ export interface components {
         /** @description A requested data export; the download link arrives by e-mail. */
         DataExport: {
             message: string;
-            export_id: string;
+            export_id: components["schemas"]["Uuid"];
             status: components["schemas"]["DataExportStatus"];
             /** Format: date-time */
             requested_at: string;
@@ -2220,13 +2301,13 @@ export interface components {
         DataExportStatus: "processing" | "ready" | "failed";
         /** @description Deletion acknowledgement `{id, deleted: true}`. */
         Deleted: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             /** @enum {boolean} */
             deleted: true;
         };
         /** @description A document with its processing record. */
         DocumentDetail: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             persona_id: components["schemas"]["Uuid"];
             filename: string;
             /** Format: int32 */
@@ -2281,7 +2362,7 @@ export interface components {
         DocumentStatus: "processing" | "ready" | "failed";
         /** @description A document as it appears in a persona's document list. */
         DocumentSummary: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             filename: string;
             /** Format: int32 */
             size_bytes: number;
@@ -2379,7 +2460,7 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
-            creator_id: string;
+            creator_id: components["schemas"]["Uuid"];
         };
         /** @description The list envelope with `total`, `limit` and `offset`. */
         ExplorePersonaList: {
@@ -2404,7 +2485,7 @@ export interface components {
         };
         /** @description A listing picked for the featured shelf. */
         FeaturedListing: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             name: string;
             tagline: string;
             category: components["schemas"]["MarketplaceCategory"];
@@ -2472,18 +2553,18 @@ export interface components {
         };
         /** @description The caller follows another user. */
         Follow: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             /** @description The caller. */
-            follower_id: string;
+            follower_id: components["schemas"]["Uuid"];
             /** @description The followed user. */
-            following_id: string;
+            following_id: components["schemas"]["Uuid"];
             /** Format: date-time */
             created_at: string;
         };
         /** @description A user in a follower or following list. */
         FollowEntry: {
             /** @description The user's id. */
-            id: string;
+            id: components["schemas"]["Uuid"];
             username: string;
             /**
              * Format: uri
@@ -2586,7 +2667,7 @@ export interface components {
         ImageStyle: "avatar" | "banner" | "scene";
         /** @description A saved revision of a persona's instructions. */
         InstructionVersion: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             /**
              * Format: int32
              * @description Sequence number within the persona, from 1.
@@ -2628,7 +2709,7 @@ export interface components {
         InstructionVersionStatus: "draft" | "active" | "inactive";
         /** @description A persona connected to a chat platform through a bot, as it appears in lists. */
         Integration: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             platform: components["schemas"]["IntegrationPlatform"];
             persona_id: components["schemas"]["Uuid"];
             status: components["schemas"]["IntegrationStatus"];
@@ -2648,7 +2729,7 @@ export interface components {
         };
         /** @description An integration as the single read, the connect calls and the update answer it. The bot token is never returned. */
         IntegrationDetail: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             platform: components["schemas"]["IntegrationPlatform"];
             persona_id: components["schemas"]["Uuid"];
             status: components["schemas"]["IntegrationStatus"];
@@ -2708,7 +2789,7 @@ export interface components {
         };
         /** @description Result of testing an integration. */
         IntegrationTestResult: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             platform: components["schemas"]["IntegrationPlatform"];
             status: components["schemas"]["IntegrationStatus"];
             test_result: components["schemas"]["IntegrationTestOutcome"];
@@ -2782,7 +2863,7 @@ export interface components {
         InvoiceStatus: "draft" | "open" | "paid" | "void" | "uncollectible";
         /** @description A document just accepted for processing. */
         KnowledgeDocument: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             persona_id: components["schemas"]["Uuid"];
             /** @description The uploaded file's name. */
             filename: string;
@@ -2826,8 +2907,8 @@ export interface components {
         };
         /** @description One chunk of a document, with its relevance to the query. */
         KnowledgeQueryResult: {
-            chunk_id: string;
-            document_id: string;
+            chunk_id: components["schemas"]["Uuid"];
+            document_id: components["schemas"]["Uuid"];
             filename: string;
             /** @description The chunk's text. */
             content: string;
@@ -2844,8 +2925,8 @@ export interface components {
         };
         /** @description The caller likes a persona. */
         Like: {
-            id: string;
-            user_id: string;
+            id: components["schemas"]["Uuid"];
+            user_id: components["schemas"]["Uuid"];
             persona_id: components["schemas"]["Uuid"];
             /** Format: date-time */
             created_at: string;
@@ -2878,7 +2959,7 @@ export interface components {
         /** @description A published persona as the marketplace lists it. */
         Listing: {
             /** @description Listing id. */
-            id: string;
+            id: components["schemas"]["Uuid"];
             /** @description The published source persona. */
             persona_id: components["schemas"]["Uuid"];
             name: string;
@@ -2916,7 +2997,7 @@ export interface components {
         /** @description The creator who published a listing. */
         ListingAuthor: {
             /** @description The creator's user id. */
-            id: string;
+            id: components["schemas"]["Uuid"];
             /** @description The creator's display name, or the username when the creator has none. */
             display_name: string;
             /** @description The platform has confirmed who this creator is. */
@@ -2925,7 +3006,7 @@ export interface components {
         /** @description The creator of a listing as the detail view shows it. */
         ListingAuthorDetail: {
             /** @description The creator's user id. */
-            id: string;
+            id: components["schemas"]["Uuid"];
             /** @description The creator's display name, or the username when the creator has none. */
             display_name: string;
             /** @description The platform has confirmed who this creator is. */
@@ -2939,7 +3020,7 @@ export interface components {
         /** @description A listing with the fields only the detail view carries. */
         ListingDetail: {
             /** @description Listing id. */
-            id: string;
+            id: components["schemas"]["Uuid"];
             /** @description The published source persona. */
             persona_id: components["schemas"]["Uuid"];
             name: string;
@@ -3025,7 +3106,7 @@ export interface components {
         };
         /** @description The short user record embedded in a login response. */
         LoginUser: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             email: components["schemas"]["EmailAddress"];
             username: components["schemas"]["Username"];
             display_name: string | null;
@@ -3062,7 +3143,7 @@ export interface components {
             /** @description The new persona, owned by the caller and private. */
             persona_id: components["schemas"]["Uuid"];
             /** @description The listing it was copied from. */
-            source_listing_id: string;
+            source_listing_id: components["schemas"]["Uuid"];
             /** @description Name of the new persona (the listing's name). */
             name: string;
             status: components["schemas"]["MarketplaceCopyStatus"];
@@ -3086,8 +3167,8 @@ export interface components {
         MarketplaceSort: "popular" | "recent" | "trending" | "top_rated";
         /** @description One stored message of a conversation. */
         Message: {
-            id: string;
-            conversation_id: string;
+            id: components["schemas"]["Uuid"];
+            conversation_id: components["schemas"]["Uuid"];
             role: components["schemas"]["MessageRole"];
             content: string;
             /** Format: date-time */
@@ -3118,8 +3199,8 @@ export interface components {
          *     }
          */
         MessageCreatedEventData: {
-            conversation_id: string;
-            message_id: string;
+            conversation_id: components["schemas"]["Uuid"];
+            message_id: components["schemas"]["Uuid"];
             /** @enum {string} */
             role: "user" | "assistant";
             content: string;
@@ -3335,7 +3416,7 @@ export interface components {
             /** Format: int32 */
             message_count: number;
             /** @description Owner's user id. */
-            creator_id: string;
+            creator_id: components["schemas"]["Uuid"];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -3430,7 +3511,7 @@ export interface components {
         };
         /** @description What anyone with credentials may see of a user. */
         PublicProfile: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             username: string;
             bio: string | null;
             /** Format: uri */
@@ -3450,7 +3531,7 @@ export interface components {
         /** @description A persona's listing in the marketplace. */
         Publication: {
             /** @description The marketplace listing id. */
-            id: string;
+            id: components["schemas"]["Uuid"];
             persona_id: components["schemas"]["Uuid"];
             status: components["schemas"]["PublicationStatus"];
             category: components["schemas"]["PublishCategory"];
@@ -3485,9 +3566,9 @@ export interface components {
         PublishTag: string;
         /** @description The caller's rating of a listing; a user has at most one per listing. */
         Rating: {
-            id: string;
-            listing_id: string;
-            user_id: string;
+            id: components["schemas"]["Uuid"];
+            listing_id: components["schemas"]["Uuid"];
+            user_id: components["schemas"]["Uuid"];
             /** Format: int32 */
             rating: number;
             /** @description Review text; null when the rating has none. */
@@ -3566,13 +3647,13 @@ export interface components {
         };
         /** @description The reviewer of a review list item. */
         ReviewAuthor: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             /** @description The reviewer's display name, or the username when the reviewer has none. */
             display_name: string;
         };
         /** @description One rating as the public review list shows it. */
         ReviewItem: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             user: components["schemas"]["ReviewAuthor"];
             /** Format: int32 */
             rating: number;
@@ -3601,12 +3682,12 @@ export interface components {
         ReviewSort: "recent" | "highest" | "lowest";
         /** @description A group chat of several users and personas. */
         Room: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             name: string;
             /** @description Empty string when none was given. */
             description: string;
             /** @description The creator; the only member with role `owner`. */
-            owner_id: string;
+            owner_id: components["schemas"]["Uuid"];
             /** @description Public rooms are readable by any authenticated user; only members post in them. */
             is_public: boolean;
             /** @description Who answers a message (an extension of the specification). */
@@ -3710,7 +3791,7 @@ export interface components {
         };
         /** @description A room as it appears in the caller's room list. */
         RoomListItem: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             name: string;
             description: string;
             is_public: boolean;
@@ -3731,19 +3812,19 @@ export interface components {
         };
         /** @description A user in a room. */
         RoomMember: {
-            user_id: string;
+            user_id: components["schemas"]["Uuid"];
             role: components["schemas"]["RoomRole"];
             /** Format: date-time */
             joined_at: string;
         };
         RoomMemberAdd: {
             /** @description The user to add. */
-            user_id: string;
+            user_id: components["schemas"]["Uuid"];
         };
         /** @description The new membership. */
         RoomMemberAdded: {
-            room_id: string;
-            user_id: string;
+            room_id: components["schemas"]["Uuid"];
+            user_id: components["schemas"]["Uuid"];
             /** @enum {string} */
             role: "member";
             /** Format: date-time */
@@ -3753,13 +3834,13 @@ export interface components {
         RoomMemberRemoved: {
             /** @enum {boolean} */
             deleted: true;
-            room_id: string;
-            user_id: string;
+            room_id: components["schemas"]["Uuid"];
+            user_id: components["schemas"]["Uuid"];
         };
         /** @description One message in a room, from a user or from a persona. */
         RoomMessage: {
-            id: string;
-            room_id: string;
+            id: components["schemas"]["Uuid"];
+            room_id: components["schemas"]["Uuid"];
             sender: components["schemas"]["RoomMessageSender"];
             content: string;
             /** Format: date-time */
@@ -3785,14 +3866,14 @@ export interface components {
         RoomMessageSender: {
             type: components["schemas"]["RoomSenderType"];
             /** @description A user id, or a persona id (UUID) when `type` is `persona`. */
-            id: string;
+            id: components["schemas"]["Uuid"];
             /** @description The user's display name (its username when it has none), or the persona's name. */
             name: string;
         };
         /** @description The posted message with the replies of the personas that answered it. */
         RoomMessageSent: {
-            id: string;
-            room_id: string;
+            id: components["schemas"]["Uuid"];
+            room_id: components["schemas"]["Uuid"];
             sender: components["schemas"]["RoomMessageSender"];
             content: string;
             /** Format: date-time */
@@ -3813,7 +3894,7 @@ export interface components {
         };
         /** @description The persona now in the room. */
         RoomPersonaAdded: {
-            room_id: string;
+            room_id: components["schemas"]["Uuid"];
             persona_id: components["schemas"]["Uuid"];
             name: string;
             /** Format: date-time */
@@ -3823,12 +3904,12 @@ export interface components {
         RoomPersonaRemoved: {
             /** @enum {boolean} */
             deleted: true;
-            room_id: string;
+            room_id: components["schemas"]["Uuid"];
             persona_id: components["schemas"]["Uuid"];
         };
         /** @description A persona's reply to a posted message; it is stored as a room message of its own with this id. */
         RoomPersonaResponse: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             persona_id: components["schemas"]["Uuid"];
             persona_name: string;
             content: string;
@@ -3862,16 +3943,41 @@ export interface components {
         };
         /** @description The room's own fields, without members and personas, as the update answers them. */
         RoomUpdated: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             name: string;
             description: string;
-            owner_id: string;
+            owner_id: components["schemas"]["Uuid"];
             is_public: boolean;
             reply_mode: components["schemas"]["RoomReplyMode"];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+        };
+        /** @description What the server at `/` says about itself. */
+        ServiceIndex: {
+            /** @description The contract's title. */
+            name: string;
+            /** @description The contract's version. */
+            version: string;
+            description: string;
+            links: components["schemas"]["ServiceLinks"];
+        };
+        /** @description Where the running server documents itself, all outside `/v1` and credential-free. */
+        ServiceLinks: {
+            /**
+             * @description The rendered API reference (HTML).
+             * @enum {string}
+             */
+            docs: "/docs";
+            /** @enum {string} */
+            openapi_yaml: "/openapi.yaml";
+            /** @enum {string} */
+            openapi_json: "/openapi.json";
+            /** @enum {string} */
+            healthz: "/healthz";
+            /** @enum {string} */
+            readyz: "/readyz";
         };
         /**
          * @example {
@@ -3918,7 +4024,7 @@ export interface components {
         };
         /** @description A new key of the alternative form; `key` is shown only here. */
         SimpleApiKeyCreated: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             name: string;
             key: string;
             scopes: components["schemas"]["SimpleApiKeyScope"][];
@@ -3937,12 +4043,12 @@ export interface components {
         SimpleApiKeyScope: "read" | "chat" | "admin";
         /** @description The owner of a persona, as social lists name it. */
         SocialCreator: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             username: string;
         };
         /** @description The caller's paid plan at the payment provider. */
         Subscription: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             /** @description A paid plan; `free` once a cancellation has taken effect (the record stays until a new checkout replaces it). */
             plan: components["schemas"]["Plan"];
             status: components["schemas"]["SubscriptionStatus"];
@@ -3968,7 +4074,7 @@ export interface components {
         };
         /** @description Acknowledgement of a cancellation; access continues until `cancel_at`, then the plan reverts to free. */
         SubscriptionCancellation: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             plan: components["schemas"]["Plan"];
             status: components["schemas"]["SubscriptionStatus"];
             /** Format: date-time */
@@ -3983,7 +4089,7 @@ export interface components {
          *     `GET /v1/billing/subscription` still shows the current plan.
          */
         SubscriptionChange: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             /** @description A paid plan; `free` once a cancellation has taken effect (the record stays until a new checkout replaces it). */
             plan: components["schemas"]["Plan"];
             status: components["schemas"]["SubscriptionStatus"];
@@ -4036,13 +4142,14 @@ export interface components {
         TestChatInput: {
             message: string;
             /** @description A version of this persona in any status; defaults to the active version. */
-            version_id?: string;
+            version_id?: components["schemas"]["Uuid"];
         };
         /** @description One model reply produced in the studio; nothing is stored in a conversation or published. */
         TestChatResult: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             persona_id: components["schemas"]["Uuid"];
             /**
+             * Format: uuid
              * @description The version whose instructions were used; null when none was given and the persona has no
              *     active version, so its own `instructions` were used.
              */
@@ -4178,7 +4285,7 @@ export interface components {
         };
         /** @description A user account, as its owner sees it. */
         User: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             email: components["schemas"]["EmailAddress"];
             username: components["schemas"]["Username"];
             display_name: string | null;
@@ -4198,7 +4305,7 @@ export interface components {
         };
         /** @description A user found by search. */
         UserHit: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             username: string;
             /** Format: uri */
             avatar_url: string | null;
@@ -4231,7 +4338,8 @@ export interface components {
         Username: string;
         /**
          * Format: uuid
-         * @description A UUID, as persona ids are.
+         * @description A UUID. The service generates a UUIDv7 for every id it makes, so every id it names is one and a
+         *     malformed id is refused with 400 before it reaches the service.
          */
         Uuid: string;
         /**
@@ -4239,7 +4347,7 @@ export interface components {
          *     at most 100; the rest of the traffic gets the persona's active instructions.
          */
         Variant: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             name: string;
             instructions: string;
             /**
@@ -4327,7 +4435,7 @@ export interface components {
         };
         /** @description A registered webhook, without its secret. */
         Webhook: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             /** Format: uri */
             url: string;
             events: components["schemas"]["WebhookEventType"][];
@@ -4355,7 +4463,7 @@ export interface components {
         };
         /** @description A new webhook; the only response that carries the secret. */
         WebhookCreated: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             /** Format: uri */
             url: string;
             events: components["schemas"]["WebhookEventType"][];
@@ -4371,10 +4479,10 @@ export interface components {
         };
         /** @description One event sent (or being sent) to one webhook, with the outcome of its latest attempt. */
         WebhookDelivery: {
-            id: string;
-            webhook_id: string;
+            id: components["schemas"]["Uuid"];
+            webhook_id: components["schemas"]["Uuid"];
             /** @description The event's `id`, as in the delivered body and the `webhook-id` header. */
-            event_id: string;
+            event_id: components["schemas"]["Uuid"];
             event_type: components["schemas"]["WebhookEventType"];
             status: components["schemas"]["WebhookDeliveryStatus"];
             /**
@@ -4401,7 +4509,10 @@ export interface components {
             next_attempt_at: string | null;
             /** Format: date-time */
             last_attempt_at: string | null;
-            /** @description The delivery this one re-sends, for a redelivery; null otherwise. */
+            /**
+             * Format: uuid
+             * @description The delivery this one re-sends, for a redelivery; null otherwise.
+             */
             redelivery_of: string | null;
             /** Format: date-time */
             created_at: string;
@@ -4450,7 +4561,7 @@ export interface components {
          */
         WebhookEvent: {
             /** @description Event id; the same on every retry of the event. */
-            id: string;
+            id: components["schemas"]["Uuid"];
             type: components["schemas"]["WebhookEventType"];
             /** Format: date-time */
             created_at: string;
@@ -4881,6 +4992,8 @@ export type SchemaRoomRole = components['schemas']['RoomRole'];
 export type SchemaRoomSenderType = components['schemas']['RoomSenderType'];
 export type SchemaRoomUpdate = components['schemas']['RoomUpdate'];
 export type SchemaRoomUpdated = components['schemas']['RoomUpdated'];
+export type SchemaServiceIndex = components['schemas']['ServiceIndex'];
+export type SchemaServiceLinks = components['schemas']['ServiceLinks'];
 export type SchemaServiceUnavailableError = components['schemas']['ServiceUnavailableError'];
 export type SchemaShare = components['schemas']['Share'];
 export type SchemaShareCreate = components['schemas']['ShareCreate'];
@@ -4953,6 +5066,71 @@ export type HeaderXRateLimitRemaining = components['headers']['X-RateLimit-Remai
 export type HeaderXRateLimitReset = components['headers']['X-RateLimit-Reset'];
 export type $defs = Record<string, never>;
 export interface operations {
+    ops_index: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "name": "Persona API",
+                     *       "version": "1.0.0",
+                     *       "description": "The Persona API: its reference, its OpenAPI document and its probes. The API itself is under /v1.",
+                     *       "links": {
+                     *         "docs": "/docs",
+                     *         "openapi_yaml": "/openapi.yaml",
+                     *         "openapi_json": "/openapi.json",
+                     *         "healthz": "/healthz",
+                     *         "readyz": "/readyz"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ServiceIndex"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    ops_docs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rendered API reference: one self-contained HTML page (Redoc), loading nothing from elsewhere. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     ops_healthz: {
         parameters: {
             query?: never;
@@ -4977,6 +5155,58 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Health"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    ops_openapi_json: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    ops_openapi_yaml: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description This contract as OpenAPI 3.0 YAML, byte for byte the generated document. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/yaml": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -5224,7 +5454,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a6d2-4e8f-7b3a-9c1d-6e5f4a3b2c11 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -5312,7 +5542,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a6e1-5c2d-7f10-8a4b-3c9d2e1f0a77 */
-                export_id: string;
+                export_id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -6499,7 +6729,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a6e8-3d4e-7a5b-8c6d-7e8f9a0b1c01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -6567,7 +6797,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a6e8-3d4e-7a5b-8c6d-7e8f9a0b1c01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -6614,12 +6844,12 @@ export interface operations {
                  */
                 offset?: number;
                 /** @description A message id of this conversation: only messages created before it. */
-                before?: string;
+                before?: components["schemas"]["Uuid"];
             };
             header?: never;
             path: {
                 /** @example 0193a6e8-3d4e-7a5b-8c6d-7e8f9a0b1c01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -6685,7 +6915,7 @@ export interface operations {
             };
             path: {
                 /** @example 0193a6e8-3d4e-7a5b-8c6d-7e8f9a0b1c01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -6763,7 +6993,7 @@ export interface operations {
             };
             path: {
                 /** @example 0193a6e8-3d4e-7a5b-8c6d-7e8f9a0b1c01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -7148,7 +7378,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a7d2-4e10-7b3c-8a21-6c5d4e3f2a01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -7198,7 +7428,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a7d2-4e10-7b3c-8a21-6c5d4e3f2a01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -7262,7 +7492,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a7d2-4e10-7b3c-8a21-6c5d4e3f2a01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -7301,7 +7531,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a7d2-4e10-7b3c-8a21-6c5d4e3f2a01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -7474,7 +7704,7 @@ export interface operations {
                 /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
                 persona_id: components["schemas"]["Uuid"];
                 /** @example 0193a7b2-5e6f-7a80-9b1c-3d4e5f6a7b03 */
-                doc_id: string;
+                doc_id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -7526,7 +7756,7 @@ export interface operations {
                 /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
                 persona_id: components["schemas"]["Uuid"];
                 /** @example 0193a7b2-5e6f-7a80-9b1c-3d4e5f6a7b03 */
-                doc_id: string;
+                doc_id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -7812,7 +8042,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a6d2-4c8e-7a13-b5f0-6e7d8c9a0b11 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -7886,7 +8116,7 @@ export interface operations {
             };
             path: {
                 /** @example 0193a6d2-4c8e-7a13-b5f0-6e7d8c9a0b11 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -7977,7 +8207,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a6d2-4c8e-7a13-b5f0-6e7d8c9a0b11 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -8037,7 +8267,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a6d2-4c8e-7a13-b5f0-6e7d8c9a0b11 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -8709,7 +8939,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a6d2-4c5e-7f10-8a2b-3c4d5e6f7a01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -8773,7 +9003,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a6d2-4c5e-7f10-8a2b-3c4d5e6f7a01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -8830,7 +9060,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a6d2-4c5e-7f10-8a2b-3c4d5e6f7a01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -8916,7 +9146,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a6d2-4c5e-7f10-8a2b-3c4d5e6f7a01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -8969,9 +9199,9 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a6d2-4c5e-7f10-8a2b-3c4d5e6f7a01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
                 /** @example 0193a6c0-22bb-7e02-9d4e-6b7c8d9e0f02 */
-                user_id: string;
+                user_id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -9028,7 +9258,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a6d2-4c5e-7f10-8a2b-3c4d5e6f7a01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -9095,7 +9325,7 @@ export interface operations {
             };
             path: {
                 /** @example 0193a6d2-4c5e-7f10-8a2b-3c4d5e6f7a01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -9164,7 +9394,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a6d2-4c5e-7f10-8a2b-3c4d5e6f7a01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -9217,7 +9447,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a6d2-4c5e-7f10-8a2b-3c4d5e6f7a01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
                 /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
                 persona_id: components["schemas"]["Uuid"];
             };
@@ -9369,7 +9599,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a6c0-11aa-7e01-8c3d-5a6b7c8d9e01 */
-                user_id: string;
+                user_id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -9410,7 +9640,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a6c0-11aa-7e01-8c3d-5a6b7c8d9e01 */
-                user_id: string;
+                user_id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -9694,7 +9924,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a6c0-11aa-7e01-8c3d-5a6b7c8d9e01 */
-                user_id: string;
+                user_id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -10178,7 +10408,7 @@ export interface operations {
                 /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
                 persona_id: components["schemas"]["Uuid"];
                 /** @example 0193b2a8-6c7d-7e80-8f9a-0b1c2d3e4f08 */
-                variant_id: string;
+                variant_id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -10358,7 +10588,7 @@ export interface operations {
                 /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
                 persona_id: components["schemas"]["Uuid"];
                 /** @example 0193b1d2-4e5f-7a60-9b1c-2d3e4f5a6b07 */
-                version_id: string;
+                version_id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -10606,7 +10836,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a8e1-2c4d-7f10-9a3b-4c5d6e7f8a01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -10667,7 +10897,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a8e1-2c4d-7f10-9a3b-4c5d6e7f8a01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -10711,7 +10941,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a8e1-2c4d-7f10-9a3b-4c5d6e7f8a01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -10768,9 +10998,9 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a8e1-2c4d-7f10-9a3b-4c5d6e7f8a01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
                 /** @example 0193a9f0-8b2d-7e3f-a4b5-6c7d8e9f0a02 */
-                delivery_id: string;
+                delivery_id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };

@@ -31,7 +31,7 @@ export {
 export { PageIterator, type Cursor, type ListPage } from "./pagination.ts";
 export { ChatStream, type ChatStreamEvent } from "./stream.ts";
 export { RoomEventStream, type RoomEvent, type RoomEventsOptions } from "./room-events.ts";
-export type { Uploadable, UploadOptions } from "./upload.ts";
+export { uploadForm, type Uploadable, type UploadOptions } from "./upload.ts";
 export type { RawClient } from "./core.ts";
 export type { Auth, ApiKeys } from "./resources/auth.ts";
 export type { Conversations, Messages } from "./resources/conversations.ts";

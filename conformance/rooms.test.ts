@@ -93,7 +93,7 @@ describe("rooms", () => {
     });
     if (answer.status !== 200) return;
     expect(answer.contentType).toBe("text/event-stream");
-    const events = parseSse(answer.text);
+    const { events } = parseSse(answer.text);
     expect(events.length).toBeGreaterThan(0);
     for (const event of events) {
       const schema = EVENT_SCHEMAS[event.event];

@@ -3753,7 +3753,7 @@ export interface components {
             persona_id: components["schemas"]["Uuid"];
             persona_name: string;
             /** @description The id of the user message being answered. */
-            reply_to: string;
+            reply_to: components["schemas"]["Uuid"];
             content: string;
         };
         /**
@@ -3763,7 +3763,7 @@ export interface components {
          *     }
          */
         RoomEventMemberLeft: {
-            user_id: string;
+            user_id: components["schemas"]["Uuid"];
         };
         /**
          * @description Data of a `persona_removed` event.
@@ -9105,7 +9105,7 @@ export interface operations {
             };
             path: {
                 /** @example 0193a6d2-4c5e-7f10-8a2b-3c4d5e6f7a01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };

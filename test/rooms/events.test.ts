@@ -173,14 +173,14 @@ describe("replay after Last-Event-ID", () => {
 });
 
 describe("who may open a room's stream", () => {
-  it("members only: 404 for a private room, 403 for a public one, 404 for unknown ids", async () => {
+  it("members only: 404 for a private room, 403 for a public one, 404 for unknown ids, 400 for malformed ones", async () => {
     const { id: hidden } = await room();
     const { id: open_ } = await room([], { is_public: true });
     const get = (user: { auth: Record<string, string> }, path: string, headers: Record<string, string> = {}) => service.fetch(path, { headers: { ...user.auth, ...headers } });
     await expectError(await get(outsider, `/v1/rooms/${hidden}/events`), 404, "not_found");
     await expectError(await get(outsider, `/v1/rooms/${open_}/events`), 403, "forbidden");
     await expectError(await get(member, "/v1/rooms/0193a6d2-4c5e-7f10-8a2b-3c4d5e6f7a99/events"), 404, "not_found");
-    await expectError(await get(member, "/v1/rooms/not-a-room/events"), 404, "not_found");
+    await expectError(await get(member, "/v1/rooms/not-a-room/events"), 400, "invalid_request");
     await expectError(await service.fetch(`/v1/rooms/${hidden}/events`), 401, "unauthorized");
     await expectError(await get({ auth: { "x-api-key": await apiKeyFor(service, member, ["personas:read"]) } }, `/v1/rooms/${hidden}/events`), 403, "forbidden");
     const body = await expectError(await get(member, `/v1/rooms/${hidden}/events`, { "last-event-id": "12abc" }), 400, "invalid_request");

@@ -1,7 +1,5 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import YAML from "yaml";
-
 export const root = resolve(import.meta.dirname, "..", "..");
 
 const METHODS = ["get", "put", "post", "delete", "patch", "head", "options"] as const;
@@ -17,8 +15,9 @@ interface OpenApiDocument {
   paths: Record<string, Record<string, { operationId: string; security?: Record<string, string[]>[] }>>;
 }
 
+/** generated/openapi.json: the same document as openapi.yaml, parsed in milliseconds instead of a second. */
 export function loadContract(): OpenApiDocument {
-  return YAML.parse(readFileSync(resolve(root, "generated", "openapi.yaml"), "utf8")) as OpenApiDocument;
+  return JSON.parse(readFileSync(resolve(root, "generated", "openapi.json"), "utf8")) as OpenApiDocument;
 }
 
 export function contractOperations(doc = loadContract()): ContractOperation[] {

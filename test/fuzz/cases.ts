@@ -67,7 +67,7 @@ function parameterArb(op: FuzzOperation, p: Parameter, ctx: GenContext): fc.Arbi
   return valid(p.schema, ctx, key).map((v) => enc(stringify(v)));
 }
 
-function validParts(op: FuzzOperation, c: CaseContext): fc.Arbitrary<Parts> {
+function validParts(op: FuzzOperation, c: CaseContext, contentType?: string): fc.Arbitrary<Parts> {
   const path = fc.record(Object.fromEntries(op.parameters.filter((p) => p.in === "path").map((p) => [p.name, parameterArb(op, p, c.own)])));
   const query = fc.tuple(
     ...op.parameters
@@ -75,12 +75,13 @@ function validParts(op: FuzzOperation, c: CaseContext): fc.Arbitrary<Parts> {
       .map((p) => (p.required ? parameterArb(op, p, c.own).map((v) => [[p.name, v]]) : fc.option(parameterArb(op, p, c.own).map((v) => [[p.name, v]]), { nil: [], freq: 2 }))),
   ).map((lists) => lists.flat() as [string, string][]);
   const idempotent = op.parameters.some((p) => p.in === "header" && p.name.toLowerCase() === "idempotency-key");
-  const headers = fc.record({ key: idempotent ? fc.option(fc.uuid(), { nil: undefined }) : fc.constant(undefined) }).map(({ key }) => ({
+  // Unbiased: fast-check's small-value bias would give many cases the same key, and a reused key is its own mutation.
+  const headers = fc.record({ key: idempotent ? fc.option(fc.noBias(fc.uuid()), { nil: undefined }) : fc.constant(undefined) }).map(({ key }) => ({
     ...(op.scope ? c.credentials.own : {}),
     ...(key ? { "idempotency-key": key } : {}),
   }));
   const body = op.body
-    ? fc.record({ contentType: fc.constantFrom(...op.body.alternatives), value: valid(op.body.schema, c.own) })
+    ? fc.record({ contentType: contentType ? fc.constant(contentType) : fc.constantFrom(...op.body.alternatives), value: valid(op.body.schema, c.own) })
     : fc.constant(undefined);
   return fc.record({ path, query, headers, body }).map((parts) => ({ ...parts, notes: [] }));
 }
@@ -319,7 +320,7 @@ function bodyTransportMutation(op: FuzzOperation, parts: Parts, c: CaseContext):
     fc.constant(raw("no body at all", new Uint8Array(0), undefined)),
     fc.constantFrom("gzip", "deflate", "br", "compress").map((coding) => ({ ...raw(`Content-Encoding ${coding} on a plain body`, encoded.bytes), headers: { ...parts.headers, "content-encoding": coding } })),
   ];
-  if (json) options.push(fc.constantFrom(...malformed).map(([note, text]) => raw(`malformed JSON: ${note}`, bytes(text()), "application/json")));
+  if (json) options.push(fc.constantFrom(...malformed).map(([note, text]) => raw(`JSON text: ${note}`, bytes(text()), "application/json")));
   if (parts.body.contentType === "multipart/form-data") {
     options.push(
       fc.constantFrom<[string, string]>(
@@ -469,7 +470,7 @@ export function casesOf(op: FuzzOperation, c: CaseContext): fc.Arbitrary<FuzzReq
     .map((parts) => render(op, parts));
 }
 
-/** Only the valid requests of one operation. */
-export function validCasesOf(op: FuzzOperation, c: CaseContext): fc.Arbitrary<FuzzRequest> {
-  return validParts(op, c).map((parts) => render(op, parts));
+/** Only the valid requests of one operation (with a body of `contentType` when given). */
+export function validCasesOf(op: FuzzOperation, c: CaseContext, contentType?: string): fc.Arbitrary<FuzzRequest> {
+  return validParts(op, c, contentType).map((parts) => render(op, parts));
 }

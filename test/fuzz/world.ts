@@ -109,11 +109,7 @@ async function makeActor(service: TestService, receiverUrl: string, skipped: str
     const conversation = await call("conversation", "POST", "/v1/conversations", { persona_id: persona.json.id, title: `chat ${marker}` });
     put("conversations", conversation?.json.id, true);
     put("conversation_id", conversation?.json.id, true);
-    if (conversation) {
-      const sent = await call("message", "POST", `/v1/conversations/${conversation.json.id}/messages`, { content: `Tell me about ${marker}` });
-      const message = sent?.json.user_message as Json | undefined;
-      put("before", message?.id, true);
-    }
+    if (conversation) await call("message", "POST", `/v1/conversations/${conversation.json.id}/messages`, { content: `Tell me about ${marker}` });
     const form = new FormData();
     form.append("file", new Blob([`Fixture notes.\n\nThe code word is ${marker}.\n`], { type: "text/plain" }), "notes.txt");
     const doc = await call("document", "POST", `/v1/knowledge/${persona.json.id}/documents`, form);
@@ -178,16 +174,21 @@ async function makeActor(service: TestService, receiverUrl: string, skipped: str
   };
 }
 
-/** Two users with their fixtures; each is the other's "another user". */
-export async function buildWorld(service: TestService, receiverUrl: string): Promise<World> {
+/**
+ * Two users with their fixtures; each is the other's "another user". With `strangers`, neither is
+ * a member of the other's room (for the checks that the other user sees nothing).
+ */
+export async function buildWorld(service: TestService, receiverUrl: string, { strangers = false } = {}): Promise<World> {
   const skipped: string[] = [];
   const a = await makeActor(service, receiverUrl, skipped, "a");
   const b = await makeActor(service, receiverUrl, skipped, "b");
   // Each user is a member of the other's room, so member operations have someone to act on.
-  for (const [owner, member] of [
-    [a, b],
-    [b, a],
-  ] as const) {
+  for (const [owner, member] of strangers
+    ? []
+    : ([
+        [a, b],
+        [b, a],
+      ] as const)) {
     const room = owner.values.rooms?.[0];
     if (!room) continue;
     const response = await service.fetch(`/v1/rooms/${room}/members`, {

@@ -50,24 +50,23 @@ function once(baseUrl: string, r: FuzzRequest, timeoutMs: number): Promise<FuzzA
       },
     );
     req.on("timeout", () => req.destroy(new Error(`no complete answer within ${timeoutMs} ms`)));
-    req.on("error", reject);
+    req.on("error", (error) => reject(Object.assign(error, { reusedSocket: req.reusedSocket })));
     if (r.body) req.end(Buffer.from(r.body));
     else req.end();
   });
 }
 
 /**
- * Sends one request. A kept-alive socket that the server closed just as it was reused fails before
- * the request reaches the server; that case alone is sent once more on a fresh socket. A server that
- * answers an oversized body before reading it may reset the connection while the body is still
- * being written: that is reported as the reset it is.
+ * Sends one request. A kept-alive socket that the server closed (idle) just as it was reused fails
+ * before the request reaches the server; that case alone is sent once more (Node's own advice for
+ * `reusedSocket`). Any other reset is reported as the reset it is.
  */
 export async function send(baseUrl: string, r: FuzzRequest, timeoutMs = 30_000): Promise<FuzzAnswer> {
   try {
     return await once(baseUrl, r, timeoutMs);
   } catch (error) {
-    const code = (error as { code?: string }).code;
-    if (code === "ECONNRESET" && !r.body?.length) return once(baseUrl, r, timeoutMs);
+    const { code, reusedSocket } = error as { code?: string; reusedSocket?: boolean };
+    if (code === "ECONNRESET" && reusedSocket) return once(baseUrl, r, timeoutMs);
     throw error;
   }
 }

@@ -1,4 +1,5 @@
 import { createHmac, randomBytes } from "node:crypto";
+import { registerOAuthClient } from "../../server/auth/oauth/clients.ts";
 import type { TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
 
@@ -182,6 +183,15 @@ export async function buildWorld(service: TestService, receiverUrl: string, { st
   const skipped: string[] = [];
   const a = await makeActor(service, receiverUrl, skipped, "a");
   const b = await makeActor(service, receiverUrl, skipped, "b");
+  // An OAuth client application (registered with the admin tools: the contract has no endpoint for it).
+  const client = await registerOAuthClient(service.services, { name: "Fuzz app", redirectUris: ["https://app.example/callback"] });
+  for (const actor of [a, b]) {
+    actor.values.client_id = [client.client_id];
+    actor.values.client_secret = [client.client_secret];
+    actor.values.redirect_uri = ["https://app.example/callback"];
+    actor.values.scope = ["personas:read", "personas:read conversations:read"];
+    actor.values.code_challenge_method = ["S256"];
+  }
   // Each user is a member of the other's room, so member operations have someone to act on.
   for (const [owner, member] of strangers
     ? []

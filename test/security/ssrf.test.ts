@@ -3,12 +3,13 @@ import { createServer, type Server } from "node:net";
 import type { AddressInfo } from "node:net";
 import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { downloadImageLink, providerIsLocal } from "../../server/providers/images/download.ts";
 import { flatten } from "../fuzz/arbitrary.ts";
 import { operations, type FuzzOperation, type Schema } from "../fuzz/contract.ts";
 import { root } from "../support/contract.ts";
 import { call, useWorld, validRequest } from "./support.ts";
 
-// API7 Server Side Request Forgery (issue 23 item 2). The one guard is server/webhooks/address-guard.ts
+// API7 Server Side Request Forgery (issue 23 item 2). The one guard is server/providers/address-guard.ts
 // (tested in test/webhooks/ssrf.test.ts: ranges, IPv4-mapped and 6to4 forms, DNS rebinding at
 // connection time). Here: (1) every place in server/ that opens an outbound connection is known,
 // with where its destination comes from; (2) every URL a client can give the service (each
@@ -22,7 +23,7 @@ const OUTBOUND: Record<string, string> = {
   "server/providers/openai-client.ts": "the operator's OPENAI_BASE_URL (setting), never a client's input",
   "server/providers/blobs/s3.ts": "the operator's S3_ENDPOINT / bucket (settings)",
   "server/providers/email/smtp.ts": "the operator's SMTP_URL (setting)",
-  "server/providers/images/openai.ts": "OPEN: the image link the image provider answers (url format) is fetched without the guard",
+  "server/providers/images/download.ts": "the image link an image provider answers: through the guard (private addresses only when the provider itself is local)",
 };
 
 const OUTBOUND_CALL = /\bfetch\(|\brequest as https?Request\b|\bhttps?Request\(|\bhttps?\.(request|get)\(|\bnet\.connect\(|\btls\.connect\(|new OpenAI\(|new S3Client\(|createTransport\(|from "undici"/;
@@ -50,11 +51,44 @@ describe("API7: outbound connections", () => {
     expect(found.sort()).toEqual(Object.keys(OUTBOUND).sort());
   });
 
-  // FINDING (issue 23, API7/API10): the OpenAI image provider downloads the link its provider
-  // answers (`url` format) with a plain fetch: no address guard and no size bound. The guard lives
-  // in the webhooks area, which the providers may not import; moving it into the toolkit is the fix.
-  it.fails("route every destination that is not an operator's setting through the guard", () => {
-    expect(Object.entries(OUTBOUND).filter(([, source]) => source.startsWith("OPEN")).map(([file]) => file)).toEqual([]);
+  it("route every destination that is not an operator's setting through the guard", () => {
+    const guarded = Object.keys(OUTBOUND).filter((file) => !/setting/.test(OUTBOUND[file]!));
+    for (const file of guarded) expect(readFileSync(join(root, file), "utf8"), file).toMatch(/guardedLookup\(/);
+  });
+});
+
+describe("API7: the links an image provider answers", () => {
+  let trap: Server;
+  let connections = 0;
+  let port = 0;
+  beforeAll(async () => {
+    trap = createServer((socket) => {
+      connections++;
+      socket.on("error", () => undefined);
+      socket.write("HTTP/1.1 200 OK\r\ncontent-length: 21000000\r\n\r\n");
+      socket.end(Buffer.alloc(21_000_000, 1));
+    });
+    await new Promise<void>((resolve) => trap.listen(0, "127.0.0.1", resolve));
+    port = (trap.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => trap?.close(resolve));
+  });
+
+  it("are not fetched from loopback, private or metadata addresses when the provider is on the internet", async () => {
+    for (const link of [`http://127.0.0.1:${port}/x.png`, "http://169.254.169.254/latest/meta-data/", "http://[::ffff:10.0.0.1]/x.png", "file:///etc/passwd", "not a url"]) {
+      await expect(downloadImageLink(link, { allowPrivate: false, timeoutMs: 2000 }), link).rejects.toThrow(/not allowed|not an http/);
+    }
+    expect(connections).toBe(0);
+  });
+
+  it("are read up to a size bound, also from a local provider", async () => {
+    await expect(downloadImageLink(`http://127.0.0.1:${port}/x.png`, { allowPrivate: true, timeoutMs: 5000, maxBytes: 1_000_000 })).rejects.toThrow(/larger than/);
+    expect(connections).toBe(1);
+  });
+
+  it("count as local only for a provider on loopback or a private network", () => {
+    expect([undefined, "https://api.openai.com/v1", "http://127.0.0.1:8080/v1", "http://localhost:11434/v1", "http://10.1.2.3/v1"].map(providerIsLocal)).toEqual([false, false, true, true, true]);
   });
 });
 

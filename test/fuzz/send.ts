@@ -61,7 +61,7 @@ function once(baseUrl: string, r: FuzzRequest, timeoutMs: number): Promise<FuzzA
  * before the request reaches the server; that case alone is sent once more (Node's own advice for
  * `reusedSocket`). Any other reset is reported as the reset it is.
  */
-export async function send(baseUrl: string, r: FuzzRequest, timeoutMs = 30_000): Promise<FuzzAnswer> {
+export async function send(baseUrl: string, r: FuzzRequest, timeoutMs = 60_000): Promise<FuzzAnswer> {
   try {
     return await once(baseUrl, r, timeoutMs);
   } catch (error) {

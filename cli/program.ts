@@ -1,6 +1,7 @@
 import { Command, Option } from "commander";
 import { registerApiCommand } from "./commands/api.ts";
 import { registerAuthCommands } from "./commands/auth.ts";
+import { registerBillingCommands } from "./commands/billing.ts";
 import { registerChatCommand } from "./commands/chat.ts";
 import { registerConversationCommands } from "./commands/conversations.ts";
 import { registerExportCommand } from "./commands/export.ts";
@@ -13,6 +14,7 @@ import { registerUserCommands } from "./commands/users.ts";
 import { registerPersonaCommands } from "./commands/personas.ts";
 import { registerServerCommands } from "./commands/server.ts";
 import { registerWebhookCommands } from "./commands/webhooks.ts";
+import { registerIntegrationCommands } from "./commands/integrations.ts";
 import { registerSocialCommands } from "./commands/social.ts";
 import { registerRoomCommands } from "./commands/rooms.ts";
 import { registerStudioCommands } from "./commands/studio.ts";
@@ -62,6 +64,8 @@ export function buildProgram(): Command {
   registerStudioCommands(program);
   registerExportCommand(program);
   registerWebhookCommands(program);
+  registerIntegrationCommands(program);
+  registerBillingCommands(program);
   registerMediaCommands(program);
   registerApiCommand(program);
   return program;

@@ -9,8 +9,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startMailCatcher, type MailCatcher } from "./driver/mail-catcher.ts";
-import { freePort, run, start, type Running } from "./driver/processes.ts";
+import { startPlatformFakes } from "./driver/platforms.ts";
 import { formatCoverage, type Coverage } from "./support/coverage.ts";
+import { freePort, runToEnd, startProcess, type RunningProcess } from "../test/support/processes.ts";
 
 type Target = "real" | "mock" | "proxy";
 const TARGETS: Target[] = ["real", "mock", "proxy"];
@@ -23,24 +24,27 @@ const targets = targetArgs.length ? (targetArgs as Target[]) : TARGETS;
 const external = process.env.BASE_URL;
 if (external && targets.length !== 1) throw new Error("with BASE_URL set, name the one target it is: --target=real, mock or proxy");
 
-const started: Running[] = [];
+const started: RunningProcess[] = [];
 let mail: MailCatcher | undefined;
+let platforms: Awaited<ReturnType<typeof startPlatformFakes>> | undefined;
 const summaries = mkdtempSync(join(tmpdir(), "persona-conformance-summary-"));
 
 async function stopAll(): Promise<void> {
   await Promise.allSettled(started.reverse().map((p) => p.stop()));
   await mail?.stop();
+  await platforms?.stop();
   rmSync(summaries, { recursive: true, force: true });
 }
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, () => void stopAll().then(() => process.exit(130)));
 }
 
-async function startReal(): Promise<Running> {
+async function startReal(): Promise<RunningProcess> {
   mail = await startMailCatcher();
+  platforms = await startPlatformFakes();
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const real = await start({
+  const real = await startProcess({
     name: "server",
     bin: "node",
     args: ["server/main.ts"],
@@ -61,16 +65,18 @@ async function startReal(): Promise<Running> {
       AUTH_ATTEMPTS_PER_EMAIL: "100000",
       // Webhook deliveries go to a receiver the suite runs on loopback.
       WEBHOOKS_ALLOW_PRIVATE_URLS: "true",
+      // Bots connect to loopback fakes of the chat platforms.
+      ...platforms.env,
     },
   });
   started.push(real);
   return real;
 }
 
-async function startPrism(name: string, prismArgs: string[]): Promise<Running> {
+async function startPrism(name: string, prismArgs: string[]): Promise<RunningProcess> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const prism = await start({ name, bin: "prism", args: [...prismArgs, "--host", "127.0.0.1", "--port", String(port)], url, probe: `${url}/healthz` });
+  const prism = await startProcess({ name, bin: "prism", args: [...prismArgs, "--host", "127.0.0.1", "--port", String(port)], url, probe: `${url}/healthz` });
   started.push(prism);
   return prism;
 }
@@ -118,12 +124,13 @@ try {
     const where = map.get(target)!;
     const summary = join(summaries, `${target}.json`);
     console.log(`\nconformance: target ${target} at ${where.baseUrl}`);
-    const code = await run("vitest", ["run", "--config", "conformance/vitest.config.ts", ...vitestArgs], {
+    const code = await runToEnd("vitest", ["run", "--config", "conformance/vitest.config.ts", ...vitestArgs], {
       BASE_URL: where.baseUrl,
       CONFORMANCE_TARGET: target,
       CONFORMANCE_SUMMARY: summary,
       ...(where.directUrl ? { DIRECT_URL: where.directUrl } : {}),
       ...(where.mailboxDir ? { MAILBOX_DIR: where.mailboxDir } : {}),
+      ...(platforms && target !== "mock" ? { CONFORMANCE_PLATFORM_FAKES: "true" } : {}),
     });
     if (!existsSync(summary)) {
       lines.push(`conformance (${target}): no coverage written (vitest exited with ${code})`);

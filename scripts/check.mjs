@@ -5,6 +5,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { VALIDATOR_FILES } from "./gen-validators.mjs";
 
 const root = resolve(import.meta.dirname, "..");
 const env = { ...process.env, PATH: `${join(root, "node_modules", ".bin")}:${process.env.PATH}` };
@@ -21,7 +22,7 @@ function step(title, command, args) {
 const fresh = mkdtempSync(join(tmpdir(), "persona-check-"));
 try {
   step("regenerate the contract", process.execPath, [join(root, "scripts", "gen.mjs"), fresh]);
-  for (const file of ["openapi.yaml", "openapi.json", "openapi.d.ts"]) {
+  for (const file of ["openapi.yaml", "openapi.json", "openapi.d.ts", ...VALIDATOR_FILES]) {
     const committed = readFileSync(join(root, "generated", file), "utf8");
     if (committed !== readFileSync(join(fresh, file), "utf8")) {
       process.stderr.write(`check failed: generated/${file} is stale; run \`npm run gen\` and commit it\n`);

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Builds generated/ from spec/: TypeSpec -> OpenAPI 3.0.3 (YAML, and the same document as JSON for
 // readers that start often: `persona api` parses JSON in milliseconds, this YAML in about a second)
-// -> TypeScript types.
+// -> TypeScript types and compiled validators.
 // Usage: node scripts/gen.mjs [outDir]   (default: generated/). `npm run check` builds into a temp dir
 // and compares, so a stale generated/ fails the check.
 import { execFileSync } from "node:child_process";
@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import YAML from "yaml";
+import { writeValidators } from "./gen-validators.mjs";
 
 const root = resolve(import.meta.dirname, "..");
 const outDir = resolve(process.argv[2] ?? join(root, "generated"));
@@ -30,6 +31,8 @@ try {
   const yamlPath = join(outDir, "openapi.yaml");
   writeFileSync(yamlPath, YAML.stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false }));
   writeFileSync(join(outDir, "openapi.json"), `${JSON.stringify(doc, null, 1)}\n`);
+  // Request validators compiled from the document (scripts/gen-validators.mjs).
+  writeValidators(YAML.parse(readFileSync(yamlPath, "utf8")), outDir);
   execFileSync(bin("openapi-typescript"), [yamlPath, "--output", join(outDir, "openapi.d.ts"), "--root-types", "--default-non-nullable", "false"], {
     cwd: root,
     env,

@@ -3,6 +3,7 @@ import { authAccountData } from "./auth/account-data.ts";
 import { billingAccountData } from "./billing/account-data.ts";
 import { conversationAccountData } from "./conversations/account-data.ts";
 import { imageAccountData } from "./images/account-data.ts";
+import { integrationsAccountData } from "./integrations/account-data.ts";
 import { knowledgeAccountData } from "./knowledge/account-data.ts";
 import { marketplaceAccountData } from "./marketplace/account-data.ts";
 import { personaAccountData } from "./personas/account-data.ts";
@@ -26,8 +27,7 @@ export const accountDataSections: readonly AccountDataSection[] = [
   ...roomAccountData,
   ...authAccountData,
   ...webhookAccountData,
-  // The integrations area has not landed: the contract's archive has the key all the same.
-  { key: "integrations", tables: [], exportRows: async () => [] },
+  ...integrationsAccountData,
   ...imageAccountData,
   ...billingAccountData,
 ];

@@ -66,6 +66,18 @@ export const settings = {
   S3_REGION: { key: "s3.region", schema: z.string().min(1).default("us-east-1"), doc: "Region of the bucket (S3-compatible services often accept any)." },
   S3_ACCESS_KEY_ID: { key: "s3.accessKeyId", schema: z.string().min(1).optional(), doc: "Access key of the `s3` blob store, with `S3_SECRET_ACCESS_KEY`. Unset: the AWS SDK's default chain (environment, profile, instance role)." },
   S3_SECRET_ACCESS_KEY: { key: "s3.secretAccessKey", schema: z.string().min(1).optional(), doc: "Secret key that goes with `S3_ACCESS_KEY_ID`." },
+  DISCORD_API_URL: { key: "integrations.discordApiUrl", schema: z.url().default("https://discord.com/api"), doc: "Base URL of the forum platform's (Discord's) REST API; its gateway address is asked of it." },
+  TELEGRAM_API_URL: { key: "integrations.telegramApiUrl", schema: z.url().default("https://api.telegram.org"), doc: "Base URL of the messenger platform's (Telegram's) Bot API." },
+  SLACK_API_URL: { key: "integrations.slackApiUrl", schema: z.url().default("https://slack.com/api/"), doc: "Base URL of the workspace platform's (Slack's) Web API." },
+  SLACK_SIGNING_SECRET: { key: "integrations.slackSigningSecret", schema: z.string().min(1).optional(), doc: "Signing secret of a workspace app shared by every workspace integration that gives none of its own." },
+  TELEGRAM_UPDATES: { key: "integrations.telegramUpdates", schema: z.enum(["webhook", "polling"]).optional(), doc: "How messenger bots receive messages: `webhook` (the platform calls `PUBLIC_BASE_URL`, which must be public HTTPS) or `polling` (a worker long-polls for each bot). Default: `webhook` when `PUBLIC_BASE_URL` is HTTPS, else `polling`." },
+  PLATFORM_TIMEOUT_MS: { key: "integrations.timeoutMs", schema: int(100, 120_000).default(10_000), doc: "How long one call to a chat platform may take before it counts as failed." },
+  INTEGRATIONS_LEASE_MS: { key: "integrations.leaseMs", schema: int(300, 600_000).default(15_000), doc: "Lease of a worker on a forum bot's gateway connection, renewed every third of it; a dead worker's connections are taken over within about 1⅓ of it." },
+  NODE_ENV: { key: "nodeEnv", schema: z.enum(["development", "production", "test"]).default("development"), doc: "`production` tightens what outside input may point at (billing return URLs: HTTPS only)." },
+  STRIPE_SECRET_KEY: { key: "billing.stripeSecretKey", schema: z.string().min(1).optional(), doc: "Stripe secret key: billing through Stripe. Unset: the offline payments provider (a local checkout page, no money)." },
+  STRIPE_WEBHOOK_SECRET: { key: "billing.stripeWebhookSecret", schema: z.string().min(1).optional(), doc: "Signing secret (`whsec_...`) of the Stripe webhook endpoint `POST /v1/billing/webhook`; unset, every event is refused." },
+  STRIPE_API_URL: { key: "billing.stripeApiUrl", schema: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional(), doc: "Where the Stripe API is reached (a Stripe mock or test fake). Unset: api.stripe.com." },
+  BILLING_REDIRECT_ORIGINS: { key: "billing.redirectOrigins", schema: z.string().min(1).optional(), doc: "Comma-separated origins checkout `success_url`/`cancel_url` may point at (e.g. `https://app.example.com`); unset: any http(s) URL, HTTPS only with `NODE_ENV=production`." },
   VALIDATE_RESPONSES: { key: "validateResponses", schema: bool.default(false), doc: "Check every JSON response against the contract (on in tests)." },
 } as const;
 
@@ -125,6 +137,11 @@ function derive(read: Read) {
       baseUrl: read.llm.baseUrl,
       apiKey: read.llm.apiKey,
     },
+    billing: {
+      ...read.billing,
+      /** Origins (scheme://host[:port]) the checkout return URLs may use; empty: any. */
+      redirectOrigins: (read.billing.redirectOrigins ?? "").split(",").map((o) => o.trim()).filter(Boolean).map((o) => new URL(o).origin),
+    },
     blobStore: read.blobStore ?? (read.embeddedDbInMemory ? "memory" : "local"),
     embeddings: {
       ...read.embeddings,
@@ -166,6 +183,14 @@ function checkBlobStore(read: Read): void {
   }
 }
 
+function checkBillingOrigins(read: Read): void {
+  for (const origin of (read.billing.redirectOrigins ?? "").split(",").map((o) => o.trim()).filter(Boolean)) {
+    if (!URL.canParse(origin) || !/^https?:$/.test(new URL(origin).protocol)) {
+      throw new ConfigError(`Invalid setting: BILLING_REDIRECT_ORIGINS holds ${JSON.stringify(origin)}, which is not an http(s) origin`);
+    }
+  }
+}
+
 /** Reads and validates every setting; a bad value throws a `ConfigError` naming the setting. */
 export function loadConfig(env: Record<string, string | undefined> = process.env, overrides: Partial<Config> = {}): Config {
   const problems: string[] = [];
@@ -179,5 +204,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (problems.length) throw new ConfigError(`Invalid setting${problems.length > 1 ? "s" : ""}: ${problems.join(", ")}`);
   const read = nest(values);
   checkBlobStore(read);
+  checkBillingOrigins(read);
   return { ...read, ...derive(read), ...overrides };
 }

@@ -1,54 +1,63 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import YAML from "yaml";
 import type { OpenAPIV3 } from "express-openapi-validator/dist/framework/types.js";
 
 export const contractPath = fileURLToPath(new URL("../generated/openapi.yaml", import.meta.url));
 
-/** The generated OpenAPI document, parsed once per process. */
-export const contract = YAML.parse(readFileSync(contractPath, "utf8")) as OpenAPIV3.DocumentV3;
-
-const METHODS = ["get", "put", "post", "delete", "patch"] as const;
-
+/** What the service needs of each operation of the contract; compiled by `npm run gen` (scripts/gen-validators.mjs). */
 export interface OperationInfo {
   operationId: string;
   method: string;
+  /** The contract's path (`/v1/personas/{id}`). */
   path: string;
+  /** The same path as an Express route (`/v1/personas/:id`). */
+  expressRoute: string;
   /** The OAuth scope the contract names for the operation; undefined when credential-free. */
   scope: string | undefined;
   /** Declares an `Idempotency-Key` header. */
   idempotent: boolean;
   /** Its success response is JSON (false for streams, binary bodies, HTML and redirects). */
   answersJson: boolean;
+  /** The security requirements: each a list of scheme names that must all be present. `[[]]`: none. */
+  security: string[][];
+  /** The request body: whether required, and the key of its compiled validator per media type. */
+  requestBody: { required: boolean; media: Record<string, string> } | null;
+  /** Takes multipart/form-data (uploads). */
+  multipart: boolean;
+  query: {
+    /** Every declared query parameter. */
+    names: string[];
+    /** Parameters whose raw value may not hold reserved characters (those without allowReserved). */
+    reserved: { name: string; allowComma: boolean }[];
+    /** Parameters whose value is read as JSON when it parses (object or allOf schemas). */
+    json: string[];
+    allowEmpty: string[];
+  };
 }
 
-/** Follows a local `$ref` (`#/components/...`) to what it names. */
-export function resolveRef<T>(value: T | OpenAPIV3.ReferenceObject): T {
-  const ref = (value as OpenAPIV3.ReferenceObject).$ref;
-  if (typeof ref !== "string") return value as T;
-  const parts = ref.replace(/^#\//, "").split("/").map((part) => part.replace(/~1/g, "/").replace(/~0/g, "~"));
-  return parts.reduce<unknown>((node, part) => (node as Record<string, unknown>)[part], contract) as T;
-}
+/** Every operation, in the document's order. */
+export const operations: OperationInfo[] = JSON.parse(
+  readFileSync(fileURLToPath(new URL("../generated/operations.json", import.meta.url)), "utf8"),
+) as OperationInfo[];
 
-export const operations: OperationInfo[] = Object.entries(contract.paths).flatMap(([path, item]) =>
-  METHODS.filter((method) => item?.[method]).map((method) => {
-    const op = item![method]!;
-    const scopes = op.security?.find((requirement) => requirement.OAuth2Auth)?.OAuth2Auth;
-    // Shared parameters (such as Idempotency-Key) are declared once and referenced.
-    const parameters = [...(item!.parameters ?? []), ...(op.parameters ?? [])].map((parameter) =>
-      resolveRef<OpenAPIV3.ParameterObject>(parameter),
-    );
-    return {
-      operationId: op.operationId!,
-      method: method.toUpperCase(),
-      path,
-      scope: scopes?.[0],
-      idempotent: parameters.some((parameter) => parameter.in === "header" && parameter.name.toLowerCase() === "idempotency-key"),
-      answersJson: Object.entries(op.responses ?? {}).some(
-        ([status, response]) => status.startsWith("2") && Boolean(resolveRef<OpenAPIV3.ResponseObject>(response).content?.["application/json"]),
-      ),
-    };
-  }),
-);
+/**
+ * The operations in the order their routes must be tried: a static segment before a parameter in
+ * its place (`/v1/personas/explore` before `/v1/personas/:id`), as express-openapi-validator sorted them.
+ */
+export const routeOrder: OperationInfo[] = [...operations].sort((a, b) => {
+  const [x, y] = [a.expressRoute.replace(/\/:/g, "/~"), b.expressRoute.replace(/\/:/g, "/~")];
+  if (x.startsWith(y)) return -1;
+  if (y.startsWith(x)) return 1;
+  return x > y ? 1 : -1;
+});
 
 export const operationsById = new Map(operations.map((op) => [op.operationId, op]));
+
+/**
+ * The OpenAPI document itself, parsed on first use: only response validation (tests) and tools need
+ * it, and parsing its YAML was a third of a second and 40 MB at every start.
+ */
+export async function loadContract(): Promise<OpenAPIV3.DocumentV3> {
+  const { default: YAML } = await import("yaml");
+  return YAML.parse(readFileSync(contractPath, "utf8")) as OpenAPIV3.DocumentV3;
+}

@@ -1,4 +1,4 @@
-import { notLive, type HandlerMap } from "./http/router.ts";
+import type { HandlerMap } from "./http/router.ts";
 import { handlers as account } from "./auth/account/handlers.ts";
 import { handlers as apiKeys } from "./auth/api-keys/handlers.ts";
 import { handlers as oauth } from "./auth/oauth/handlers.ts";
@@ -14,6 +14,8 @@ import { handlers as social } from "./social/handlers.ts";
 import { handlers as rooms } from "./rooms/handlers.ts";
 import { handlers as marketplace } from "./marketplace/handlers.ts";
 import { handlers as studio } from "./studio/handlers.ts";
+import { handlers as billing } from "./billing/handlers.ts";
+import { handlers as integrations } from "./integrations/handlers.ts";
 
 /**
  * The handler of every operation in the contract. An area that is not built yet answers 501
@@ -34,15 +36,7 @@ export const handlers: HandlerMap = {
   ...rooms,
   ...images,
   ...studio,
-  ...notLive("billing", [
-    "billing_checkout", "billing_get_subscription", "billing_change_plan", "billing_cancel", "billing_portal",
-    "billing_invoices", "billing_usage", "billing_provider_webhook", "billing_local_checkout_page",
-    "billing_local_checkout_complete",
-  ]),
-  ...notLive("integrations", [
-    "integrations_list", "integrations_connect_forum", "integrations_connect_messenger",
-    "integrations_connect_workspace", "integrations_get", "integrations_update", "integrations_delete",
-    "integrations_test",
-  ]),
+  ...billing,
+  ...integrations,
   ...webhooks,
 };

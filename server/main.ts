@@ -1,11 +1,22 @@
 // `npm start`: the API with its in-process worker, configured from the environment.
+import { enableCompileCache } from "node:module";
 import { ConfigError, loadConfig } from "./config.ts";
-import { StartupError } from "./db/database.ts";
-import { startService } from "./runtime.ts";
-import { runUntilSignal } from "./process.ts";
+import { startEmbeddedDatabase } from "./db/embedded.ts";
+import { StartupError } from "./db/startup-error.ts";
+import { bindServer } from "./http/listener.ts";
+
+// V8 keeps the compiled code of every module on disk, so a restart skips most of the parsing.
+enableCompileCache();
 
 try {
-  const service = await startService(loadConfig());
+  const config = loadConfig();
+  // The port first: one in use is reported at once, before anything of the database is created.
+  const bound = await bindServer(config);
+  // The embedded database loads and opens in its own thread while this one loads the service.
+  const embedded = config.databaseUrl ? undefined : startEmbeddedDatabase(config);
+  embedded?.catch(() => undefined);
+  const [{ startService }, { runUntilSignal }] = await Promise.all([import("./runtime.ts"), import("./process.ts")]);
+  const service = await startService(config, { bound, embedded });
   runUntilSignal(service.stop, service.services.log);
 } catch (error) {
   if (error instanceof ConfigError || error instanceof StartupError) {

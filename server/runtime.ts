@@ -1,20 +1,19 @@
-import { createServer, type RequestListener, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { Server } from "node:http";
 import type { TaskList } from "graphile-worker";
 import { createApp } from "./app.ts";
 import { instanceSecret } from "./auth/secrets.ts";
 import { TokenSigner } from "./auth/tokens.ts";
-import { publicBaseUrl, type Config } from "./config.ts";
-import { openDatabase, StartupError, type Database } from "./db/database.ts";
-import { answerClientErrorsInEnvelope, MAX_HEADER_BYTES } from "./http/client-error.ts";
+import type { Config } from "./config.ts";
+import { openDatabase, type Database } from "./db/database.ts";
+import type { EmbeddedDatabase } from "./db/embedded.ts";
+import { bindServer, type BoundServer } from "./http/listener.ts";
 import type { HandlerMap } from "./http/router.ts";
 import { openJobQueue } from "./jobs/queue.ts";
 import { startWorker, type RunningWorker } from "./jobs/worker.ts";
 import { createLogger, type Logger } from "./logger.ts";
 import { createProviders, type Providers } from "./providers/index.ts";
-import { warmUpTokenizer } from "./providers/llm/tokens.ts";
 import type { Services } from "./services.ts";
-import { crontab, taskList } from "./tasks.ts";
+import { crontab, startConnections, taskList } from "./tasks.ts";
 
 export interface RunningService {
   url: string;
@@ -32,6 +31,17 @@ export interface StartOptions {
   log?: Logger;
   /** Providers to use instead of the configured ones (tests: fakes, or ones that fail). */
   providers?: Partial<Providers>;
+  /** The port, already bound (`npm start` binds it before loading the service). */
+  bound?: BoundServer | undefined;
+  /** The embedded database, already starting (`npm start` starts it before loading the service). */
+  embedded?: Promise<EmbeddedDatabase> | undefined;
+  /** The embedded database another process serves (the primary of `serve --processes N`). */
+  sharedEmbeddedUrl?: string | undefined;
+  /**
+   * Listen only once the app is ready (the processes of `serve --processes N`: while one starts,
+   * the others serve, so it should not take connections only to answer 503).
+   */
+  listenWhenReady?: boolean;
 }
 
 /**
@@ -41,22 +51,35 @@ export interface StartOptions {
  */
 export async function startService(config: Config, options: StartOptions = {}): Promise<RunningService> {
   const started = Date.now();
+  const phase = startupPhases();
   const log = options.log ?? createLogger(config);
   // The port first: one in use is reported at once, not after the database has been opened.
-  const bound = options.http !== false ? await bindServer(config) : undefined;
+  let bound: BoundServer | undefined;
+  try {
+    bound = options.bound ?? (options.http !== false && !options.listenWhenReady ? await bindServer(config) : undefined);
+  } catch (error) {
+    await options.embedded?.then((embedded) => embedded.stop()).catch(() => undefined);
+    throw error;
+  }
   const server = bound?.server;
+  phase("bind");
   let db: Database;
   try {
-    db = await openDatabase(config, log);
+    db = await openDatabase(config, log, { ...(options.embedded ? { embedded: options.embedded } : {}), ...(options.sharedEmbeddedUrl ? { sharedEmbeddedUrl: options.sharedEmbeddedUrl } : {}) });
   } catch (error) {
     server?.close();
     throw error;
   }
+  phase("database");
   let worker: RunningWorker | undefined;
+  let connections: { stop: () => Promise<void> } | undefined;
   try {
     await db.migrate();
+    phase("migrate");
     const jobs = await openJobQueue(db, log);
+    phase("jobQueue");
     const tokens = new TokenSigner(await instanceSecret(db.knex, "jwt", config.jwtSecret));
+    phase("secrets");
     const services: Services = {
       config,
       db,
@@ -68,31 +91,40 @@ export async function startService(config: Config, options: StartOptions = {}): 
       health: { worker: config.worker.enabled ? "ok" : "disabled" },
     };
     if (config.worker.enabled) worker = await startWorker(services, { ...taskList(services), ...options.extraTasks }, crontab);
-    // Loading the tokenizer's rank file takes a moment; the first chat request should not pay it.
-    if (options.http !== false) warmUpTokenizer();
+    if (config.worker.enabled) connections = startConnections(services);
+    phase("worker");
     let url = "";
     let drain: ((timeoutMs: number) => Promise<void>) | undefined;
+    if (options.http !== false && options.listenWhenReady) {
+      const app = await createApp(services, options.handlers);
+      bound = await bindServer(config);
+      bound.serve(app);
+    } else if (bound) {
+      bound.serve(await createApp(services, options.handlers));
+    }
     if (bound) {
-      bound.serve(createApp(services, options.handlers));
+      phase("app");
       drain = bound.drain;
       url = bound.url;
-      log.info({ url, database: db.kind, worker: Boolean(worker), ms: Date.now() - started }, "persona is listening");
+      log.info({ url, database: db.kind, worker: Boolean(worker), ms: Date.now() - started, startup: phase.all }, "persona is listening");
     } else {
-      log.info({ database: db.kind, ms: Date.now() - started }, "persona worker is running");
+      log.info({ database: db.kind, ms: Date.now() - started, startup: phase.all }, "persona worker is running");
     }
     let stopping: Promise<void> | undefined;
     const stop = () =>
       (stopping ??= (async () => {
         log.info("shutting down: draining requests");
         await drain?.(config.shutdownTimeoutMs);
+        await connections?.stop();
         await worker?.stop();
         await jobs.release();
         await db.close();
         log.info("shut down");
       })());
-    return { url, services, server, stop };
+    return { url, services, server: bound?.server, stop };
   } catch (error) {
-    server?.close();
+    bound?.server.close();
+    await connections?.stop().catch(() => undefined);
     await worker?.stop().catch(() => undefined);
     await db.close();
     throw error;
@@ -100,65 +132,17 @@ export async function startService(config: Config, options: StartOptions = {}): 
 }
 
 /**
- * Listens on the configured port before anything else starts. Until `serve` hands it the app, a
- * request is answered 503 `service_unavailable` (starting), as /readyz would say.
+ * Where start-up time goes, in milliseconds per phase: `modules` is the process's own start and its
+ * imports (everything before startService), then one entry per step. bench/startup.ts reads it
+ * from the "persona is listening" line.
  */
-async function bindServer(config: Config): Promise<{ server: Server; url: string; serve: (app: RequestListener) => void; drain: (timeoutMs: number) => Promise<void> }> {
-  const starting: RequestListener = (_req, res) => {
-    res.writeHead(503, { "content-type": "application/json; charset=utf-8", "retry-after": "1" });
-    res.end(JSON.stringify({ error: { code: "service_unavailable", message: "The service is starting" } }));
+function startupPhases(): ((name: string) => void) & { all: Record<string, number> } {
+  let last = performance.now();
+  const all: Record<string, number> = { modules: Math.round(last) };
+  const phase = (name: string) => {
+    const now = performance.now();
+    all[name] = Math.round(now - last);
+    last = now;
   };
-  const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, starting);
-  answerClientErrorsInEnvelope(server);
-  const drain = drainable(server);
-  server.keepAliveTimeout = 5_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", (error: NodeJS.ErrnoException) =>
-      reject(
-        error.code === "EADDRINUSE" || error.code === "EACCES" || error.code === "EADDRNOTAVAIL"
-          ? new StartupError(`Cannot listen on ${config.host}:${config.port} (${error.code}); set PORT or HOST`)
-          : error,
-      ),
-    );
-    server.listen(config.port, config.host, () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  const url = publicBaseUrl({ ...config, port, publicBaseUrl: undefined });
-  // Links in mails must name the port actually bound (PORT=0 picks one).
-  config.publicBaseUrl ??= url;
-  const serve = (app: RequestListener) => {
-    server.off("request", starting);
-    server.on("request", app);
-  };
-  return { server, url, serve, drain };
-}
-
-/**
- * Returns `drain`: stop accepting connections and wait for in-flight requests, up to `timeoutMs`.
- * A keep-alive connection that is busy when draining starts would otherwise stay open, idle, after
- * its response until the client or keepAliveTimeout closes it; so responses sent while draining
- * say `Connection: close`, and each connection is closed as soon as its last response is sent.
- */
-function drainable(server: Server): (timeoutMs: number) => Promise<void> {
-  const open = new Set<ServerResponse>();
-  let draining = false;
-  const closeIdleSoon = () => setImmediate(() => server.closeIdleConnections());
-  const leaving = (res: ServerResponse) => {
-    if (!res.headersSent) res.setHeader("connection", "close");
-    res.once("finish", closeIdleSoon);
-  };
-  server.on("request", (_req, res: ServerResponse) => {
-    open.add(res);
-    res.once("close", () => open.delete(res));
-    if (draining) leaving(res);
-  });
-  return async (timeoutMs) => {
-    draining = true;
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    for (const res of open) leaving(res);
-    server.closeIdleConnections();
-    const timer = setTimeout(() => server.closeAllConnections(), timeoutMs);
-    await closed;
-    clearTimeout(timer);
-  };
+  return Object.assign(phase, { all });
 }

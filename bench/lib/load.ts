@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import autocannon from "autocannon";
 
 export interface LoadRequest {
@@ -23,6 +24,30 @@ export interface LoadResult {
   non2xx: number;
   errors: number;
   timeouts: number;
+  /**
+   * CPU time the server (the process `pid` and its child processes) spent per request during the
+   * measured run, in ms: unlike requests/s it hardly moves with what else the machine is doing.
+   */
+  cpuMsPerRequest?: number;
+}
+
+/** User + system CPU ms of `pid` (all its threads) and of its child processes (cluster workers). */
+export function cpuMsOf(pid: number): number {
+  const one = (id: number) => {
+    try {
+      const fields = readFileSync(`/proc/${id}/stat`, "utf8").replace(/^.*\) /, "").split(" ");
+      return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+    } catch {
+      return 0;
+    }
+  };
+  let children: number[] = [];
+  try {
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    // no children, or not Linux
+  }
+  return one(pid) + children.reduce((sum, child) => sum + one(child), 0);
 }
 
 function once(url: string, request: LoadRequest, options: LoadOptions, durationS: number): Promise<autocannon.Result> {
@@ -37,10 +62,12 @@ function once(url: string, request: LoadRequest, options: LoadOptions, durationS
   });
 }
 
-/** A warm-up run (thrown away), then the measured run. */
-export async function measure(url: string, request: LoadRequest, options: LoadOptions): Promise<LoadResult> {
+/** A warm-up run (thrown away), then the measured run; with `pid`, the server's CPU time per request too. */
+export async function measure(url: string, request: LoadRequest, options: LoadOptions, pid?: number): Promise<LoadResult> {
   if (options.warmupS > 0) await once(url, request, options, options.warmupS);
+  const cpuBefore = pid ? cpuMsOf(pid) : 0;
   const result = await once(url, request, options, options.durationS);
+  const cpuMs = pid ? cpuMsOf(pid) - cpuBefore : 0;
   const statusCounts: Record<string, number> = {};
   for (const [status, stats] of Object.entries(result.statusCodeStats ?? {})) statusCounts[status] = stats.count ?? 0;
   return {
@@ -52,6 +79,7 @@ export async function measure(url: string, request: LoadRequest, options: LoadOp
     non2xx: result.non2xx,
     errors: result.errors,
     timeouts: result.timeouts,
+    ...(pid && result.requests.total ? { cpuMsPerRequest: cpuMs / result.requests.total } : {}),
   };
 }
 

@@ -1,5 +1,4 @@
 import { allows } from "../../server/auth/scopes.ts";
-import type { OperationInfo } from "../../server/contract.ts";
 import { examples } from "../help.ts";
 import type { ApiContract, ApiOperation } from "./contract.ts";
 import { answersBinary, flagOf, takesData } from "./flags.ts";
@@ -71,7 +70,7 @@ export function listHelp(contract: ApiContract): string {
 /** Who may call it: the contract's scope and every scope of either key vocabulary that grants it. */
 function scopeLine(op: ApiOperation): string {
   if (!op.scope) return "Credential-free: no login needed (a stored one is sent when there is one).";
-  const info = { operationId: op.id, method: op.method, path: op.path, scope: op.scope, idempotent: false, answersJson: true } satisfies OperationInfo;
+  const info = { operationId: op.id, method: op.method, scope: op.scope };
   const granting = (scopes: string[]) => scopes.filter((scope) => allows({ userId: "-", kind: "api_key", scopes: new Set([scope]) }, info));
   const fine = granting(["personas:read", "personas:write", "conversations:read", "conversations:write", "voice", "admin"]);
   const alternative = granting(["read", "chat", "admin"]);

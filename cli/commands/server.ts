@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import { InvalidArgumentError, Option, type Command } from "commander";
 import { examples } from "../help.ts";
 import { stderrLogger } from "../internals/database.ts";
 import { keepProcessAlive } from "../lifecycle.ts";
@@ -6,6 +6,12 @@ import { keepProcessAlive } from "../lifecycle.ts";
 // Loaded on use: the server's modules take seconds to import, which the API commands should not pay.
 const config = () => import("../../server/config.ts");
 const runtime = async () => ({ ...(await import("../../server/runtime.ts")), ...(await import("../../server/process.ts")) });
+
+function processCount(value: string): number {
+  const count = Number(value);
+  if (!Number.isInteger(count) || count < 1 || count > 64) throw new InvalidArgumentError("must be a whole number from 1 to 64");
+  return count;
+}
 
 /**
  * serve, worker, migrate: these start parts of the server itself, configured from the environment
@@ -17,13 +23,20 @@ export function registerServerCommands(program: Command): void {
     .description("Run the HTTP API (with an in-process job worker unless --no-worker)")
     .option("--no-worker", "do not run jobs in this process; run `persona worker` separately")
     .option("-p, --port <port>", "port to listen on (overrides PORT)")
-    .addHelpText("after", examples(["persona serve", "PORT=8080 DATABASE_URL=postgres://… persona serve --no-worker"]))
-    .action(async (options: { worker: boolean; port?: string }) => {
-      const [{ loadConfig }, { startService, runUntilSignal }] = await Promise.all([config(), runtime()]);
-      const settings = loadConfig({ ...process.env, ...(options.port ? { PORT: options.port } : {}) });
+    .addOption(new Option("--processes <n>", "API processes sharing the port and the database (one per core)").argParser(processCount).default(1))
+    .addHelpText("after", examples(["persona serve", "persona serve --processes 2", "PORT=8080 DATABASE_URL=postgres://… persona serve --no-worker"]))
+    .action(async (options: { worker: boolean; port?: string; processes: number }) => {
+      const settings = (await config()).loadConfig({ ...process.env, ...(options.port ? { PORT: options.port } : {}) });
       settings.worker.enabled = options.worker;
-      const service = await startService(settings);
       keepProcessAlive();
+      // The workers of `--processes N` run this same command and take their part from the primary.
+      if (options.processes > 1 || (await import("node:cluster")).default.isWorker) {
+        const { serveCluster } = await import("../cluster.ts");
+        await serveCluster(settings, options.processes);
+        return;
+      }
+      const { startService, runUntilSignal } = await runtime();
+      const service = await startService(settings);
       runUntilSignal(service.stop, service.services.log);
     });
 

@@ -4,8 +4,10 @@ import { anonymous, apiKeyAuthenticator, refreshCall, TokenAuthenticator, type A
 import { idempotencyMiddleware } from "./idempotency.ts";
 import type { Cursor, PageIterator } from "./pagination.ts";
 import { Auth } from "./resources/auth.ts";
+import { Billing } from "./resources/billing.ts";
 import { Conversations } from "./resources/conversations.ts";
 import { Images } from "./resources/images.ts";
+import { Integrations } from "./resources/integrations.ts";
 import { Knowledge } from "./resources/knowledge.ts";
 import { Personas } from "./resources/personas.ts";
 import { Rooms } from "./resources/rooms.ts";
@@ -60,6 +62,8 @@ export class PersonaClient {
   readonly rooms: Rooms;
   readonly studio: Studio;
   readonly marketplace: Marketplace;
+  readonly integrations: Integrations;
+  readonly billing: Billing;
   readonly #authenticator: Authenticator;
 
   constructor(core: Core, authenticator: Authenticator) {
@@ -76,6 +80,8 @@ export class PersonaClient {
     this.rooms = new Rooms(core);
     this.studio = new Studio(core);
     this.marketplace = new Marketplace(core);
+    this.integrations = new Integrations(core);
+    this.billing = new Billing(core);
   }
 
   /** The current session token pair (after any refresh), or undefined for an API key or anonymous client. */

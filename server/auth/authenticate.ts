@@ -1,26 +1,31 @@
 import type { Request, RequestHandler } from "express";
 import { operationsById } from "../contract.ts";
 import { ApiError } from "../http/errors.ts";
-import { setPrincipal } from "../http/principal.ts";
+import { setPrincipal, type Principal } from "../http/principal.ts";
 import { operationIdOf } from "../http/router.ts";
 import type { Services } from "../services.ts";
+import { touchApiKeyUse } from "./api-keys/service.ts";
+import { credentialCache, type CredentialCache } from "./credential-cache.ts";
 import { allows } from "./scopes.ts";
 import { resolveCredential, type Credential } from "./service.ts";
+import { sha256 } from "./tokens.ts";
 
 /**
  * Resolves the credential of an operation that needs one (session JWT, OAuth access token or API
- * key, in `Authorization: Bearer` or `X-API-Key`) to the request's principal through the auth
- * service, which checks it against the database on every request so that a revoked key, a revoked
- * session or a deleted account fails at once. Then enforces the operation's scope (403).
+ * key, in `Authorization: Bearer` or `X-API-Key`) to the request's principal, then enforces the
+ * operation's scope (403). A credential seen recently comes from this process's credential cache
+ * (no round trip, no signature check); revocations reach the cache before the revoking request
+ * answers, and other processes through database notifications (credential-cache.ts).
  */
 export function authenticate(services: Services): RequestHandler {
+  const cache = credentialCache(services);
   return async (req, _res, next) => {
     const operationId = operationIdOf(req);
     const op = operationId ? operationsById.get(operationId) : undefined;
     if (!op?.scope) return next();
     try {
       const credential = credentialOf(req);
-      const principal = credential && (await resolveCredential(services, credential));
+      const principal = credential && (await principalFor(services, cache, credential));
       if (!principal) return next(new ApiError(401, "unauthorized", "Credentials are missing, invalid, expired or revoked"));
       if (!allows(principal, op)) {
         return next(new ApiError(403, "forbidden", `This credential lacks the "${op.scope}" scope this operation needs`));
@@ -31,6 +36,39 @@ export function authenticate(services: Services): RequestHandler {
       next(error);
     }
   };
+}
+
+// An API key's last_used_at is written at most this often (the database lookup writes it too).
+const TOUCH_EVERY_MS = 60_000;
+
+async function principalFor(services: Services, cache: CredentialCache, credential: Credential): Promise<Principal | undefined> {
+  const key = credential.kind === "api_key" ? `k:${sha256(credential.key)}` : `t:${credential.token}`;
+  const now = services.now().getTime();
+  const cached = cache.lookup(key, now);
+  if (cached) {
+    const { principal } = cached;
+    if (principal.apiKeyId && now - cached.touchedAt >= TOUCH_EVERY_MS) {
+      cached.touchedAt = now;
+      await touchApiKeyUse(services, principal.apiKeyId, new Date(now));
+    }
+    return principal;
+  }
+  const epoch = cache.begin();
+  const principal = await resolveCredential(services, credential);
+  if (!principal) return undefined;
+  const validUntil = principal.expiresAt ?? (credential.kind === "access_token" ? tokenExpiry(credential.token) : Infinity);
+  cache.store(key, { principal, validUntil, cachedAt: now, touchedAt: now }, epoch);
+  return principal;
+}
+
+/** `exp` of a JWT that was just verified, in epoch ms. */
+function tokenExpiry(token: string): number {
+  try {
+    const { exp } = JSON.parse(Buffer.from(token.split(".")[1] ?? "", "base64url").toString("utf8")) as { exp?: unknown };
+    return typeof exp === "number" ? exp * 1000 : 0;
+  } catch {
+    return 0;
+  }
 }
 
 function credentialOf(req: Request): Credential | undefined {

@@ -9,7 +9,7 @@ const MESSAGE_SENDS = new Set(["conversations_send_message", "conversations_stre
  * operation needs; `admin` allows everything; the alternative vocabulary maps onto it: `read` is
  * every GET outside the admin-only areas, `chat` is `read` plus message sends and voice.
  */
-export function allows(principal: Principal, op: OperationInfo): boolean {
+export function allows(principal: Principal, op: Pick<OperationInfo, "operationId" | "method" | "scope">): boolean {
   if (principal.scopes === "all" || !op.scope) return true;
   const scopes = principal.scopes;
   if (scopes.has("admin") || scopes.has(op.scope)) return true;

@@ -2,7 +2,8 @@ import type { Knex } from "knex";
 import { ApiError } from "../http/errors.ts";
 import type { Services } from "../services.ts";
 import { limitsOf, PLAN_LIMITS, type PlanLimits, type PlanName } from "./plans.ts";
-import { decrementMessages, incrementMessagesUnderPlan, lockUserPlan, messagesSent, userPlan } from "./usage-store.ts";
+import { periodEnd } from "../providers/payments/catalog.ts";
+import { decrementMessages, incrementMessagesInPeriod, lockUserPlan, messagesSent, paidPeriodOf, userPlan } from "./usage-store.ts";
 
 const MESSAGE_LIMITS = Object.fromEntries(Object.entries(PLAN_LIMITS).map(([plan, limits]) => [plan, limits.messagesPerMonth]));
 
@@ -13,8 +14,30 @@ export function periodOf(now: Date): { start: string; end: Date } {
   return { start: start.toISOString().slice(0, 10), end };
 }
 
+/** A usage period: its bounds, and the key its message counter is kept under (its first day). */
+export interface UsagePeriod {
+  start: Date;
+  end: Date;
+  key: string;
+}
+
+/**
+ * The period the user's messages count in at `now`: the paid subscription's current period, or the
+ * next one once it has ended and the provider's renewal is not recorded yet; else the calendar
+ * month. `incrementMessagesInPeriod` applies the same rule in SQL.
+ */
+export async function usagePeriod(services: Services, userId: string, now = services.now()): Promise<UsagePeriod> {
+  const paid = await paidPeriodOf(services.db.knex, userId);
+  if (!paid) {
+    const month = periodOf(now);
+    return { start: new Date(`${month.start}T00:00:00Z`), end: month.end, key: month.start };
+  }
+  const [start, end] = paid.end > now ? [paid.start, paid.end] : [paid.end, periodEnd(paid.end, paid.interval)];
+  return { start, end, key: start.toISOString().slice(0, 10) };
+}
+
 const WHAT: Record<keyof PlanLimits, string> = {
-  messagesPerMonth: "messages this month",
+  messagesPerMonth: "messages this period",
   personas: "personas",
   knowledgeDocs: "knowledge documents",
 };
@@ -43,11 +66,12 @@ export interface MessageReservation {
  */
 export async function reserveMessage(services: Services, userId: string): Promise<MessageReservation> {
   const { knex } = services.db;
-  const period = periodOf(services.now()).start;
-  const count = await incrementMessagesUnderPlan(knex, userId, period, MESSAGE_LIMITS, PLAN_LIMITS.free.messagesPerMonth);
-  if (count === undefined) {
+  const now = services.now();
+  const { count, period } = await incrementMessagesInPeriod(knex, userId, now, periodOf(now).start, MESSAGE_LIMITS, PLAN_LIMITS.free.messagesPerMonth);
+  if (count === undefined || period === undefined) {
     const plan = await userPlan(knex, userId);
-    throw planLimitExceeded("messagesPerMonth", plan, limitsOf(plan).messagesPerMonth, await messagesSent(knex, userId, period));
+    const used = await messagesSent(knex, userId, (await usagePeriod(services, userId, now)).key);
+    throw planLimitExceeded("messagesPerMonth", plan, limitsOf(plan).messagesPerMonth, used);
   }
   let released = false;
   return {
@@ -55,6 +79,26 @@ export async function reserveMessage(services: Services, userId: string): Promis
       if (released) return;
       released = true;
       await decrementMessages(knex, userId, period);
+    },
+  };
+}
+
+/**
+ * What a statement of another area needs to reserve a message itself, in the same round trip as its
+ * own reads (the chat hot path): the period and the message limit of each plan.
+ */
+export function messageQuota(services: Services): { periodStart: string; limits: Record<string, number>; fallback: number } {
+  return { periodStart: periodOf(services.now()).start, limits: MESSAGE_LIMITS, fallback: PLAN_LIMITS.free.messagesPerMonth };
+}
+
+/** A message such a statement reserved in `periodStart`, to give back if the send fails. */
+export function heldMessage(services: Services, userId: string, periodStart: string): MessageReservation {
+  let released = false;
+  return {
+    release: async () => {
+      if (released) return;
+      released = true;
+      await decrementMessages(services.db.knex, userId, periodStart);
     },
   };
 }
@@ -73,4 +117,9 @@ export async function assertUnderCountLimit(
   const limit = limitsOf(plan)[kind];
   const used = await count();
   if (used >= limit) throw planLimitExceeded(kind, plan, limit, used);
+}
+
+/** Messages counted in the period: the counter `reserveMessage` increments. */
+export async function messagesSentIn(services: Services, userId: string, period: UsagePeriod): Promise<number> {
+  return messagesSent(services.db.knex, userId, period.key);
 }

@@ -1,26 +1,44 @@
-import { ApiError } from "../http/errors.ts";
-import { requireVisiblePersona } from "../personas/service.ts";
-import { personaForConversation } from "../studio/variants.ts";
+import { heldMessage, messageQuota, planLimitExceeded } from "../billing/usage.ts";
+import { ApiError, notFound } from "../http/errors.ts";
+import { isUuid } from "../http/text.ts";
+import { visiblePersonas } from "../personas/service.ts";
 import { beginReply } from "../replies/engine.ts";
 import type { Reply } from "../replies/types.ts";
 import type { Services } from "../services.ts";
-import { conversationReply, messageRow, storedInput } from "./replying.ts";
+import { conversationReply, HISTORY_WINDOW, messageRow, storedInput } from "./replying.ts";
 import { requireOwnConversation } from "./service.ts";
-import { findMessage, type MessageRow } from "./store.ts";
+import { findMessage, loadTurn, type MessageRow } from "./store.ts";
 
-/** The caller's conversation and its persona, which may have been made private since the conversation started. */
+/**
+ * The caller's conversation, its persona (which may have been made private since the conversation
+ * started), the history window and one message of the monthly quota, in one round trip
+ * (`loadTurn`). Errors come out as before: 404 for the conversation, 404 for a persona no longer
+ * available, then 402, and nothing stays reserved after any of them.
+ */
 async function replyTurn(services: Services, userId: string, conversationId: string, retryOf?: string) {
-  const conversation = await requireOwnConversation(services, userId, conversationId);
-  const [persona, stored] = await Promise.all([
-    requireVisiblePersona(services, userId, conversation.persona_id).catch((error: unknown) => {
-      if (error instanceof ApiError && error.status === 404) {
-        throw new ApiError(404, "not_found", "The persona of this conversation is no longer available");
-      }
-      throw error;
-    }),
-    retryOf ? findMessage(services.db.knex, conversation.id, retryOf) : undefined,
-  ]);
-  return { conversation, persona: await personaForConversation(services, persona, conversation.id), stored };
+  if (!isUuid(conversationId)) throw notFound("Conversation");
+  const quota = messageQuota(services);
+  const turn = await loadTurn(services.db.knex, {
+    userId,
+    conversationId,
+    visiblePersonas: visiblePersonas(services, userId),
+    historyWindow: HISTORY_WINDOW,
+    retryOf: retryOf !== undefined && isUuid(retryOf) ? retryOf : undefined,
+    quota,
+    now: services.now(),
+  });
+  const { conversation } = turn;
+  if (!conversation) throw notFound("Conversation");
+  if (!turn.persona) throw new ApiError(404, "not_found", "The persona of this conversation is no longer available");
+  if (turn.reserved === null) throw planLimitExceeded("messagesPerMonth", turn.plan, turn.messages_limit, turn.used);
+  const persona = turn.variant_instructions === null ? turn.persona : { ...turn.persona, instructions: turn.variant_instructions };
+  return {
+    conversation,
+    persona,
+    stored: turn.stored ?? undefined,
+    reserved: heldMessage(services, userId, turn.period_start),
+    preloaded: { history: turn.history, hasKnowledge: turn.has_knowledge },
+  };
 }
 
 /**
@@ -28,8 +46,8 @@ async function replyTurn(services: Services, userId: string, conversationId: str
  * together. A provider failure stores nothing, gives the quota back and answers 502.
  */
 export async function sendMessage(services: Services, userId: string, conversationId: string, content: string): Promise<{ userMessage: MessageRow; reply: MessageRow }> {
-  const { conversation, persona } = await replyTurn(services, userId, conversationId);
-  const reply = await beginReply(services, { userId, persona, ...conversationReply(services, conversation, persona.id), input: content, mode: "whole" });
+  const { conversation, persona, reserved, preloaded } = await replyTurn(services, userId, conversationId);
+  const reply = await beginReply(services, { userId, persona, ...conversationReply(services, conversation, persona.id, preloaded), input: content, mode: "whole", reserved });
   for await (const event of reply) {
     if (event.type === "done") {
       return { userMessage: messageRow(conversation, persona.id, event.input), reply: messageRow(conversation, persona.id, event.reply) };
@@ -52,14 +70,15 @@ export async function beginStreamedReply(
   content: string,
   options: { retryOf?: string | undefined; signal: AbortSignal },
 ): Promise<Reply> {
-  const { conversation, persona, stored } = await replyTurn(services, userId, conversationId, options.retryOf);
+  const { conversation, persona, stored, reserved, preloaded } = await replyTurn(services, userId, conversationId, options.retryOf);
   return beginReply(services, {
     userId,
     persona,
-    ...conversationReply(services, conversation, persona.id),
+    ...conversationReply(services, conversation, persona.id, preloaded),
     input: stored ? storedInput(stored) : content,
     mode: "stream",
     signal: options.signal,
+    reserved,
   });
 }
 

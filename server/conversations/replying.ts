@@ -6,24 +6,30 @@ import { insertMessages, recentMessages, type ConversationRow, type MessageRow }
 import { enqueueTitle } from "./title-job.ts";
 
 /** Recent messages read to fill the context budget; older ones would not fit any sane budget. */
-const HISTORY_WINDOW = 200;
+export const HISTORY_WINDOW = 200;
 
 /**
  * How a conversation replies through the reply engine: its messages are the context, and the
  * results are stored as its messages with their `message.created` events and counters.
  */
-export function conversationReply(services: Services, conversation: ConversationRow, personaId: string): { context: ContextSource; sink: ReplySink } {
+export function conversationReply(
+  services: Services,
+  conversation: ConversationRow,
+  personaId: string,
+  preloaded?: { history: Pick<MessageRow, "id" | "role" | "content" | "content_tokens">[]; hasKnowledge: boolean },
+): { context: ContextSource; sink: ReplySink } {
   const { knex } = services.db;
   // Whether the conversation had a reply before this one: a title is asked for after the first only.
   let replied = true;
   const context: ContextSource = {
     async load(input, signal) {
-      const [history, knowledge] = await Promise.all([
-        recentMessages(knex, conversation.id, HISTORY_WINDOW),
-        personaKnowledge(services, { userId: conversation.user_id, personaId: conversation.persona_id, input, signal }),
-      ]);
+      // Read with the turn's one statement (chat.ts): retrieval only when the persona has knowledge.
+      const knowledge = () => personaKnowledge(services, { userId: conversation.user_id, personaId: conversation.persona_id, input, signal });
+      const [history, chunks] = preloaded
+        ? [preloaded.history, preloaded.hasKnowledge ? await knowledge() : []]
+        : await Promise.all([recentMessages(knex, conversation.id, HISTORY_WINDOW), knowledge()]);
       replied = history.some((message) => message.role === "assistant");
-      return { history: history.map((m) => ({ id: m.id, role: m.role, content: m.content, tokens: m.content_tokens })), knowledge };
+      return { history: history.map((m) => ({ id: m.id, role: m.role, content: m.content, tokens: m.content_tokens })), knowledge: chunks };
     },
   };
   const sink: ReplySink = {

@@ -163,3 +163,105 @@ export async function searchUserMessages(
     .whereRaw("m.search @@ ?", [query]);
   return offsetPage<SearchHitRow>(hits, "search_rank desc, m.created_at desc, m.id desc", window);
 }
+
+/** What a reply needs before the model is asked, read (and its quota reserved) in one statement. */
+export interface TurnRow {
+  /** The caller's conversation; null for another user's or an unknown one. */
+  conversation: ConversationRow | null;
+  /** Its persona while the caller may still see it; null otherwise (nothing was reserved then). */
+  persona: { id: string; model: string; instructions: string; greeting_message: string | null } | null;
+  /** The instructions of the A/B variant the conversation was assigned, if any. */
+  variant_instructions: string | null;
+  /** The most recent messages, newest first. */
+  history: { id: string; role: "user" | "assistant"; content: string; content_tokens: number }[];
+  /** The month's message count after this reservation; null when none was made (quota used up, or 404). */
+  reserved: number | null;
+  plan: string;
+  messages_limit: number;
+  /** Messages counted this period before this statement. */
+  used: number;
+  /** The usage period the message was counted in (YYYY-MM-DD): a paid subscription's, else the month's. */
+  period_start: string;
+  /** The persona has knowledge chunks of this user (retrieval is worth an embeddings call). */
+  has_knowledge: boolean;
+  /** The user message `retryOf` named, when it is in this conversation. */
+  stored: MessageRow | null;
+}
+
+export interface TurnQuery {
+  userId: string;
+  conversationId: string;
+  /** `personas as p` limited to the personas the user may see (the personas area's rule). */
+  visiblePersonas: Knex.QueryBuilder;
+  historyWindow: number;
+  retryOf: string | undefined;
+  /** The month's quota: first day of the period, message limit by plan, the limit of any other plan. */
+  quota: { periodStart: string; limits: Record<string, number>; fallback: number };
+  /** The clock, to tell a subscription's current period from one that has ended. */
+  now: Date;
+}
+
+/**
+ * The chat hot path's one round trip before the model is asked: the caller's conversation, its
+ * persona if still visible, the assigned variant's instructions, the history window, whether the
+ * persona has knowledge, and one message reserved against the monthly quota (the same conditional
+ * upsert as billing's reservation, made only when conversation and persona are there, so that a
+ * 404 costs no quota). Plan, limit and the count come back too, so a 402 needs no second query.
+ */
+export async function loadTurn(knex: Knex, q: TurnQuery): Promise<TurnRow> {
+  const entries = Object.entries(q.quota.limits);
+  const limitOf = `CASE u.plan ${entries.map(() => "WHEN ? THEN ?::int").join(" ")} ELSE ?::int END`;
+  const persona = q.visiblePersonas.clone().select("p.id", "p.model", "p.instructions", "p.greeting_message");
+  const result = await knex.raw<{ rows: Record<string, unknown>[] }>(
+    `WITH c AS (SELECT ${CONVERSATION_COLUMNS.join(", ")} FROM conversations WHERE id = ? AND user_id = ?),
+     p AS (SELECT vp.* FROM ? AS vp WHERE vp.id = (SELECT persona_id FROM c)),
+     quota AS (SELECT ${limitOf} AS messages_limit, u.plan FROM users u WHERE u.id = ?),
+     -- The usage period as billing counts it: a paid subscription's current period, else the month.
+     period AS (
+       SELECT COALESCE(
+         (SELECT ((CASE WHEN s.current_period_end > ?::timestamptz THEN s.current_period_start ELSE s.current_period_end END) AT TIME ZONE 'UTC')::date
+            FROM billing_subscriptions s WHERE s.user_id = ? AND s.plan <> 'free'),
+         ?::date) AS start),
+     reserved AS (
+       INSERT INTO usage_counters (user_id, period_start, messages_sent)
+         SELECT ?, period.start, 1 FROM quota, period WHERE quota.messages_limit > 0 AND EXISTS (SELECT 1 FROM p)
+       ON CONFLICT (user_id, period_start) DO UPDATE SET messages_sent = usage_counters.messages_sent + 1
+         WHERE usage_counters.messages_sent < (SELECT messages_limit FROM quota)
+       RETURNING messages_sent)
+     SELECT
+       (SELECT row_to_json(c) FROM c) AS conversation,
+       (SELECT row_to_json(p) FROM p) AS persona,
+       (SELECT v.instructions FROM variant_assignments a JOIN persona_variants v ON v.id = a.variant_id
+         WHERE a.conversation_id = (SELECT id FROM c)) AS variant_instructions,
+       (SELECT coalesce(json_agg(h ORDER BY h.created_at DESC, h.id DESC), '[]'::json) FROM (
+         SELECT id, role, content, content_tokens, created_at FROM messages WHERE conversation_id = (SELECT id FROM c)
+         ORDER BY created_at DESC, id DESC LIMIT ?) h) AS history,
+       (SELECT messages_sent FROM reserved) AS reserved,
+       coalesce((SELECT plan FROM quota), 'free') AS plan,
+       (SELECT messages_limit FROM quota) AS messages_limit,
+       coalesce((SELECT messages_sent FROM usage_counters WHERE user_id = ? AND period_start = (SELECT start FROM period)), 0) AS used,
+       (SELECT to_char(start, 'YYYY-MM-DD') FROM period) AS period_start,
+       EXISTS (SELECT 1 FROM knowledge_chunks k WHERE k.persona_id = (SELECT id FROM p) AND k.user_id = ?) AS has_knowledge,
+       (SELECT row_to_json(m) FROM (SELECT ${MESSAGE_COLUMNS.join(", ")} FROM messages
+         WHERE id = ? AND conversation_id = (SELECT id FROM c)) m) AS stored`,
+    [
+      q.conversationId, q.userId,
+      persona,
+      ...entries.flat(), q.quota.fallback, q.userId,
+      q.now, q.userId, q.quota.periodStart,
+      q.userId,
+      q.historyWindow,
+      q.userId,
+      q.userId,
+      q.retryOf ?? null,
+    ],
+  );
+  const row = result.rows[0]!;
+  const conversation = row.conversation as (Omit<ConversationRow, "created_at" | "updated_at"> & { created_at: string; updated_at: string }) | null;
+  const stored = row.stored as (Omit<MessageRow, "created_at"> & { created_at: string }) | null;
+  return {
+    ...(row as unknown as TurnRow),
+    conversation: conversation && { ...conversation, created_at: new Date(conversation.created_at), updated_at: new Date(conversation.updated_at) },
+    stored: stored && { ...stored, created_at: new Date(stored.created_at) },
+  };
+}

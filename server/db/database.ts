@@ -2,10 +2,13 @@ import knexFactory, { type Knex } from "knex";
 import pg from "pg";
 import type { Config } from "../config.ts";
 import type { Logger } from "../logger.ts";
-import { DataDirLock, lockPath } from "./data-dir-lock.ts";
-import { startEmbeddedPostgres } from "./embedded.ts";
+import { clusterNotifications } from "./cluster-notifications.ts";
+import { startEmbeddedDatabase, type EmbeddedDatabase } from "./embedded.ts";
 import { migrationSource } from "./migrations/index.ts";
 import { localNotifications, postgresNotifications, type Notifications } from "./notifications.ts";
+import { StartupError } from "./startup-error.ts";
+
+export { StartupError };
 
 // timestamptz and bigint come back as Date and string by default; ids and counts we keep as such,
 // but int8 counts (count(*)) are small enough to be numbers.
@@ -25,32 +28,25 @@ export interface Database {
   close: () => Promise<void>;
 }
 
-export class StartupError extends Error {
-  override name = "StartupError";
-}
-
-/** Opens the configured database: `DATABASE_URL`, or the embedded PGlite default. */
-export async function openDatabase(config: Config, log: Logger): Promise<Database> {
-  let url = config.databaseUrl;
+/**
+ * Opens the configured database: `DATABASE_URL`, or the embedded PGlite default (`embedded`, when
+ * the caller started it early with `startEmbeddedDatabase`; else started here).
+ */
+export async function openDatabase(
+  config: Config,
+  log: Logger,
+  options: { embedded?: Promise<EmbeddedDatabase>; sharedEmbeddedUrl?: string } = {},
+): Promise<Database> {
+  let url = config.databaseUrl ?? options.sharedEmbeddedUrl;
   let stopEmbedded: (() => Promise<void>) | undefined;
   if (!url) {
-    const dir = config.embeddedDbInMemory ? undefined : `${config.dataDir}/db`;
-    const started = Date.now();
-    const lock = dir === undefined ? undefined : lockDataDir(dir);
-    let embedded;
-    try {
-      embedded = await startEmbeddedPostgres(dir, config.embeddedDbPort);
-    } catch (error) {
-      lock?.release();
-      throw error;
-    }
-    lock?.recordPort(Number(new URL(embedded.url).port));
+    const embedded = await (options.embedded ?? startEmbeddedDatabase(config));
     url = embedded.url;
-    stopEmbedded = async () => {
-      await embedded.stop();
-      lock?.release();
-    };
-    log.info({ dataDir: dir ?? "(in memory)", ms: Date.now() - started }, "embedded database (PGlite with pgvector) started");
+    stopEmbedded = embedded.stop;
+    log.info(
+      { dataDir: embedded.dir ?? "(in memory)", ms: Date.now() - embedded.startedAt, ...embedded.timings },
+      "embedded database (PGlite with pgvector) started",
+    );
   }
   const knex = knexFactory({
     client: "pg",
@@ -69,7 +65,8 @@ export async function openDatabase(config: Config, log: Logger): Promise<Databas
   pool.on("error", (error) => log.warn({ err: error }, "idle database connection failed"));
   // A connection that breaks while checked out must not crash the process; its query fails instead.
   pool.on("connect", (client) => client.on("error", (error) => log.warn({ err: error }, "database connection failed")));
-  const notifications = config.databaseUrl ? postgresNotifications(url, knex, log) : localNotifications();
+  // A worker of `serve --processes N` on the embedded database shares the primary's PGlite server.
+  const notifications = config.databaseUrl ? postgresNotifications(url, knex, log) : options.sharedEmbeddedUrl ? clusterNotifications() : localNotifications();
   const close = async () => {
     await Promise.allSettled([notifications.close(), knex.destroy(), pool.end()]);
     await stopEmbedded?.();
@@ -88,6 +85,7 @@ export async function openDatabase(config: Config, log: Logger): Promise<Databas
     pool,
     notifications,
     migrate: async () => {
+      if (await upToDate(knex)) return;
       const [, applied] = (await knex.migrate.latest()) as [number, string[]];
       if (applied.length) log.info({ migrations: applied }, "database migrated");
     },
@@ -98,18 +96,19 @@ export async function openDatabase(config: Config, log: Logger): Promise<Databas
   };
 }
 
-/** The data dir's lock, or a start-up error naming the process that holds it and how to share. */
-function lockDataDir(dir: string): DataDirLock {
-  const lock = DataDirLock.acquire(dir);
-  if (lock instanceof DataDirLock) return lock;
-  const served = lock.port ? ` on postgres://postgres@127.0.0.1:${lock.port}/postgres` : "";
-  throw new StartupError(
-    `The embedded database in ${dir} is in use by process ${lock.pid} (since ${lock.since})${served}. ` +
-      "Two processes on one data dir lose data, so this one stops. To run a second server on the same data, " +
-      "start the first with a fixed EMBEDDED_DB_PORT and give the second DATABASE_URL=postgres://postgres@127.0.0.1:<that port>/postgres; " +
-      "or use another PERSONA_DATA_DIR, or PostgreSQL. " +
-      `If no persona process is running, the lock ${lockPath(dir)} is left over: delete it.`,
-  );
+/**
+ * Whether every migration is applied already, in one query: knex's own check takes about ten
+ * round trips and a lock, which was a visible share of a restart on the embedded database.
+ */
+async function upToDate(knex: Knex): Promise<boolean> {
+  const known = await migrationSource.getMigrations([]);
+  try {
+    const { rows } = await knex.raw<{ rows: { name: string }[] }>("select name from knex_migrations");
+    const applied = new Set(rows.map((row) => row.name));
+    return known.every((name) => applied.has(migrationSource.getMigrationName(name)));
+  } catch {
+    return false; // no migrations table yet: a new database
+  }
 }
 
 async function requireVector(knex: Knex, url: string, close: () => Promise<void>): Promise<void> {

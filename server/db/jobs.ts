@@ -5,6 +5,8 @@ export interface JobOptions {
   maxAttempts?: number;
   /** A job with the same key replaces the pending one instead of queueing twice. */
   jobKey?: string;
+  /** Jobs of one named queue run one at a time, in order. */
+  queueName?: string;
 }
 
 /**
@@ -15,11 +17,12 @@ export interface JobOptions {
  * importing the worker that imports them.
  */
 export async function addJobIn(trx: Knex.Transaction, task: string, payload: Record<string, unknown>, options: JobOptions = {}): Promise<void> {
-  await trx.raw("SELECT graphile_worker.add_job(?, ?::json, run_at => ?, max_attempts => ?, job_key => ?)", [
+  await trx.raw("SELECT graphile_worker.add_job(?, ?::json, run_at => ?, max_attempts => ?, job_key => ?, queue_name => ?)", [
     task,
     JSON.stringify(payload),
     options.runAt ?? null,
     options.maxAttempts ?? null,
     options.jobKey ?? null,
+    options.queueName ?? null,
   ]);
 }

@@ -87,13 +87,22 @@ function summarize(errors: { path: string; message: string }[]): string {
   return `Invalid request: ${first.path.replace(/^\//, "").replace(/\//g, ".")} ${first.message}${more}`;
 }
 
+/**
+ * A path whose percent-encoding does not decode: Express's router cannot read its parameters. The
+ * answer is the one the contract validator gave when it matched paths itself.
+ */
+function malformedUri(path: string): ApiError {
+  const errors = [{ path, message: "malformed uri'" }];
+  return new ApiError(400, "invalid_request", summarize(errors), { errors });
+}
+
 export function errorBody(error: ApiError): ErrorBody {
   return { error: { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) } };
 }
 
 /** The last middleware: renders every error in the contract's envelope. Never sends a stack. */
 export const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
-  const apiError = toApiError(error);
+  const apiError = error instanceof URIError && (error as FrameworkError).status === 400 ? malformedUri(req.path) : toApiError(error);
   // Only failures of the service itself are errors worth a stack; 501/502/503 are states it reports.
   if (apiError.status === 500) req.log?.error({ err: error }, "request failed");
   if (res.headersSent) {
@@ -106,6 +115,7 @@ export const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
   res.status(apiError.status).json(errorBody(apiError));
 };
 
-export const unknownRoute: RequestHandler = (req, _res, next) => {
-  next(new ApiError(404, "not_found", `No route ${req.method} ${req.path}`));
+/** After every operation's route: a path or method the contract does not have (no 405 in the error catalog). */
+export const unknownRoute: RequestHandler = (_req, _res, next) => {
+  next(new ApiError(404, "not_found", "No such route"));
 };

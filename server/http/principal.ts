@@ -13,6 +13,8 @@ export interface Principal {
   sessionId?: string;
   apiKeyId?: string;
   clientId?: string;
+  /** When the credential itself expires (epoch ms), if it does; the credential cache keeps it no longer. */
+  expiresAt?: number;
 }
 
 // Kept as `req.principal`, which client-identity.ts also reads to key the rate limit by user.

@@ -61,20 +61,20 @@ export function notLive<const Ids extends readonly OperationId[]>(area: string, 
 /** A request whose parameters and body are not known yet. */
 type AnyRequest = Request<unknown, unknown, unknown, unknown>;
 
-/** The operationId express-openapi-validator matched for this request, if any. */
+/** The operation whose route matched this request (set by its first stage, http/validator.ts). */
 export function operationIdOf(req: AnyRequest): OperationId | undefined {
   return (req as AnyRequest & { openapi?: { schema?: { operationId?: string } } }).openapi?.schema?.operationId as OperationId | undefined;
 }
 
 /**
- * A request the validator matched to operation `K` and checked against it: its path parameters,
+ * A request routed to operation `K` and checked against it: its path parameters,
  * query (coerced to the contract's types, defaults filled in) and body are K's.
  */
 type ValidatedRequest<K extends OperationId> = Request<PathParams<K>, unknown, Body<K>, QueryParams<K>> & {
   openapi?: { pathParams?: PathParams<K> };
 };
 
-/** The validator matched `req` to `operationId`, and so vouches for the request's shape. */
+/** The request was routed to `operationId` and passed its checks, which vouch for its shape. */
 function isValidatedFor<K extends OperationId>(req: AnyRequest, operationId: K): req is ValidatedRequest<K> {
   return operationIdOf(req) === operationId;
 }
@@ -88,14 +88,14 @@ async function handle<K extends OperationId>(handlers: HandlerMap, operationId: 
     get principal() {
       return principalOf(req);
     },
-    // The router is mounted with app.use, so Express's own req.params is empty; the validator
-    // matched the contract's path and holds the parameters.
     params: req.openapi?.pathParams ?? req.params,
     query: req.query,
     body: req.body,
     req,
     res,
-    log: req.log,
+    get log() {
+      return req.log;
+    },
     services,
   });
   if (result === HANDLED) return;
@@ -105,11 +105,9 @@ async function handle<K extends OperationId>(handlers: HandlerMap, operationId: 
   else res.status(status).json(body);
 }
 
-/** Routes a validated request to its handler by the operationId the validator matched. */
-export function dispatch(handlers: HandlerMap, services: Services): RequestHandler {
+/** Runs the handler of `operationId`, whose route matched the request and whose checks it passed. */
+export function dispatch(handlers: HandlerMap, services: Services, operationId: OperationId): RequestHandler {
   return async (req, res, next) => {
-    const operationId = operationIdOf(req);
-    if (!operationId) return next(new ApiError(404, "not_found", `No route ${req.method} ${req.path}`));
     try {
       await handle(handlers, operationId, req, res, services);
     } catch (error) {

@@ -1,69 +1,98 @@
-import type { RequestHandler } from "express";
-import * as OpenApiValidator from "express-openapi-validator";
+import type { Request, RequestHandler } from "express";
+import multer from "multer";
+import { parse as parseQuery } from "qs";
+import * as bodyValidators from "../../generated/body-validators.js";
+import type { CompiledValidator } from "../../generated/request-validators.js";
+import * as requestValidators from "../../generated/request-validators.js";
 import type { Config } from "../config.ts";
-import { contract } from "../contract.ts";
+import { loadContract, type OperationInfo } from "../contract.ts";
 import { ApiError } from "./errors.ts";
 import { refuseIllFormedText, refuseMalformedUrlOrMissingBody } from "./well-formed.ts";
 
 /** Largest multipart upload of any operation (speech-to-text audio); each area checks its own limit. */
 export const MAX_UPLOAD_BYTES = 25 * 1024 * 1024;
 
+type AjvError = NonNullable<CompiledValidator["errors"]>[number];
+// One validator per operation (path, query, headers) and per operation and media type (body).
+const compiled = { ...(requestValidators as Record<string, CompiledValidator>), ...(bodyValidators as Record<string, CompiledValidator>) };
+
+type FieldError = { path: string; message: string };
+type WithOpenapi = Request & { openapi?: { schema: { operationId: string; requestBody?: { required: boolean } }; pathParams: Record<string, string>; expressRoute: string } };
+
 /**
- * Checks every request against generated/openapi.yaml: path, query, headers, JSON and form bodies,
- * multipart parts, content type, and that a credential of a declared kind is present. Whether the
- * credential is valid is the auth middleware's job. With `validateResponses`, every JSON response
- * is checked too, and a mismatch becomes a 500.
+ * The contract's checks for one operation, as the stages of its Express route: which operation
+ * (`req.openapi`, what the rest of the pipeline reads), the raw URL and a required body, that a
+ * credential of a declared kind is present (whether it is valid is the auth area's job), multipart
+ * parsing, the shared text checks, then path, query, headers and body against the validators
+ * `npm run gen` compiled from the contract. The checks, their order and every error are those of
+ * express-openapi-validator, which did the same work per request with a route lookup, a schema
+ * walk and validators compiled at start; it now only checks responses in tests (`responseValidator`).
  */
-function hasBearer(req: { headers: Record<string, string | string[] | undefined> }): boolean {
+export function requestValidation(op: OperationInfo): RequestHandler[] {
+  const stages: RequestHandler[] = [identify(op), refuseMalformedUrlOrMissingBody];
+  if (!op.security.some((requirement) => requirement.length === 0)) stages.push(credentialPresent(op));
+  if (op.multipart) stages.push(malformedMultipartIsBadRequest(multipart));
+  stages.push(refuseIllFormedText, validate(op));
+  return stages;
+}
+
+function identify(op: OperationInfo): RequestHandler {
+  const schema = { operationId: op.operationId, ...(op.requestBody ? { requestBody: { required: op.requestBody.required } } : {}) };
+  return (req: WithOpenapi, _res, next) => {
+    // In tests the response validator's own metadata is already there, with the same fields.
+    req.openapi ??= { schema, pathParams: req.params as Record<string, string>, expressRoute: op.expressRoute };
+    next();
+  };
+}
+
+const hasBearer = (req: Request) => {
   const header = req.headers.authorization;
   return typeof header === "string" && /^Bearer \S+$/i.test(header);
+};
+const schemes: Record<string, (req: Request) => boolean> = {
+  BearerAuth: hasBearer,
+  OAuth2Auth: hasBearer,
+  ApiKeyAuth: (req) => Boolean(req.headers["x-api-key"]),
+};
+
+function credentialPresent(op: OperationInfo): RequestHandler {
+  const requirements = op.security.map((names) => names.map((name) => schemes[name] ?? (() => false)));
+  return (req, _res, next) => {
+    if (requirements.some((checks) => checks.every((check) => check(req)))) return next();
+    next(new ApiError(401, "unauthorized", "Credentials are missing or invalid"));
+  };
 }
 
-export function contractValidator(config: Pick<Config, "validateResponses">): RequestHandler[] {
-  const stages = OpenApiValidator.middleware({
-    apiSpec: structuredClone(contract),
-    // allErrors: a client fixing a form wants every bad field at once, not one per round trip.
-    validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false, allErrors: true },
-    validateResponses: config.validateResponses ? { removeAdditional: false } : false,
-    validateSecurity: {
-      handlers: {
-        BearerAuth: async (req) => hasBearer(req),
-        ApiKeyAuth: async (req) => Boolean(req.headers["x-api-key"]),
-        OAuth2Auth: async (req) => hasBearer(req),
-      },
-    },
-    validateFormats: true,
-    ajvFormats: { mode: "full" },
-    formats: { password: () => true },
-    // File names in part headers are UTF-8 (RFC 7578 4.2; what browsers send), not busboy's latin1.
-    fileUploader: { limits: { fileSize: MAX_UPLOAD_BYTES, files: 1 }, defParamCharset: "utf8" },
-    ignoreUndocumented: false,
-  }) as RequestHandler[];
-  // The validator's stages by name: the shared text checks go between them, once the operation is
-  // known and every body is parsed, and before the contract's own checks.
-  const named = (name: string) => {
-    const stage = stages.find((fn) => fn.name === name);
-    if (!stage) throw new Error(`express-openapi-validator has no ${name} stage`);
-    return stage;
-  };
-  const known = new Set(["pathParamsMiddleware", "metadataMiddleware", "securityMiddleware", "multipartMiddleware", "requestMiddleware", "responseMiddleware"]);
-  const unknown = stages.filter((fn) => !known.has(fn.name));
-  if (unknown.length) throw new Error(`express-openapi-validator has stages this service does not place: ${unknown.map((fn) => fn.name).join(", ")}`);
-  return [
-    named("pathParamsMiddleware"),
-    named("metadataMiddleware"),
-    refuseMalformedUrlOrMissingBody,
-    named("securityMiddleware"),
-    malformedMultipartIsBadRequest(named("multipartMiddleware")),
-    refuseIllFormedText,
-    named("requestMiddleware"),
-    ...(config.validateResponses ? [named("responseMiddleware")] : []),
-  ];
+// File names in part headers are UTF-8 (RFC 7578 4.2; what browsers send), not busboy's latin1.
+const uploads = multer({ limits: { fileSize: MAX_UPLOAD_BYTES, files: 1 }, defParamCharset: "utf8" } as multer.Options);
+
+/** Parses a multipart body; a file's field is set in the body (empty) so that its presence validates. */
+const multipart: RequestHandler = (req, res, next) => {
+  if (!req.headers["content-type"]?.includes("multipart/form-data")) return next();
+  uploads.any()(req, res, (error?: unknown) => {
+    if (error) return next(multipartError(error));
+    const files = (req.files as { fieldname: string }[] | undefined) ?? [];
+    const counts = new Map<string, number>();
+    for (const file of files) counts.set(file.fieldname, (counts.get(file.fieldname) ?? 0) + 1);
+    for (const [field, count] of counts) (req.body as Record<string, unknown>)[field] = count > 1 ? new Array(count).fill("") : "";
+    next();
+  });
+};
+
+function multipartError(error: unknown): unknown {
+  if (error instanceof multer.MulterError) {
+    const status = /LIMIT_(FILE|PART)_(SIZE|COUNT)/.test(error.code) ? 413 : /LIMIT_UNEXPECTED_FILE/.test(error.code) ? 500 : 400;
+    return Object.assign(new Error(error.message), { status, errors: [{ path: "", message: error.message }] });
+  }
+  if (/Multipart: Boundary not found/i.test((error as Error).message ?? "")) {
+    return Object.assign(new Error("multipart file(s) required"), { status: 400, errors: [{ path: "", message: "multipart file(s) required" }] });
+  }
+  return Object.assign(new Error((error as Error).message), { status: 500 });
 }
 
 /**
- * The validator reports a multipart body that its parser cannot read (a malformed part header, a
- * body cut off mid-part, a file in an undeclared field) as a 500; it is the client's bad request.
+ * A multipart body that its parser cannot read (a malformed part header, a body cut off mid-part,
+ * a file in an undeclared field) was the validator's 500; it is the client's bad request.
  */
 function malformedMultipartIsBadRequest(stage: RequestHandler): RequestHandler {
   return (req, res, next) =>
@@ -75,4 +104,152 @@ function malformedMultipartIsBadRequest(stage: RequestHandler): RequestHandler {
       }
       next(error as Error | undefined);
     });
+}
+
+const RESERVED_CHARS = /[:/?#[\]@!$&'()*+,;=]/;
+
+function validate(op: OperationInfo): RequestHandler {
+  const general = compiled[`request_${op.operationId}`];
+  if (!general) throw new Error(`No compiled validator for ${op.operationId}: run npm run gen`);
+  const known = new Set(op.query.names);
+  const allowEmpty = new Set(op.query.allowEmpty);
+  const bodies = Object.entries(op.requestBody?.media ?? {}).map(([type, key]) => ({ type, validator: compiled[key]! }));
+  return (req, _res, next) => {
+    const body = op.requestBody ? bodyValidator(req, op.requestBody.required, bodies) : undefined;
+    // Express parses the query anew on every read of req.query: keep one object, which the
+    // validator coerces and fills with defaults for the handler.
+    const query = queryOf(req);
+    const raw = rawQuery(req.originalUrl);
+    for (const { name, allowComma } of op.query.reserved) {
+      for (const value of raw.get(name) ?? []) {
+        for (const part of allowComma ? (value?.split(",") ?? []) : [value]) {
+          if (part?.match(RESERVED_CHARS)) return next(refused(`/query/${name}`, `Parameter '${name}' must be url encoded. Its value may not contain reserved characters.`));
+        }
+      }
+    }
+    for (const name of op.query.json) {
+      if (!query[name]) continue;
+      try {
+        query[name] = JSON.parse(query[name] as string) as unknown;
+      } catch {
+        // not JSON: the string is checked as it is
+      }
+    }
+    for (const name of Object.keys(query)) {
+      if (!known.has(name)) return next(refused(`/query/${name}`, `Unknown query parameter '${name}'`));
+      if (!allowEmpty.has(name) && query[name] === "") return next(refused(`/query/${name}`, `Empty value found for query parameter '${name}'`));
+    }
+    if (op.multipart && req.headers["content-type"]?.includes("multipart/form-data")) {
+      req.body ??= {};
+    }
+    const data = { query, headers: req.headers, params: req.params, cookies: undefined, body: req.body as unknown };
+    const valid = general(data);
+    const validBody = body ? body(data) : true;
+    if (valid && validBody) return next();
+    const errors = [...(general.errors ?? []), ...((body && body.errors) ?? [])].map(fieldError);
+    next(new ApiError(400, "invalid_request", summarize(errors), { errors }));
+  };
+}
+
+function queryOf(req: Request): Record<string, unknown> {
+  const query = req.query as Record<string, unknown>;
+  Object.defineProperty(req, "query", { value: query, writable: true, configurable: true, enumerable: true });
+  // A key with brackets (`a[b]=1`) is a nested object, as qs reads it.
+  for (const key of Object.keys(query)) {
+    if (!key.includes("[")) continue;
+    const name = key.split("[")[0]!;
+    const parsed = parseQuery(`${key}=${String(query[key])}`)[name];
+    if (parsed !== undefined) {
+      const current = query[name];
+      query[name] = current && typeof current === "object" && typeof parsed === "object" && !Array.isArray(parsed) ? { ...current, ...parsed } : parsed;
+    }
+    delete query[key];
+  }
+  return query;
+}
+
+/** The raw (undecoded) values of each query key, as `a=b` pairs split on `&` and `=`. */
+function rawQuery(url: string): Map<string, (string | undefined)[]> {
+  const map = new Map<string, (string | undefined)[]>();
+  const start = url.indexOf("?");
+  if (start < 0) return map;
+  const end = url.indexOf("#", start);
+  const query = url.slice(start + 1, end < 0 ? undefined : end);
+  if (!query) return map;
+  for (const pair of query.split("&")) {
+    const [key = "", value] = pair.split("=");
+    const values = map.get(key) ?? [];
+    values.push(value);
+    map.set(key, values);
+  }
+  return map;
+}
+
+/** The body's validator for the request's media type; 415 for a type the operation does not take. */
+function bodyValidator(req: Request, required: boolean, bodies: { type: string; validator: CompiledValidator }[]): CompiledValidator | undefined {
+  const header = req.headers["content-type"];
+  const mediaType = header?.split(";")[0]!.toLowerCase().trim();
+  const found = mediaType ? bodies.find(({ type }) => type === mediaType) : undefined;
+  if (found) return found.validator;
+  if (!mediaType && !required) return undefined;
+  throw new ApiError(415, "unsupported_media_type", `unsupported media type ${normalizedContentType(header)}`);
+}
+
+/** A content type as the contract validator named it in its 415: lower-cased type, sorted parameters, no boundary. */
+function normalizedContentType(header: string | undefined): string {
+  if (!header) return "undefined";
+  const parameters: Record<string, string> = {};
+  for (const match of header.matchAll(/;\s*([^=]+)=([^;]+)/g)) {
+    const key = match[1]!.toLowerCase();
+    parameters[key] = key === "charset" ? match[2]!.toLowerCase() : match[2]!;
+  }
+  const rest = Object.keys(parameters)
+    .sort()
+    .filter((key) => key !== "boundary")
+    .map((key) => `; ${key}=${parameters[key]}`)
+    .join("");
+  return `${header.split(";")[0]!.toLowerCase().trim()}${rest}`;
+}
+
+/** An Ajv error as the contract validator reported it: the field's path and Ajv's message. */
+function fieldError(error: AjvError): FieldError {
+  const { params } = error;
+  let message = error.message ?? "";
+  if (error.keyword === "enum" && Array.isArray(params.allowedValues)) message = `${message}: ${params.allowedValues.join(", ")}`;
+  const named = (params.missingProperty ?? params.additionalProperty ?? params.unevaluatedProperty) as string | undefined;
+  return { path: named !== undefined ? `${error.instancePath}/${named}` : error.instancePath, message };
+}
+
+const refused = (path: string, message: string) => new ApiError(400, "invalid_request", summarize([{ path, message }]), { errors: [{ path, message }] });
+
+function summarize(errors: FieldError[]): string {
+  if (!errors.length) return "Request validation failed";
+  const first = errors[0]!;
+  const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : "";
+  return `Invalid request: ${first.path.replace(/^\//, "").replace(/\//g, ".")} ${first.message}${more}`;
+}
+
+/**
+ * In tests (`VALIDATE_RESPONSES`), every JSON response is checked against the contract by
+ * express-openapi-validator, loaded only then; a mismatch becomes a 500.
+ */
+export async function responseValidator(config: Pick<Config, "validateResponses">): Promise<RequestHandler[]> {
+  if (!config.validateResponses) return [];
+  const OpenApiValidator = await import("express-openapi-validator");
+  const stages = OpenApiValidator.middleware({
+    apiSpec: await loadContract(),
+    validateRequests: false,
+    validateResponses: { removeAdditional: false },
+    validateSecurity: false,
+    validateFormats: true,
+    ajvFormats: { mode: "full" },
+    formats: { password: () => true },
+    ignoreUndocumented: false,
+  }) as RequestHandler[];
+  const named = (name: string) => {
+    const stage = stages.find((fn) => fn.name === name);
+    if (!stage) throw new Error(`express-openapi-validator has no ${name} stage`);
+    return stage;
+  };
+  return [named("pathParamsMiddleware"), named("metadataMiddleware"), named("responseMiddleware")];
 }

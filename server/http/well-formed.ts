@@ -101,9 +101,21 @@ const safeName = (name: string) => {
   }
 };
 
-/** Body parsers' `verify`: a body that is not UTF-8 is refused rather than decoded with U+FFFD. */
-export function verifyUtf8Body(_req: unknown, _res: unknown, body: Buffer): void {
+const RAW_BODY = Symbol("rawBody");
+
+/**
+ * Body parsers' `verify`: a body that is not UTF-8 is refused rather than decoded with U+FFFD. The
+ * bytes are kept on the request: a signature (a payment provider's webhook) is over the raw body,
+ * which re-serialising the parsed JSON would not reproduce.
+ */
+export function verifyUtf8Body(req: unknown, _res: unknown, body: Buffer): void {
   if (!isUtf8(body)) throw Object.assign(new Error("The request body is not valid UTF-8"), { type: "body.not_utf8" });
+  (req as { [RAW_BODY]?: Buffer })[RAW_BODY] = body;
+}
+
+/** The request body exactly as received (JSON and form bodies), before parsing. */
+export function rawBodyOf(req: Request): Buffer | undefined {
+  return (req as Request & { [RAW_BODY]?: Buffer })[RAW_BODY];
 }
 
 /** Form bodies are ASCII with percent-encoded bytes, which must decode as UTF-8. */

@@ -21,6 +21,7 @@ export async function openJobQueue(db: Database, log: Logger): Promise<JobQueue 
         ...(options.runAt ? { runAt: options.runAt } : {}),
         ...(options.maxAttempts ? { maxAttempts: options.maxAttempts } : {}),
         ...(options.jobKey ? { jobKey: options.jobKey } : {}),
+        ...(options.queueName ? { queueName: options.queueName } : {}),
       });
       return { id: String(job.id) };
     },

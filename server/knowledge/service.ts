@@ -1,3 +1,4 @@
+import type { Knex } from "knex";
 import { v7 as uuidv7 } from "uuid";
 import { assertUnderCountLimit } from "../billing/usage.ts";
 import { notFound } from "../http/errors.ts";
@@ -22,6 +23,11 @@ export interface UploadedFile {
   buffer: Buffer;
 }
 
+/** The knowledge documents counted against the plan's limit: the upload's 402 check and `GET /v1/billing/usage` both count with this. */
+export function countPlanDocuments(knex: Knex, userId: string): Promise<number> {
+  return countUserDocuments(knex, userId);
+}
+
 /**
  * Accepts a document for one of the caller's personas: type and size are checked before anything
  * is written; the plan's quota is counted under the user's row lock in the transaction that stores
@@ -33,7 +39,7 @@ export async function uploadDocument(services: Services, userId: string, persona
   const kind = checkUpload(filename, file.buffer);
   const row = { id: uuidv7(), persona_id: personaId, user_id: userId, filename, kind, size_bytes: file.buffer.length, created_at: services.now() };
   return services.db.knex.transaction(async (trx) => {
-    await assertUnderCountLimit(trx, userId, "knowledgeDocs", () => countUserDocuments(trx, userId));
+    await assertUnderCountLimit(trx, userId, "knowledgeDocs", () => countPlanDocuments(trx, userId));
     return insertDocumentWithJob(trx, row, file.buffer, { task: KNOWLEDGE_PROCESS_TASK, maxAttempts: KNOWLEDGE_PROCESS_MAX_ATTEMPTS });
   });
 }

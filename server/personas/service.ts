@@ -71,6 +71,11 @@ function checkModel(services: Services, model: string | undefined): void {
   throw new ApiError(400, "invalid_request", `/body/model must be one of: ${allowed.join(", ")}`, { errors });
 }
 
+/** The personas counted against the plan's limit: the creation's 402 check and `GET /v1/billing/usage` both count with this. */
+export function countPlanPersonas(knex: Knex, userId: string): Promise<number> {
+  return countPersonasOf(knex, userId);
+}
+
 /**
  * Creates the caller's persona. The plan's persona limit is checked under a lock on the user's row
  * held until the insert commits, so concurrent creations cannot overshoot it. Without a greeting,
@@ -80,7 +85,7 @@ export async function createPersona(services: Services, userId: string, input: P
   if (!copy) checkModel(services, input.model);
   const now = services.now();
   const row = await services.db.knex.transaction(async (trx) => {
-    await assertUnderCountLimit(trx, userId, "personas", () => countPersonasOf(trx, userId));
+    await assertUnderCountLimit(trx, userId, "personas", () => countPlanPersonas(trx, userId));
     const inserted = await insertPersona(trx, {
       id: uuidv7(),
       creator_id: userId,
@@ -154,6 +159,14 @@ export async function listOwnPersonas(services: Services, userId: string, sort: 
 export async function explorePersonas(services: Services, filter: ExploreFilter, sort: ExploreSortKey, page: PageWindow) {
   const q = filter.q?.trim();
   return explorePublicPersonas(services.db.knex, { ...filter, q: q ? q : undefined }, sort, page, trendingSinceHour(services.now()));
+}
+
+/**
+ * `personas as p` limited to what `viewerId` may see (their own, or public with a live creator), as
+ * a query another area can put in its own statement (the chat hot path's one round trip).
+ */
+export function visiblePersonas(services: Services, viewerId: string): Knex.QueryBuilder {
+  return services.db.knex("personas as p").where((visible) => visible.where("p.creator_id", viewerId).orWhere((shared) => onlyLiveCreators(shared.where("p.is_public", true))));
 }
 
 /** Limits `query` over `personas as <alias>` to personas of live accounts, as every public place does. */

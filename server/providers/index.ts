@@ -6,6 +6,7 @@ import { createEmailProvider } from "./email/index.ts";
 import { createEmbeddings } from "./embeddings/index.ts";
 import { createImages } from "./images/index.ts";
 import { createChatModel } from "./llm/index.ts";
+import { createPayments } from "./payments/index.ts";
 import { createSpeech } from "./speech/index.ts";
 import type { Providers } from "./types.ts";
 
@@ -20,5 +21,6 @@ export function createProviders(config: Config, knex: Knex, log: Logger, given: 
     speech: given.speech ?? createSpeech(config),
     images: given.images ?? createImages(config),
     blobs: given.blobs ?? createBlobStore(config),
+    payments: given.payments ?? createPayments(config, knex),
   };
 }

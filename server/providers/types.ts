@@ -2,6 +2,7 @@ import type { BlobStore } from "./blobs/types.ts";
 import type { EmailProvider } from "./email/types.ts";
 import type { EmbeddingsProvider } from "./embeddings/types.ts";
 import type { ImageProvider } from "./images/types.ts";
+import type { PaymentsProvider } from "./payments/types.ts";
 import type { ChatModelProvider } from "./llm/types.ts";
 import type { SpeechProvider } from "./speech/types.ts";
 
@@ -21,4 +22,6 @@ export interface Providers {
   images: ImageProvider;
   /** Where generated files are kept. */
   blobs: BlobStore;
+  /** Subscriptions and their payment: Stripe, or the offline local checkout. */
+  payments: PaymentsProvider;
 }

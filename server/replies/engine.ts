@@ -18,7 +18,7 @@ export async function beginReply(services: Services, request: ReplyRequest): Pro
   // A refused quota stops the load, so an over-quota send costs no embeddings call.
   const refused = new AbortController();
   const signal = request.signal ? AbortSignal.any([request.signal, refused.signal]) : refused.signal;
-  const reserving = reserveMessage(services, request.userId);
+  const reserving = request.reserved ? Promise.resolve(request.reserved) : reserveMessage(services, request.userId);
   reserving.catch(() => refused.abort());
   const loading = (async () => request.context.load(text, signal))();
   const [reserved, loaded] = await Promise.allSettled([reserving, loading]);

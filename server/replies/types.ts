@@ -1,3 +1,4 @@
+import type { MessageReservation } from "../billing/usage.ts";
 import type { ApiError } from "../http/errors.ts";
 import type { RetrievedChunk } from "../knowledge/retrieval.ts";
 import type { TokenUsage } from "../providers/llm/types.ts";
@@ -118,6 +119,12 @@ export interface ReplyRequest {
    * are told; any other reason reads as a generic stop.
    */
   signal?: AbortSignal;
+  /**
+   * The message already reserved against the user's quota by the caller's own statement (the
+   * conversations area reads its context and reserves in one round trip); the engine then reserves
+   * nothing itself and gives this one back when the reply fails.
+   */
+  reserved?: MessageReservation;
 }
 
 /** A reply that is ready to run: the quota is reserved and the context loaded. Iterate it once. */

@@ -5,7 +5,7 @@ import { purgeAccounts } from "../../server/auth/account/jobs.ts";
 import { tablesOfSchema, userOwnedTables } from "../../server/db/rows.ts";
 import { archiveOf } from "../support/account-data.ts";
 import { expectOk } from "../support/assertions.ts";
-import { loadContract } from "../support/contract.ts";
+import { contract } from "../support/contract.ts";
 import { databaseKind, startTestService, type TestService } from "../support/service.ts";
 import { registerUser } from "../support/users.ts";
 
@@ -43,7 +43,7 @@ describe(`account data sections (${databaseKind})`, () => {
   });
 
   it("fill every key the contract's archive requires", () => {
-    const schema = (loadContract() as unknown as { components: { schemas: Record<string, { required: string[] }> } }).components.schemas.DataExportArchive!;
+    const schema = (contract as unknown as { components: { schemas: Record<string, { required: string[] }> } }).components.schemas.DataExportArchive!;
     const exported = new Set(["format_version", "exported_at", "user", ...accountDataSections.filter((s) => s.exportRows).map((s) => s.key)]);
     expect(schema.required.filter((key) => !exported.has(key))).toEqual([]);
   });

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { revokedCredentials } from "../../server/auth/credential-cache.ts";
 import { sha256 } from "../../server/auth/tokens.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
 import { apiKeyFor, registerUser } from "../support/users.ts";
@@ -25,6 +26,9 @@ const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("bas
 
 
 const keyRow = (key: string) => service.services.db.knex("api_keys").where({ key_hash: sha256(key) });
+// Credentials are cached per process; the service's own revocations announce themselves. A change
+// made in SQL behind the service's back is announced the same way, as an operator's tool would.
+const changedInSql = (userId: string) => revokedCredentials(service.services, { userId });
 
 describe("session access tokens", () => {
   it("let the holder in", async () => {
@@ -100,6 +104,7 @@ describe("session access tokens", () => {
     expect((await me(user.auth)).status).toBe(200);
     expect((await me({ "x-api-key": key })).status).toBe(200);
     await service.services.db.knex("users").where({ id: user.id }).update({ deleted_at: new Date() });
+    await changedInSql(user.id);
     await expectError(await me(user.auth), 401, "unauthorized");
     await expectError(await me({ "x-api-key": key }), 401, "unauthorized");
   });
@@ -206,6 +211,7 @@ describe("API keys", () => {
     const key = await apiKeyFor(service, user);
     expect((await me({ "x-api-key": key })).status).toBe(200);
     await keyRow(key).update({ revoked_at: new Date() });
+    await changedInSql(user.id);
     await expectError(await me({ "x-api-key": key }), 401, "unauthorized");
     await expectError(await me(bearer(key)), 401, "unauthorized");
   });
@@ -215,9 +221,11 @@ describe("API keys", () => {
     const key = await apiKeyFor(service, user);
     expect((await me({ "x-api-key": key })).status).toBe(200);
     await keyRow(key).update({ expires_at: new Date(Date.now() - 1000) });
+    await changedInSql(user.id);
     await expectError(await me({ "x-api-key": key }), 401, "unauthorized");
     // A key with a future expiry works.
     await keyRow(key).update({ expires_at: new Date(Date.now() + 3600_000) });
+    await changedInSql(user.id);
     expect((await me({ "x-api-key": key })).status).toBe(200);
   });
 
@@ -292,6 +300,7 @@ describe("scopes", () => {
     const user = await registerUser(service);
     const key = await apiKeyFor(service, user, ["personas:read"]);
     await keyRow(key).update({ revoked_at: new Date() });
+    await changedInSql(user.id);
     await expectError(await call("GET", "/v1/auth/me", key), 401, "unauthorized");
   });
 });

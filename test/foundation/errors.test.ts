@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { handlers } from "../../server/handlers.ts";
+import { notLive } from "../../server/http/router.ts";
 import { startTestService, jsonHeaders, type TestService } from "../support/service.ts";
 import { registerUser } from "../support/users.ts";
 
@@ -16,6 +17,8 @@ beforeAll(async () => {
         throw new Error("database exploded at /srv/secret/path.ts:42");
       },
       marketplace_featured: async () => ({ status: 200, body: { data: [{ id: 42 }] } as never }),
+      // An area that is not live, whichever areas are built by now.
+      ...notLive("stand-in", ["marketplace_list"]),
     },
   });
 });
@@ -107,8 +110,8 @@ describe("the error envelope", () => {
 
   it("answers 501 not_implemented for an operation whose area is not live", async () => {
     const user = await registerUser(service);
-    const body = await expectError(await service.fetch("/v1/integrations", { headers: user.auth }), 501, "not_implemented");
-    expect(body.error.message).toMatch(/integrations/);
+    const body = await expectError(await service.fetch("/v1/marketplace", { headers: user.auth }), 501, "not_implemented");
+    expect(body.error.message).toMatch(/stand-in/);
   });
 
   it("answers an unexpected exception with 500 internal_error and no internals", async () => {

@@ -1,4 +1,4 @@
-import { contractOperations, loadContract } from "../support/contract.ts";
+import { contract, operations as contractOperations } from "../support/contract.ts";
 
 // The fuzzer's view of the contract: every operation of generated/openapi.json with its parameters,
 // request body and scope, references resolved. Nothing here names an operation, so an operation
@@ -46,7 +46,7 @@ interface Document {
   components: { schemas: Record<string, Schema>; parameters?: Record<string, Schema> };
 }
 
-export const document = loadContract() as unknown as Document;
+export const document = contract as unknown as Document;
 
 /** Follows a local `$ref` (`#/components/...`). */
 export function deref(value: Schema): Schema {
@@ -64,7 +64,7 @@ function parameterOf(raw: Schema): Parameter {
   return { name: String(p.name), in: p.in as Parameter["in"], required: Boolean(p.required), schema: (p.schema as Schema) ?? {} };
 }
 
-export const operations: FuzzOperation[] = contractOperations(document as never).map(({ method, path, operationId, security }) => {
+export const operations: FuzzOperation[] = [...contractOperations.values()].map(({ method, path, operationId, security }) => {
   const raw = document.paths[path]![method.toLowerCase()] as RawOperation;
   const shared = document.paths[path]!.parameters ?? [];
   const content = raw.requestBody?.content ?? {};

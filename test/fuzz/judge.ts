@@ -1,5 +1,5 @@
 import { checkAnswer } from "../../conformance/support/check.ts";
-import { operation } from "../../conformance/support/contract.ts";
+import { operation } from "../support/contract.ts";
 import type { FuzzAnswer } from "./send.ts";
 
 // The pass rule of every fuzzed answer. The contract checks (declared status, declared content

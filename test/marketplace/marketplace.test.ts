@@ -158,13 +158,13 @@ describe("marketplace reads", () => {
     expect(await feature(service.services, uuidv7(), "Nothing")).toBe(false);
   });
 
-  it("detail has the distribution and samples from the greeting and the creator's own chats; unknown ids are 404", async () => {
+  it("detail has the distribution and samples from the greeting and the creator's own chats; unknown ids are 404, malformed 400", async () => {
     const detail = (await call(service, anonymous, "GET", `/v1/marketplace/${fresh.a.id}`, 200)).data;
     expect(detail.rating_distribution).toEqual({ "5": 1, "4": 0, "3": 0, "2": 0, "1": 0 });
     expect(detail.sample_messages).toEqual(["Hi."]);
     expect(detail.author).toHaveProperty("avatar_url");
     await call(service, anonymous, "GET", `/v1/marketplace/${uuidv7()}`, 404);
-    await call(service, anonymous, "GET", "/v1/marketplace/not-a-listing", 404);
+    await call(service, anonymous, "GET", "/v1/marketplace/not-a-listing", 400);
   });
 
   it("a persona made private again leaves the marketplace; so does every listing of a deleted account", async () => {

@@ -92,10 +92,11 @@ describe("creating and reading rooms", () => {
     }
   });
 
-  it("answers 404 for unknown and malformed ids", async () => {
+  it("answers 404 for unknown ids and 400 for malformed ones", async () => {
     await expectError(await raw(owner, "GET", `/v1/rooms/${randomUUID()}`), 404, "not_found");
-    await expectError(await raw(owner, "GET", "/v1/rooms/nope"), 404, "not_found");
-    await expectError(await raw(owner, "GET", `/v1/rooms/nope/messages`), 404, "not_found");
+    await expectError(await raw(owner, "GET", `/v1/rooms/${randomUUID()}/messages`), 404, "not_found");
+    await expectError(await raw(owner, "GET", "/v1/rooms/nope"), 400, "invalid_request");
+    await expectError(await raw(owner, "GET", `/v1/rooms/nope/messages`), 400, "invalid_request");
   });
 
   it("hides a private room from outsiders (404 on every operation) and shows a public one read-only (403 on writes)", async () => {
@@ -194,10 +195,10 @@ describe("members", () => {
     await expectError(await raw(owner, "DELETE", `/v1/rooms/${room.id}/members/${member.id}`), 404, "not_found");
   });
 
-  it("answers 404 for an unknown or deleted user and 400 for a bad body", async () => {
+  it("answers 404 for an unknown or deleted user and 400 for a bad body or a malformed user id", async () => {
     const room = await makeRoom(service, owner);
     await expectError(await raw(owner, "POST", `/v1/rooms/${room.id}/members`, { user_id: randomUUID() }), 404, "not_found");
-    await expectError(await raw(owner, "POST", `/v1/rooms/${room.id}/members`, { user_id: "someone" }), 404, "not_found");
+    await expectError(await raw(owner, "POST", `/v1/rooms/${room.id}/members`, { user_id: "someone" }), 400, "invalid_request");
     const leaving = await creator(service);
     await service.fetch("/v1/auth/me", { method: "DELETE", headers: leaving.auth });
     await expectError(await raw(owner, "POST", `/v1/rooms/${room.id}/members`, { user_id: leaving.id }), 404, "not_found");

@@ -24,9 +24,15 @@ const OUTBOUND: Record<string, string> = {
   "server/providers/blobs/s3.ts": "the operator's S3_ENDPOINT / bucket (settings)",
   "server/providers/email/smtp.ts": "the operator's SMTP_URL (setting)",
   "server/providers/images/download.ts": "the image link an image provider answers: through the guard (private addresses only when the provider itself is local)",
+  "server/providers/payments/stripe.ts": "the operator's STRIPE_API_URL (setting; Stripe's own API by default)",
+  "server/integrations/platforms/telegram.ts": "the operator's TELEGRAM_API_URL (setting)",
+  "server/integrations/platforms/telegram-polling.ts": "the operator's TELEGRAM_API_URL (setting)",
+  "server/integrations/platforms/slack.ts": "the operator's SLACK_API_URL (setting)",
+  "server/integrations/platforms/discord.ts": "the operator's DISCORD_API_URL (setting)",
+  "server/integrations/gateway/discord-session.ts": "the gateway address the operator's DISCORD_API_URL (setting) answers",
 };
 
-const OUTBOUND_CALL = /\bfetch\(|\brequest as https?Request\b|\bhttps?Request\(|\bhttps?\.(request|get)\(|\bnet\.connect\(|\btls\.connect\(|new OpenAI\(|new S3Client\(|createTransport\(|from "undici"/;
+const OUTBOUND_CALL = /\bfetch\(|\brequest as https?Request\b|\bhttps?Request\(|\bhttps?\.(request|get)\(|\bnet\.connect\(|\btls\.connect\(|new OpenAI\(|new S3Client\(|createTransport\(|from "undici"|new Stripe\(|new Api\(|new REST\(|new WebClient\(|new WebSocketManager\(|new WebSocket\(/;
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

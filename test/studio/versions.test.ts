@@ -127,7 +127,7 @@ describe("instruction versions", () => {
     expect((await call(alice, "GET", `/v1/studio/${id}/versions`)).body.total).toBe(2);
   });
 
-  it("another user's persona, an unknown persona and an unknown version are 404", async () => {
+  it("another user's persona, an unknown persona and an unknown version are 404; a malformed id 400", async () => {
     const id = await persona(alice, { is_public: true });
     const v1 = (await call(alice, "GET", `/v1/studio/${id}/versions`)).body.data[0].id;
     expect((await call(bob, "GET", `/v1/studio/${id}/versions`)).status).toBe(404);
@@ -135,7 +135,8 @@ describe("instruction versions", () => {
     expect((await call(bob, "POST", `/v1/studio/${id}/versions/${v1}/activate`)).status).toBe(404);
     expect((await call(alice, "GET", `/v1/studio/0193a6c4-7b20-7d11-8e2f-3a4b5c6d7e02/versions`)).status).toBe(404);
     expect((await call(alice, "POST", `/v1/studio/${id}/versions/0193a6c4-7b20-7d11-8e2f-3a4b5c6d7e02/activate`)).status).toBe(404);
-    expect((await call(alice, "POST", `/v1/studio/${id}/versions/not-a-version/activate`)).status).toBe(404);
+    // A malformed version id fails the contract (every id is a UUID): 400, not 404.
+    expect((await call(alice, "POST", `/v1/studio/${id}/versions/not-a-version/activate`)).status).toBe(400);
     // Bob's version id under Alice's persona is unknown there.
     const bobs = await persona(bob);
     const bobV1 = (await call(bob, "GET", `/v1/studio/${bobs}/versions`)).body.data[0].id;

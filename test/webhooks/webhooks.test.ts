@@ -102,8 +102,9 @@ describe("registration", () => {
     await expectError(await send(other, "GET", `/v1/webhooks/${created.id}/deliveries`), 404, "not_found");
     await expectError(await send(other, "POST", `/v1/webhooks/${created.id}/deliveries/${delivery!.id}/redeliver`), 404, "not_found");
     expect((await (await send(other, "GET", "/v1/webhooks")).json()).total).toBe(0);
-    await expectError(await send(owner, "PUT", "/v1/webhooks/not-a-uuid", { active: false }), 404, "not_found");
-    await expectError(await send(owner, "POST", `/v1/webhooks/${created.id}/deliveries/not-a-uuid/redeliver`), 404, "not_found");
+    await expectError(await send(owner, "PUT", `/v1/webhooks/${crypto.randomUUID()}`, { active: false }), 404, "not_found");
+    await expectError(await send(owner, "PUT", "/v1/webhooks/not-a-uuid", { active: false }), 400, "invalid_request");
+    await expectError(await send(owner, "POST", `/v1/webhooks/${created.id}/deliveries/not-a-uuid/redeliver`), 400, "invalid_request");
     await expectError(await send(owner, "POST", `/v1/webhooks/${created.id}/deliveries/${crypto.randomUUID()}/redeliver`), 404, "not_found");
 
     await expectError(await service.fetch("/v1/webhooks"), 401, "unauthorized");

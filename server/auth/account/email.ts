@@ -4,6 +4,7 @@ import { ApiError } from "../../http/errors.ts";
 import type { Mail } from "../../providers/email/types.ts";
 import type { Services } from "../../services.ts";
 import { hashPassword } from "../passwords.ts";
+import { revokedCredentials } from "../credential-cache.ts";
 import { revokeUserSessions } from "../sessions/service.ts";
 import { markEmailVerified, replacePasswordHash } from "../users/service.ts";
 import { passwordResetMail, verificationMail } from "./email-templates.ts";
@@ -76,12 +77,13 @@ export async function resetPassword(services: Services, token: string, newPasswo
   const now = services.now();
   const changed = await services.db.knex.transaction(async (trx) => {
     const userId = await consumeEmailToken(trx, token, "reset_password", now);
-    if (!userId) return false;
-    if (!(await replacePasswordHash(trx, userId, passwordHash, now))) return false;
+    if (!userId) return undefined;
+    if (!(await replacePasswordHash(trx, userId, passwordHash, now))) return undefined;
     await spendEmailTokens(trx, userId, "reset_password", now);
     // Refresh tokens die with their session; access tokens are checked against it.
     await revokeUserSessions(trx, userId, now);
-    return true;
+    return userId;
   });
   if (!changed) throw new ApiError(400, "invalid_request", "The reset token is invalid, expired or already used");
+  await revokedCredentials(services, { userId: changed });
 }

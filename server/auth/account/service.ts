@@ -2,6 +2,7 @@ import { v7 as uuidv7 } from "uuid";
 import { ApiError } from "../../http/errors.ts";
 import type { Services } from "../../services.ts";
 import { revokeUserApiKeys } from "../api-keys/service.ts";
+import { revokedCredentials } from "../credential-cache.ts";
 import { hashPassword } from "../passwords.ts";
 import { revokeUserSessions, startSession, type IssuedTokens } from "../sessions/service.ts";
 import { createUser, markDeleted, type UserRow } from "../users/service.ts";
@@ -42,6 +43,7 @@ export async function deleteAccount(services: Services, userId: string): Promise
     await revokeUserApiKeys(trx, userId, now);
     return at;
   });
+  await revokedCredentials(services, { userId });
   return { deletedAt, purgeAt: new Date(deletedAt.getTime() + PURGE_AFTER_MS) };
 }
 

@@ -4,6 +4,7 @@ import { ApiError } from "../../http/errors.ts";
 import type { Principal } from "../../http/principal.ts";
 import { isUuid } from "../../http/text.ts";
 import type { Services } from "../../services.ts";
+import { revokedCredentials } from "../credential-cache.ts";
 import { newApiKey, sha256 } from "../tokens.ts";
 import {
   findApiKeyByHash,
@@ -88,6 +89,7 @@ export async function listApiKeys(services: Services, userId: string): Promise<A
 export async function revokeApiKey(services: Services, userId: string, id: string): Promise<ApiKeyRow & { revoked_at: Date }> {
   const row = isUuid(id) ? await revokeLiveApiKey(services.db.knex, userId, id, services.now()) : undefined;
   if (!row?.revoked_at) throw new ApiError(404, "not_found", "API key not found");
+  await revokedCredentials(services, { apiKeyId: row.id });
   return row as ApiKeyRow & { revoked_at: Date };
 }
 
@@ -110,5 +112,16 @@ export async function resolveApiKey(services: Services, key: string): Promise<Pr
   if (now.getTime() - last >= TOUCH_EVERY_MS) {
     await touchApiKey(services.db.knex, row.id, now);
   }
-  return { userId: row.user_id, kind: "api_key", scopes: new Set(row.scopes), apiKeyId: row.id };
+  return {
+    userId: row.user_id,
+    kind: "api_key",
+    scopes: new Set(row.scopes),
+    apiKeyId: row.id,
+    ...(row.expires_at ? { expiresAt: row.expires_at.getTime() } : {}),
+  };
+}
+
+/** Writes a key's last_used_at (the credential cache calls it at most once a minute per key). */
+export async function touchApiKeyUse(services: Services, id: string, now: Date): Promise<void> {
+  await touchApiKey(services.db.knex, id, now);
 }

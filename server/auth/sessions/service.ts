@@ -3,6 +3,7 @@ import { v7 as uuidv7 } from "uuid";
 import { ApiError } from "../../http/errors.ts";
 import type { Principal } from "../../http/principal.ts";
 import type { Services } from "../../services.ts";
+import { revokedCredentials } from "../credential-cache.ts";
 import { ACCESS_TOKEN_TTL_S, REFRESH_TOKEN_TTL_MS, randomToken, sha256 } from "../tokens.ts";
 import { checkCredentials, type UserRow } from "../users/service.ts";
 import {
@@ -67,6 +68,7 @@ export async function refreshSession(services: Services, refreshToken: string, c
   if ((found.client_id ?? undefined) !== clientId) throw invalid;
   if (found.used_at || !(await consumeRefreshToken(knex, hash, now))) {
     await revokeSessionRow(knex, found.session_id, now);
+    await revokedCredentials(services, { sessionId: found.session_id });
     services.log.warn({ sessionId: found.session_id }, "refresh token reused: session revoked");
     throw invalid;
   }
@@ -101,6 +103,7 @@ async function issuePair(
 /** Ends one session: its refresh tokens stop working, and its access tokens fail their session check. */
 export async function revokeSession(services: Services, sessionId: string): Promise<void> {
   await revokeSessionRow(services.db.knex, sessionId, services.now());
+  await revokedCredentials(services, { sessionId });
 }
 
 /** Ends every session of the user (password reset, account deletion), inside the caller's transaction. */

@@ -1,5 +1,4 @@
 import { createRequire } from "node:module";
-import { Tiktoken, type TiktokenBPE } from "js-tiktoken/lite";
 import type { ChatTurn } from "./types.ts";
 
 /**
@@ -19,87 +18,77 @@ const CACHE_ENTRIES = 10_000;
 const CACHE_MAX_TEXT_LENGTH = 8_192;
 const cache = new Map<string, number>();
 
+type GptEncoding = typeof import("gpt-tokenizer/encoding/o200k_base");
+
 interface Encoding {
-  tiktoken: Tiktoken;
-  /** js-tiktoken's own table: a token's UTF-8 bytes joined by commas → its rank (= its id). */
-  ranks: Map<string, number>;
+  encode: (text: string) => number[];
+  decode: GptEncoding["decode"];
   /** The encoding's pre-tokenizer: words, numbers, punctuation and spaces become separate pieces. */
   pieces: RegExp;
 }
 
 let encoding: Encoding | undefined;
 
-/** Built on first use: parsing the 2 MB rank file takes a moment that startup should not pay. */
+/**
+ * gpt-tokenizer, loaded on first use and synchronously (callers count inside synchronous code). Its
+ * ranks are a JavaScript module: a fraction of a second and 70 MB, where js-tiktoken's rank file
+ * took seconds and 200 MB; nothing loads it at start (measured in docs/decisions.md).
+ */
 function getEncoding(): Encoding {
   if (!encoding) {
     const require = createRequire(import.meta.url);
-    const bpe = require("js-tiktoken/ranks/o200k_base") as TiktokenBPE;
-    const tiktoken = new Tiktoken(bpe);
-    // Not in js-tiktoken's types; the version is pinned, and this fails loudly if it ever moves.
-    const ranks = (tiktoken as unknown as { rankMap?: unknown }).rankMap;
-    if (!(ranks instanceof Map)) throw new Error("js-tiktoken no longer exposes its rank map: see server/providers/llm/tokens.ts");
-    encoding = { tiktoken, ranks: ranks as Map<string, number>, pieces: new RegExp(bpe.pat_str, "gu") };
+    const gpt = require("gpt-tokenizer/encoding/o200k_base") as GptEncoding;
+    const { O200K_TOKEN_SPLIT_REGEX } = require("gpt-tokenizer/encodingParams/constants") as { O200K_TOKEN_SPLIT_REGEX: RegExp };
+    gpt.setMergeCacheSize(20_000);
+    // No special tokens: `<|endoftext|>` typed by a user is ordinary text, never an error.
+    const options = { disallowedSpecial: new Set<string>() };
+    encoding = {
+      encode: (text) => gpt.encode(text, options),
+      decode: gpt.decode,
+      pieces: new RegExp(O200K_TOKEN_SPLIT_REGEX.source, "gu"),
+    };
   }
   return encoding;
 }
 
-/** Loads the tokenizer now (a second or two) so that the first chat request does not wait for it. */
-export function warmUpTokenizer(): void {
-  getEncoding();
-}
-
-// The merge below is quadratic in a piece's length, and a piece can be a whole paragraph (Chinese
-// has no spaces; a pasted blob has none either). Longer pieces are merged in slices of this many
-// bytes, which changes the count by at most a token a slice.
+// Byte-pair merging is quadratic in a piece's length, and a piece can be a whole paragraph (Chinese
+// has no spaces; a pasted blob has none either): 50,000 letters took seconds. Longer pieces are
+// encoded in slices of about this many bytes, which changes the count by at most a token a slice.
 const MAX_PIECE_BYTES = 64;
-const utf8 = new TextEncoder();
 
-/**
- * The o200k_base token ids of `text`, as js-tiktoken's `encode` returns them. Our own loop because
- * js-tiktoken's merge rebuilds every pair's key on each step (a 30,000-letter word took minutes);
- * this one ranks each pair once and re-ranks only the two neighbours of a merge. Special-token text
- * such as `<|endoftext|>` is ordinary user text here, never an error.
- */
+/** The o200k_base token ids of `text`, as js-tiktoken's `encode` returns them (long pieces aside). */
 function encode(text: string): number[] {
-  const { ranks, pieces } = getEncoding();
+  const { encode: encodeRun, pieces } = getEncoding();
   const tokens: number[] = [];
+  // Runs of ordinary pieces are encoded together; only an over-long piece is encoded apart, sliced.
+  let runStart = 0;
   for (const match of text.matchAll(pieces)) {
-    const bytes = utf8.encode(match[0]);
-    const whole = ranks.get(bytes.join(","));
-    if (whole !== undefined) {
-      tokens.push(whole);
-      continue;
-    }
-    for (let start = 0; start < bytes.length; start += MAX_PIECE_BYTES) {
-      for (const token of bytePairEncode(bytes.subarray(start, start + MAX_PIECE_BYTES), ranks)) tokens.push(token);
-    }
+    const piece = match[0];
+    if (Buffer.byteLength(piece) <= MAX_PIECE_BYTES) continue;
+    if (match.index > runStart) tokens.push(...encodeRun(text.slice(runStart, match.index)));
+    for (const slice of slices(piece)) tokens.push(...encodeRun(slice));
+    runStart = match.index + piece.length;
   }
+  if (runStart === 0) return encodeRun(text);
+  if (runStart < text.length) tokens.push(...encodeRun(text.slice(runStart)));
   return tokens;
 }
 
-/** Byte-pair merging as tiktoken does it: repeatedly merge the adjacent pair of lowest rank. */
-function bytePairEncode(bytes: Uint8Array, ranks: Map<string, number>): number[] {
-  // Each part's key (its bytes joined by commas): a merged pair's key is the two joined by a comma.
-  const parts = Array.from(bytes, String);
-  const pairRank = (i: number): number => (i + 1 < parts.length ? (ranks.get(`${parts[i]},${parts[i + 1]}`) ?? Infinity) : Infinity);
-  // pairRanks[i] ranks merging part i with part i + 1.
-  const pairRanks = parts.map((_, i) => pairRank(i));
-  for (;;) {
-    let best = -1;
-    let bestRank = Infinity;
-    for (let i = 0; i < pairRanks.length - 1; i++) {
-      if (pairRanks[i]! < bestRank) {
-        bestRank = pairRanks[i]!;
-        best = i;
-      }
+/** `piece` cut into slices of at most MAX_PIECE_BYTES UTF-8 bytes, never inside a character. */
+function* slices(piece: string): Generator<string> {
+  let slice = "";
+  let bytes = 0;
+  for (const char of piece) {
+    const size = Buffer.byteLength(char);
+    if (bytes + size > MAX_PIECE_BYTES) {
+      yield slice;
+      slice = "";
+      bytes = 0;
     }
-    if (best < 0) break;
-    parts.splice(best, 2, `${parts[best]},${parts[best + 1]}`);
-    pairRanks.splice(best + 1, 1);
-    pairRanks[best] = pairRank(best);
-    if (best > 0) pairRanks[best - 1] = pairRank(best - 1);
+    slice += char;
+    bytes += size;
   }
-  return parts.map((part) => ranks.get(part)!);
+  if (slice) yield slice;
 }
 
 export function countTokens(text: string): number {
@@ -129,5 +118,5 @@ export function truncateToTokens(text: string, maxTokens: number): string {
   const tokens = encode(text);
   if (tokens.length <= maxTokens) return text;
   // A cut inside a multi-byte character decodes to U+FFFD: drop that partial character.
-  return getEncoding().tiktoken.decode(tokens.slice(0, maxTokens)).replace(/\uFFFD+$/u, "");
+  return getEncoding().decode(tokens.slice(0, maxTokens)).replace(/\uFFFD+$/u, "");
 }

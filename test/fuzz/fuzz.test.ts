@@ -4,7 +4,7 @@ import { startTestService, type TestService } from "../support/service.ts";
 import { startReceiver, type Receiver } from "../webhooks/receiver.ts";
 import { forbidEgress, type EgressGuard } from "./no-egress.ts";
 import { formatReport, fuzz, replayCommand } from "./run.ts";
-import { buildWorld, worldIntact, type World } from "./world.ts";
+import { buildWorld, loopbackPlatforms, worldIntact, type World } from "./world.ts";
 
 // The contract-driven fuzzer in the normal suite (issue 23 item 1): every operation of the contract,
 // FUZZ_BUDGET cases each (20 by default), a new seed each run unless FUZZ_SEED is set. `npm run fuzz`
@@ -28,6 +28,7 @@ beforeAll(async () => {
   receiver = await startReceiver();
   service = await startTestService({
     env: {
+      ...loopbackPlatforms(receiver.url),
       RATE_LIMIT_PER_MINUTE: "1000000",
       // Room for the fixtures and every valid create of the run (personas, documents, messages).
       DEFAULT_PLAN: "creator",

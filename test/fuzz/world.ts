@@ -226,3 +226,12 @@ export async function worldIntact(service: TestService, world: World): Promise<b
   }
   return true;
 }
+
+/**
+ * The chat platforms' API addresses pointed at a loopback receiver: an integration connected with a
+ * generated bot token must not send a request beyond the machine.
+ */
+export function loopbackPlatforms(receiverUrl: string): Record<string, string> {
+  const base = new URL(receiverUrl).origin;
+  return { DISCORD_API_URL: `${base}/discord`, TELEGRAM_API_URL: `${base}/telegram`, SLACK_API_URL: `${base}/slack/` };
+}

@@ -18,6 +18,7 @@ const BOUNDED_ELSEWHERE: Record<string, string> = {
   "studio_test_chat body.version_id": "looked up as an id (404 otherwise); the body limit",
   "billing_provider_webhook body.id": "the payment provider's own event; the body limit",
   "billing_provider_webhook body.type": "the payment provider's own event; the body limit",
+  "integrations_workspace_event body.type": "the workspace platform's own event (signed); the body limit",
 };
 
 function unbounded(schemaIn: Schema | undefined, where: string, out: string[], depth = 0): string[] {

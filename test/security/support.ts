@@ -3,7 +3,7 @@ import { afterAll, beforeAll } from "vitest";
 import { validCasesOf, type CaseContext, type FuzzRequest } from "../fuzz/cases.ts";
 import { operations, type FuzzOperation } from "../fuzz/contract.ts";
 import { send, type FuzzAnswer } from "../fuzz/send.ts";
-import { buildWorld, type Actor, type World } from "../fuzz/world.ts";
+import { buildWorld, loopbackPlatforms, type Actor, type World } from "../fuzz/world.ts";
 import { startTestService, type TestService, type TestServiceOptions } from "../support/service.ts";
 import { startReceiver, type Receiver } from "../webhooks/receiver.ts";
 
@@ -24,7 +24,7 @@ export function useWorld(options: TestServiceOptions & { strangers?: boolean } =
     fixture.receiver = await startReceiver();
     fixture.service = await startTestService({
       ...options,
-      env: { RATE_LIMIT_PER_MINUTE: "1000000", DEFAULT_PLAN: "creator", WEBHOOKS_ALLOW_PRIVATE_URLS: "true", ...options.env },
+      env: { ...loopbackPlatforms(fixture.receiver.url), RATE_LIMIT_PER_MINUTE: "1000000", DEFAULT_PLAN: "creator", WEBHOOKS_ALLOW_PRIVATE_URLS: "true", ...options.env },
     });
     fixture.world = await buildWorld(fixture.service, fixture.receiver.url, { strangers: options.strangers ?? false });
   }, 180_000);

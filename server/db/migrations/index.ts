@@ -10,6 +10,7 @@ import * as webhooks from "./0008_webhooks.ts";
 import * as voiceImages from "./0009_voice_images.ts";
 import * as rooms from "./0010_rooms.ts";
 import * as studioMarketplace from "./0011_studio_marketplace.ts";
+import * as marketplaceRollups from "./0014_marketplace_rollups.ts";
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that they load the same
@@ -27,6 +28,7 @@ const migrations: Record<string, Knex.Migration> = {
   "0009_voice_images": voiceImages,
   "0010_rooms": rooms,
   "0011_studio_marketplace": studioMarketplace,
+  "0014_marketplace_rollups": marketplaceRollups,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

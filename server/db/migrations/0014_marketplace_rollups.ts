@@ -1,0 +1,343 @@
+import type { Knex } from "knex";
+
+/**
+ * Rollups that studio analytics, the trending sorts and marketplace search read instead of the
+ * messages and the joins behind them (issue 14, benchmark; docs/decisions.md, Studio and marketplace):
+ * - `persona_daily_users` becomes exact: rebuilt from the messages and, from now on, also moved by
+ *   deletions (a deleted conversation or a purged account leaves the counts);
+ * - `persona_daily_messages`: messages per persona and UTC day;
+ * - `persona_daily_senders`: per persona, UTC day and gap, how many users sent a message that day
+ *   whose previous sending day with the persona was `gap` days earlier (90 = 90 or more, or never).
+ *   Distinct users of a period, the first half's senders and the retained ones are sums over it;
+ * - `persona_trending_scores`: every persona's trending score as of the last refresh, and
+ *   `marketplace_trending`, the same score per listing with the listing's sort keys, so that the
+ *   trending sorts are an index scan;
+ * - the listing keeps copies of what it is searched and shown by (its persona's name and description,
+ *   whether it is listed at all) with a generated tsvector and GIN indexes, kept by triggers on
+ *   personas and users.
+ * Everything is kept by triggers in the writing statement, so it is exact and needs no job.
+ */
+
+// Days since the Unix epoch of a timestamp, as every daily rollup stores it.
+const DAY = "floor(extract(epoch FROM created_at) / 86400)::int";
+
+export async function up(knex: Knex): Promise<void> {
+  // Rebuilt from the messages: until now deletions were not subtracted.
+  await knex.raw("DELETE FROM persona_daily_users");
+  await knex.raw(`
+    INSERT INTO persona_daily_users (persona_id, day, user_id, messages, sent)
+    SELECT m.persona_id, floor(extract(epoch FROM m.created_at) / 86400)::int, m.user_id, count(*), count(*) FILTER (WHERE m.role = 'user')
+      FROM messages m JOIN users u ON u.id = m.user_id JOIN personas p ON p.id = m.persona_id GROUP BY 1, 2, 3`);
+  // One user's days with one persona, read whenever a sending day appears or goes.
+  await knex.raw("CREATE INDEX persona_daily_users_pair ON persona_daily_users (user_id, persona_id, day)");
+  await knex.raw("DROP INDEX persona_daily_users_user_id_index");
+
+  await knex.schema.createTable("persona_daily_messages", (table) => {
+    table.uuid("persona_id").notNullable().references("personas.id").onDelete("CASCADE");
+    table.integer("day").notNullable();
+    table.integer("messages").notNullable();
+    table.primary(["persona_id", "day"]);
+  });
+  await knex.raw(`
+    INSERT INTO persona_daily_messages (persona_id, day, messages)
+    SELECT persona_id, day, sum(messages) FROM persona_daily_users GROUP BY 1, 2`);
+
+  await knex.schema.createTable("persona_daily_senders", (table) => {
+    table.uuid("persona_id").notNullable().references("personas.id").onDelete("CASCADE");
+    table.integer("day").notNullable();
+    table.smallint("gap").notNullable();
+    table.integer("users").notNullable();
+    table.primary(["persona_id", "day", "gap"]);
+  });
+  await knex.raw(`
+    INSERT INTO persona_daily_senders (persona_id, day, gap, users)
+    SELECT persona_id, day, gap, count(*) FROM (
+      SELECT persona_id, day, coalesce(least(day - lag(day) OVER (PARTITION BY persona_id, user_id ORDER BY day), 90), 90) AS gap
+        FROM persona_daily_users WHERE sent > 0) s
+    GROUP BY 1, 2, 3`);
+
+  // New messages: the hourly trending rollup (migration 0007) is untouched; the daily ones move here.
+  await knex.raw(`
+    CREATE OR REPLACE FUNCTION persona_daily_rollup() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      INSERT INTO persona_daily_users (persona_id, day, user_id, messages, sent)
+      SELECT persona_id, ${DAY}, user_id, count(*), count(*) FILTER (WHERE role = 'user')
+        FROM new_messages GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+      ON CONFLICT (persona_id, day, user_id) DO UPDATE SET
+        messages = persona_daily_users.messages + excluded.messages, sent = persona_daily_users.sent + excluded.sent;
+      INSERT INTO persona_daily_messages (persona_id, day, messages)
+      SELECT persona_id, ${DAY}, count(*) FROM new_messages GROUP BY 1, 2 ORDER BY 1, 2
+      ON CONFLICT (persona_id, day) DO UPDATE SET messages = persona_daily_messages.messages + excluded.messages;
+      RETURN NULL;
+    END $$`);
+  // Deleted messages (a conversation, a persona, a purged account) leave both daily rollups; rows
+  // of a persona being deleted are gone already or going, so nothing is inserted here.
+  await knex.raw(`
+    CREATE FUNCTION persona_daily_forget() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      UPDATE persona_daily_users d SET messages = d.messages - g.messages, sent = d.sent - g.sent
+        FROM (SELECT persona_id, ${DAY} AS day, user_id, count(*) AS messages, count(*) FILTER (WHERE role = 'user') AS sent
+                FROM old_messages GROUP BY 1, 2, 3) g
+       WHERE d.persona_id = g.persona_id AND d.day = g.day AND d.user_id = g.user_id;
+      DELETE FROM persona_daily_users d USING (SELECT DISTINCT persona_id, ${DAY} AS day, user_id FROM old_messages) g
+       WHERE d.persona_id = g.persona_id AND d.day = g.day AND d.user_id = g.user_id AND d.messages <= 0;
+      UPDATE persona_daily_messages d SET messages = d.messages - g.messages
+        FROM (SELECT persona_id, ${DAY} AS day, count(*) AS messages FROM old_messages GROUP BY 1, 2) g
+       WHERE d.persona_id = g.persona_id AND d.day = g.day;
+      DELETE FROM persona_daily_messages d USING (SELECT DISTINCT persona_id, ${DAY} AS day FROM old_messages) g
+       WHERE d.persona_id = g.persona_id AND d.day = g.day AND d.messages <= 0;
+      RETURN NULL;
+    END $$`);
+  await knex.raw(`
+    CREATE TRIGGER messages_daily_forget AFTER DELETE ON messages
+    REFERENCING OLD TABLE AS old_messages FOR EACH STATEMENT EXECUTE FUNCTION persona_daily_forget()`);
+
+  // Sending days that appeared (+1) or went (-1), per persona and user: the senders rollup moves
+  // by the difference between the gaps of the user's days before and after. Only days within 90
+  // of a change can change gap (gaps are capped at 90), so only those are read. A lock per persona
+  // and user serialises two transactions changing the same user's days, so neither computes from
+  // a set of days the other is changing; the locks are 256 hash buckets, so that a statement
+  // touching thousands of users (a bulk import, a purge) never fills the lock table. Rows of a
+  // persona being deleted are skipped: its rollups go by cascade.
+  await knex.raw(`
+    CREATE FUNCTION persona_senders_shift(p_personas uuid[], p_users uuid[], p_days int[], p_deltas int[]) RETURNS void LANGUAGE plpgsql AS $$
+    DECLARE
+      d_personas uuid[];
+      d_days int[];
+      d_gaps smallint[];
+      d_users int[];
+    BEGIN
+      PERFORM pg_advisory_xact_lock(14, k)
+         FROM (SELECT DISTINCT hashtext(c.p::text || c.u::text) & 255 AS k FROM unnest(p_personas, p_users) AS c(p, u)
+                WHERE EXISTS (SELECT 1 FROM personas x WHERE x.id = c.p) ORDER BY 1) locks;
+      WITH ch AS (
+        SELECT c.* FROM unnest(p_personas, p_users, p_days, p_deltas) AS c(persona_id, user_id, day, delta)
+         WHERE EXISTS (SELECT 1 FROM personas x WHERE x.id = c.persona_id)),
+      pairs AS (SELECT persona_id, user_id, min(day) - 90 AS lo, max(day) + 90 AS hi FROM ch GROUP BY 1, 2),
+      after AS (
+        SELECT d.persona_id, d.user_id, d.day FROM persona_daily_users d
+          JOIN pairs p ON p.user_id = d.user_id AND p.persona_id = d.persona_id AND d.day BETWEEN p.lo AND p.hi
+         WHERE d.sent > 0),
+      before AS (
+        SELECT * FROM after a WHERE NOT EXISTS (
+          SELECT 1 FROM ch WHERE ch.delta > 0 AND ch.persona_id = a.persona_id AND ch.user_id = a.user_id AND ch.day = a.day)
+        UNION ALL
+        SELECT persona_id, user_id, day FROM ch WHERE delta < 0),
+      gaps AS (
+        SELECT persona_id, day, coalesce(least(day - lag(day) OVER w, 90), 90) AS gap, 1 AS n
+          FROM after WINDOW w AS (PARTITION BY persona_id, user_id ORDER BY day)
+        UNION ALL
+        SELECT persona_id, day, coalesce(least(day - lag(day) OVER w, 90), 90), -1
+          FROM before WINDOW w AS (PARTITION BY persona_id, user_id ORDER BY day)),
+      delta AS (SELECT persona_id, day, gap::smallint AS gap, sum(n)::int AS n FROM gaps GROUP BY 1, 2, 3 HAVING sum(n) <> 0)
+      SELECT array_agg(persona_id ORDER BY persona_id, day, gap), array_agg(day ORDER BY persona_id, day, gap),
+             array_agg(gap ORDER BY persona_id, day, gap), array_agg(n ORDER BY persona_id, day, gap)
+        INTO d_personas, d_days, d_gaps, d_users FROM delta;
+      IF d_personas IS NULL THEN RETURN; END IF;
+      INSERT INTO persona_daily_senders AS s (persona_id, day, gap, users)
+      SELECT * FROM unnest(d_personas, d_days, d_gaps, d_users)
+      ON CONFLICT (persona_id, day, gap) DO UPDATE SET users = s.users + excluded.users;
+      DELETE FROM persona_daily_senders s USING unnest(d_personas, d_days, d_gaps) AS c(persona_id, day, gap)
+       WHERE s.persona_id = c.persona_id AND s.day = c.day AND s.gap = c.gap AND s.users <= 0;
+    END $$`);
+  // Whatever changes persona_daily_users (new messages, deletions, the purge's cascade) moves the senders.
+  await knex.raw(`
+    CREATE FUNCTION persona_senders_added() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE p uuid[]; u uuid[]; d int[]; n int[];
+    BEGIN
+      SELECT array_agg(persona_id), array_agg(user_id), array_agg(day), array_agg(1) INTO p, u, d, n FROM added WHERE sent > 0;
+      IF p IS NOT NULL THEN PERFORM persona_senders_shift(p, u, d, n); END IF;
+      RETURN NULL;
+    END $$`);
+  await knex.raw(`
+    CREATE FUNCTION persona_senders_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE p uuid[]; u uuid[]; d int[]; n int[];
+    BEGIN
+      SELECT array_agg(a.persona_id), array_agg(a.user_id), array_agg(a.day), array_agg(CASE WHEN a.sent > 0 THEN 1 ELSE -1 END)
+        INTO p, u, d, n
+        FROM changed_after a JOIN changed_before b ON b.persona_id = a.persona_id AND b.day = a.day AND b.user_id = a.user_id
+       WHERE (a.sent > 0) <> (b.sent > 0);
+      IF p IS NOT NULL THEN PERFORM persona_senders_shift(p, u, d, n); END IF;
+      RETURN NULL;
+    END $$`);
+  await knex.raw(`
+    CREATE FUNCTION persona_senders_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE p uuid[]; u uuid[]; d int[]; n int[];
+    BEGIN
+      SELECT array_agg(persona_id), array_agg(user_id), array_agg(day), array_agg(-1) INTO p, u, d, n FROM removed WHERE sent > 0;
+      IF p IS NOT NULL THEN PERFORM persona_senders_shift(p, u, d, n); END IF;
+      RETURN NULL;
+    END $$`);
+  await knex.raw(`
+    CREATE TRIGGER persona_daily_users_added AFTER INSERT ON persona_daily_users
+    REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION persona_senders_added()`);
+  await knex.raw(`
+    CREATE TRIGGER persona_daily_users_changed AFTER UPDATE ON persona_daily_users
+    REFERENCING OLD TABLE AS changed_before NEW TABLE AS changed_after FOR EACH STATEMENT EXECUTE FUNCTION persona_senders_changed()`);
+  await knex.raw(`
+    CREATE TRIGGER persona_daily_users_removed AFTER DELETE ON persona_daily_users
+    REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION persona_senders_removed()`);
+
+  // Trending scores of every persona with messages in the window, written by the refresh task
+  // (server/personas/trending.ts); explore ranks by them instead of summing the hourly rollup.
+  await knex.schema.createTable("persona_trending_scores", (table) => {
+    table.uuid("persona_id").primary().references("personas.id").onDelete("CASCADE");
+    table.integer("score").notNullable();
+  });
+  await knex.raw(`
+    INSERT INTO persona_trending_scores (persona_id, score)
+    SELECT a.persona_id, sum(a.messages) FROM persona_activity_hourly a JOIN personas p ON p.id = a.persona_id
+     WHERE a.hour >= floor(extract(epoch FROM now() - interval '7 days') / 3600)::int
+     GROUP BY a.persona_id HAVING sum(a.messages) > 0`);
+
+  // What a listing is searched, shown and filtered by, copied from its persona and creator so that
+  // a listing query reads one table; `listed`: the persona is public and the creator's account live.
+  await knex.raw(`
+    ALTER TABLE marketplace_listings
+      ADD COLUMN search_name text NOT NULL DEFAULT '',
+      ADD COLUMN search_description text NOT NULL DEFAULT '',
+      ADD COLUMN listed boolean NOT NULL DEFAULT false`);
+  await knex.raw(`
+    UPDATE marketplace_listings l SET search_name = p.name, search_description = p.description, listed = p.is_public AND u.deleted_at IS NULL
+      FROM personas p JOIN users u ON u.id = p.creator_id WHERE p.id = l.persona_id`);
+  // array_to_string is only stable in general (any element type); over text[] it is immutable.
+  await knex.raw(`
+    CREATE FUNCTION marketplace_listing_document(name text, description text, tags text[]) RETURNS tsvector
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT to_tsvector('english'::regconfig, name || ' ' || description || ' ' || array_to_string(tags, ' ')) $$`);
+  await knex.raw(`
+    ALTER TABLE marketplace_listings ADD COLUMN search_document tsvector
+      GENERATED ALWAYS AS (marketplace_listing_document(search_name, search_description, tags)) STORED`);
+  // Only listed rows are ever searched, counted or ranked.
+  await knex.raw("CREATE INDEX marketplace_listings_search ON marketplace_listings USING gin (search_document) WHERE listed");
+  await knex.raw("CREATE INDEX marketplace_listings_name_trgm ON marketplace_listings USING gin (search_name gin_trgm_ops) WHERE listed");
+  await knex.raw("CREATE INDEX marketplace_listings_tags ON marketplace_listings USING gin (tags) WHERE listed");
+  await knex.raw("DROP INDEX marketplace_listings_category");
+  await knex.raw("CREATE INDEX marketplace_listings_category ON marketplace_listings (category, published_at DESC, id DESC) WHERE listed");
+
+  // The trending score per listing with the listing's order keys, narrow so that refreshing scores
+  // touches no wide row and no full-text index; the trending sort reads its index.
+  await knex.schema.createTable("marketplace_trending", (table) => {
+    table.uuid("listing_id").primary().references("marketplace_listings.id").onDelete("CASCADE");
+    table.integer("score").notNullable();
+    table.timestamp("published_at", { useTz: true }).notNullable();
+  });
+  await knex.raw("CREATE INDEX marketplace_trending_order ON marketplace_trending (score DESC, published_at DESC, listing_id DESC)");
+  await knex.raw(`
+    INSERT INTO marketplace_trending (listing_id, score, published_at)
+    SELECT l.id, coalesce(s.score, 0), l.published_at FROM marketplace_listings l LEFT JOIN persona_trending_scores s ON s.persona_id = l.persona_id`);
+
+  // A new listing takes its copies from its persona and creator; its trending row follows.
+  await knex.raw(`
+    CREATE FUNCTION marketplace_listing_fill() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      SELECT p.name, p.description, p.is_public AND u.deleted_at IS NULL INTO NEW.search_name, NEW.search_description, NEW.listed
+        FROM personas p JOIN users u ON u.id = p.creator_id WHERE p.id = NEW.persona_id;
+      RETURN NEW;
+    END $$`);
+  await knex.raw("CREATE TRIGGER marketplace_listing_fill BEFORE INSERT ON marketplace_listings FOR EACH ROW EXECUTE FUNCTION marketplace_listing_fill()");
+  await knex.raw(`
+    CREATE FUNCTION marketplace_listing_ranked() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      INSERT INTO marketplace_trending (listing_id, score, published_at)
+      SELECT n.id, coalesce(s.score, 0), n.published_at FROM new_listings n LEFT JOIN persona_trending_scores s ON s.persona_id = n.persona_id
+      ON CONFLICT (listing_id) DO NOTHING;
+      RETURN NULL;
+    END $$`);
+  await knex.raw(`
+    CREATE TRIGGER marketplace_listing_ranked AFTER INSERT ON marketplace_listings
+    REFERENCING NEW TABLE AS new_listings FOR EACH STATEMENT EXECUTE FUNCTION marketplace_listing_ranked()`);
+
+  // A persona renamed, redescribed, made public or private: its listing follows in the same statement.
+  await knex.raw(`
+    CREATE FUNCTION marketplace_persona_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      UPDATE marketplace_listings l SET search_name = NEW.name, search_description = NEW.description, listed = NEW.is_public AND u.deleted_at IS NULL
+        FROM users u WHERE u.id = NEW.creator_id AND l.persona_id = NEW.id;
+      RETURN NULL;
+    END $$`);
+  await knex.raw(`
+    CREATE TRIGGER marketplace_persona_changed AFTER UPDATE OF name, description, is_public ON personas FOR EACH ROW
+    WHEN (OLD.name IS DISTINCT FROM NEW.name OR OLD.description IS DISTINCT FROM NEW.description OR OLD.is_public IS DISTINCT FROM NEW.is_public)
+    EXECUTE FUNCTION marketplace_persona_changed()`);
+  // An account deleted (or its deletion undone): its listings leave (or come back) at once.
+  await knex.raw(`
+    CREATE FUNCTION marketplace_creator_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      UPDATE marketplace_listings l SET listed = p.is_public AND NEW.deleted_at IS NULL
+        FROM personas p WHERE p.id = l.persona_id AND l.creator_id = NEW.id;
+      RETURN NULL;
+    END $$`);
+  await knex.raw(`
+    CREATE TRIGGER marketplace_creator_changed AFTER UPDATE OF deleted_at ON users FOR EACH ROW
+    WHEN (OLD.deleted_at IS DISTINCT FROM NEW.deleted_at) EXECUTE FUNCTION marketplace_creator_changed()`);
+
+  // Refreshed scores reach the listings' trending rows; a persona that left the scores is back to 0.
+  await knex.raw(`
+    CREATE FUNCTION marketplace_scores_saved() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      UPDATE marketplace_trending t SET score = n.score
+        FROM saved_scores n JOIN marketplace_listings l ON l.persona_id = n.persona_id
+       WHERE t.listing_id = l.id AND t.score <> n.score;
+      RETURN NULL;
+    END $$`);
+  await knex.raw(`
+    CREATE FUNCTION marketplace_scores_dropped() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      UPDATE marketplace_trending t SET score = 0
+        FROM dropped_scores o JOIN marketplace_listings l ON l.persona_id = o.persona_id
+       WHERE t.listing_id = l.id AND t.score <> 0;
+      RETURN NULL;
+    END $$`);
+  await knex.raw(`
+    CREATE TRIGGER persona_trending_scores_inserted AFTER INSERT ON persona_trending_scores
+    REFERENCING NEW TABLE AS saved_scores FOR EACH STATEMENT EXECUTE FUNCTION marketplace_scores_saved()`);
+  await knex.raw(`
+    CREATE TRIGGER persona_trending_scores_updated AFTER UPDATE ON persona_trending_scores
+    REFERENCING NEW TABLE AS saved_scores FOR EACH STATEMENT EXECUTE FUNCTION marketplace_scores_saved()`);
+  await knex.raw(`
+    CREATE TRIGGER persona_trending_scores_deleted AFTER DELETE ON persona_trending_scores
+    REFERENCING OLD TABLE AS dropped_scores FOR EACH STATEMENT EXECUTE FUNCTION marketplace_scores_dropped()`);
+}
+
+export async function down(knex: Knex): Promise<void> {
+  for (const trigger of ["persona_trending_scores_inserted", "persona_trending_scores_updated", "persona_trending_scores_deleted"]) {
+    await knex.raw(`DROP TRIGGER ${trigger} ON persona_trending_scores`);
+  }
+  await knex.raw("DROP TRIGGER marketplace_creator_changed ON users");
+  await knex.raw("DROP TRIGGER marketplace_persona_changed ON personas");
+  await knex.raw("DROP TRIGGER marketplace_listing_ranked ON marketplace_listings");
+  await knex.raw("DROP TRIGGER marketplace_listing_fill ON marketplace_listings");
+  for (const fn of ["marketplace_scores_dropped", "marketplace_scores_saved", "marketplace_creator_changed", "marketplace_persona_changed", "marketplace_listing_ranked", "marketplace_listing_fill"]) {
+    await knex.raw(`DROP FUNCTION ${fn}()`);
+  }
+  await knex.schema.dropTable("marketplace_trending");
+  await knex.raw("DROP INDEX marketplace_listings_category");
+  await knex.raw("CREATE INDEX marketplace_listings_category ON marketplace_listings (category, published_at DESC, id DESC)");
+  for (const index of ["marketplace_listings_search", "marketplace_listings_name_trgm", "marketplace_listings_tags"]) await knex.raw(`DROP INDEX ${index}`);
+  await knex.raw("ALTER TABLE marketplace_listings DROP COLUMN search_document, DROP COLUMN search_name, DROP COLUMN search_description, DROP COLUMN listed");
+  await knex.raw("DROP FUNCTION marketplace_listing_document(text, text, text[])");
+  await knex.schema.dropTable("persona_trending_scores");
+
+  await knex.raw("DROP TRIGGER persona_daily_users_added ON persona_daily_users");
+  await knex.raw("DROP TRIGGER persona_daily_users_changed ON persona_daily_users");
+  await knex.raw("DROP TRIGGER persona_daily_users_removed ON persona_daily_users");
+  for (const fn of ["persona_senders_added", "persona_senders_changed", "persona_senders_removed"]) await knex.raw(`DROP FUNCTION ${fn}()`);
+  await knex.raw("DROP FUNCTION persona_senders_shift(uuid[], uuid[], int[], int[])");
+  await knex.raw("DROP TRIGGER messages_daily_forget ON messages");
+  await knex.raw("DROP FUNCTION persona_daily_forget()");
+  // The insert-only rollup of migration 0011.
+  await knex.raw(`
+    CREATE OR REPLACE FUNCTION persona_daily_rollup() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      INSERT INTO persona_daily_users (persona_id, day, user_id, messages, sent)
+      SELECT persona_id, ${DAY}, user_id, count(*), count(*) FILTER (WHERE role = 'user')
+        FROM new_messages GROUP BY 1, 2, 3
+      ON CONFLICT (persona_id, day, user_id) DO UPDATE SET
+        messages = persona_daily_users.messages + excluded.messages, sent = persona_daily_users.sent + excluded.sent;
+      RETURN NULL;
+    END $$`);
+  await knex.schema.dropTable("persona_daily_senders");
+  await knex.schema.dropTable("persona_daily_messages");
+  await knex.raw("CREATE INDEX persona_daily_users_user_id_index ON persona_daily_users (user_id)");
+  await knex.raw("DROP INDEX persona_daily_users_pair");
+}

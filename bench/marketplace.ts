@@ -1,12 +1,20 @@
 // `npm run bench:marketplace`: the marketplace and studio analytics on PostgreSQL at the sizes of
 // issue 14 (100,000 listings, 1,000,000 ratings, 10,000,000 messages over 90 days), generated in
-// SQL in a scratch database on BENCH_DATABASE_URL's server (dropped at the end). Measures p50/p99 of
-// sequential requests next to GET /healthz taken the same way in the same run:
-// - marketplace list with `q`; marketplace list `sort=trending`; analytics `period=90d` of the
-//   busiest persona.
+// SQL in a scratch database on BENCH_DATABASE_URL's server (dropped at the end), messages in
+// statements of BENCH_CHUNK (default 250,000) through every rollup trigger. Measures:
+// - p50/p99 of sequential requests next to GET /healthz taken the same way in the same run:
+//   marketplace list with `q`; marketplace list `sort=trending`; analytics `period=90d` of the
+//   busiest persona (the three targets of the issue); explore `sort=trending` for information;
+// - the trending refresh (every score from the hourly rollup), once;
+// - the write cost of the rollups: a chat turn (one statement of a user and an assistant message)
+//   with no rollup trigger, with the rollups but not the senders triggers, and with all, in
+//   alternating rounds, both on a day the conversation already had and on a new day.
 // BENCH_SCALE (default 1) multiplies every size; BENCH_SAMPLES (default 300) requests per figure;
 // BENCH_KEEP=1 keeps the scratch database.
+import knexFactory from "knex";
 import pg from "pg";
+import { refreshTrendingScores } from "../server/personas/trending-store.ts";
+import { trendingSinceHour } from "../server/personas/trending.ts";
 import { childGroup } from "./lib/children.ts";
 import { benchServer, scratchDatabase } from "./lib/database.ts";
 import { json, latency } from "./lib/requests.ts";
@@ -20,6 +28,9 @@ const MESSAGES = size("BENCH_MESSAGES", 10_000_000);
 const USERS = Math.max(100, Math.round(RATINGS / 10));
 const CONVERSATIONS = Math.max(10, Math.round(MESSAGES / 20));
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 300);
+const CHUNK = Number(process.env.BENCH_CHUNK ?? 250_000);
+const WRITE_ROUNDS = 4;
+const WRITE_TURNS = 50;
 const TARGETS = { qP50: 20, qP99: 60, trendingP50: 20, trendingP99: 60, analyticsP50: 50 };
 const WORDS = "astronomy cooking chess poetry history physics travel music fitness finance gardening coding".split(" ");
 
@@ -58,16 +69,63 @@ async function generate(db: pg.Client, ownerId: string): Promise<void> {
      SELECT md5('conversation' || c)::uuid, md5('user' || (1 + c % $3::int))::uuid,
             md5('persona' || CASE WHEN c % 10 = 0 THEN 1 ELSE 1 + (c * 17) % $2::int END)::uuid, NULL, 20, now(), now()
        FROM generate_series(0, $1::int - 1) c`, [CONVERSATIONS, LISTINGS, USERS]);
-  await step(`${MESSAGES} messages over 90 days (with the rollup triggers)`, `INSERT INTO messages (id, conversation_id, user_id, persona_id, role, content, created_at)
-     SELECT md5('message' || m)::uuid, c.id, c.user_id, c.persona_id, CASE WHEN m % 2 = 0 THEN 'user' ELSE 'assistant' END, 'hello',
-            now() - ((m::bigint * 7919) % (90 * 86400)) * interval '1 second'
-       FROM generate_series(0, $1::int - 1) m JOIN conversations c ON c.id = md5('conversation' || (m % $2::int))::uuid`, [MESSAGES, CONVERSATIONS]);
+  // In chunks, so that no statement's rollup work (transition tables, arrays) grows with the whole load.
+  const started = performance.now();
+  for (let from = 0; from < MESSAGES; from += CHUNK) {
+    await db.query(
+      `INSERT INTO messages (id, conversation_id, user_id, persona_id, role, content, created_at)
+       SELECT md5('message' || m)::uuid, c.id, c.user_id, c.persona_id, CASE WHEN m % 2 = 0 THEN 'user' ELSE 'assistant' END, 'hello',
+              now() - ((m::bigint * 7919) % (90 * 86400)) * interval '1 second'
+         FROM generate_series($3::int, least($1::int, $3::int + $4::int) - 1) m JOIN conversations c ON c.id = md5('conversation' || (m % $2::int))::uuid`,
+      [MESSAGES, CONVERSATIONS, from, CHUNK],
+    );
+  }
+  process.stderr.write(`  ${MESSAGES} messages over 90 days (with the rollup triggers): ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
   await step("VACUUM ANALYZE", "VACUUM ANALYZE");
 }
 
 
 
 const ms = (value: number) => `${value.toFixed(2)} ms`;
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+type TriggerMode = "none" | "no senders" | "all";
+const MODES: TriggerMode[] = ["none", "no senders", "all"];
+
+async function setTriggers(db: pg.Client, mode: TriggerMode): Promise<void> {
+  const messages = mode === "none" ? "DISABLE" : "ENABLE";
+  const senders = mode === "all" ? "ENABLE" : "DISABLE";
+  await db.query(`ALTER TABLE messages ${messages} TRIGGER messages_activity_rollup, ${messages} TRIGGER messages_daily_rollup`);
+  await db.query(`ALTER TABLE persona_daily_users ${senders} TRIGGER persona_daily_users_added, ${senders} TRIGGER persona_daily_users_changed`);
+}
+
+/**
+ * Milliseconds per chat-turn statement in each trigger mode, in alternating rounds so that outside
+ * load falls on every mode alike. `newDay`: each turn lands on a day its conversation never had
+ * (a day ahead, different every round), the path where the senders rollup recomputes gaps.
+ */
+async function writeCost(db: pg.Client, newDay: boolean): Promise<Record<TriggerMode, number>> {
+  const times: Record<TriggerMode, number[]> = { none: [], "no senders": [], all: [] };
+  let turn = 0;
+  for (let round = 0; round < WRITE_ROUNDS; round++) {
+    for (const [m, mode] of MODES.entries()) {
+      await setTriggers(db, mode);
+      const days = newDay ? 1 + round * MODES.length + m : 0;
+      for (let i = 0; i < WRITE_TURNS; i++, turn++) {
+        const started = performance.now();
+        await db.query(
+          `INSERT INTO messages (id, conversation_id, user_id, persona_id, role, content, created_at)
+           SELECT gen_random_uuid(), c.id, c.user_id, c.persona_id, r.role, 'bench', now() + $2::int * interval '1 day'
+             FROM conversations c, (VALUES ('user'), ('assistant')) r(role) WHERE c.id = md5('conversation' || $1::int)::uuid`,
+          [(turn * 7919) % CONVERSATIONS, days],
+        );
+        times[mode].push(performance.now() - started);
+      }
+    }
+  }
+  await setTriggers(db, "all");
+  return { none: median(times.none), "no senders": median(times["no senders"]), all: median(times.all) };
+}
 
 async function main(database: { url: string }): Promise<number> {
   console.log(`node ${process.version}; database: PostgreSQL (BENCH_DATABASE_URL, scratch database)`);
@@ -90,22 +148,44 @@ async function main(database: { url: string }): Promise<number> {
   process.stderr.write("generating data in SQL...\n");
   await generate(db, ownerId);
   const busiest = (await db.query<{ id: string }>("SELECT md5('persona1')::uuid::text AS id")).rows[0]!.id;
-  await db.end();
+
+  const knex = knexFactory({ client: "pg", connection: database.url, pool: { min: 0, max: 1 } });
+  const refreshStarted = performance.now();
+  const refreshed = await refreshTrendingScores(knex, trendingSinceHour(new Date()));
+  const refreshMs = performance.now() - refreshStarted;
+  await knex.destroy();
+  await db.query("VACUUM ANALYZE");
 
   process.stderr.write("latency...\n");
   const healthz = await latency(url, () => "/healthz", {}, 200, SAMPLES);
   const q = await latency(url, (i) => `/v1/marketplace?q=${WORDS[i % WORDS.length]}`, {}, 200, SAMPLES);
   const trending = await latency(url, () => "/v1/marketplace?sort=trending", {}, 200, SAMPLES);
   const analytics = await latency(url, () => `/v1/studio/${busiest}/analytics?period=90d`, headers, 200, SAMPLES);
+  const explore = await latency(url, () => "/v1/personas/explore?sort=trending", headers, 200, SAMPLES);
   const sample = await json(url, `/v1/studio/${busiest}/analytics?period=90d`, { headers });
+  const sampleQ = await json(url, `/v1/marketplace?q=${WORDS[0]}`);
+
+  process.stderr.write("write cost...\n");
+  const sameDay = await writeCost(db, false);
+  const newDay = await writeCost(db, true);
+  await db.end();
 
   console.log("");
-  console.log(`busiest persona: ${sample.body.message_count as number} messages in 90 days`);
+  console.log(`busiest persona: ${sample.body.message_count as number} messages, ${sample.body.unique_users as number} users in 90 days`);
+  console.log(`q=${WORDS[0]} matches ${sampleQ.body.total as number} listings`);
+  console.log(`trending refresh (every score from the hourly rollup): ${ms(refreshMs)}, ${refreshed} scores written`);
   console.log(`latency, ${SAMPLES} sequential requests each:`);
   console.log(`  GET /healthz (baseline)            p50 ${ms(healthz.p50)}   p99 ${ms(healthz.p99)}`);
   console.log(`  marketplace list q=<word>          p50 ${ms(q.p50)}   p99 ${ms(q.p99)}   (${(q.p50 / healthz.p50).toFixed(1)} x healthz)`);
   console.log(`  marketplace list sort=trending     p50 ${ms(trending.p50)}   p99 ${ms(trending.p99)}   (${(trending.p50 / healthz.p50).toFixed(1)} x healthz)`);
   console.log(`  analytics period=90d, busiest      p50 ${ms(analytics.p50)}   p99 ${ms(analytics.p99)}   (${(analytics.p50 / healthz.p50).toFixed(1)} x healthz)`);
+  console.log(`  explore sort=trending (no target)  p50 ${ms(explore.p50)}   p99 ${ms(explore.p99)}   (${(explore.p50 / healthz.p50).toFixed(1)} x healthz)`);
+  console.log(`write cost, median of ${WRITE_ROUNDS * WRITE_TURNS} chat-turn statements (2 messages) per mode:`);
+  for (const [label, cost] of [["a day already active", sameDay], ["a new day", newDay]] as const) {
+    console.log(
+      `  ${label.padEnd(20)} no rollup ${ms(cost.none)}   rollups without senders ${ms(cost["no senders"])} (${(cost["no senders"] / cost.none).toFixed(2)} x)   all rollups ${ms(cost.all)} (${(cost.all / cost.none).toFixed(2)} x)`,
+    );
+  }
   const verdict = (ok: boolean) => (ok ? "ok" : "MISSED");
   console.log("");
   console.log(`bench:marketplace q p50 = ${ms(q.p50)} p99 = ${ms(q.p99)} (targets ${TARGETS.qP50}/${TARGETS.qP99} ms) ${verdict(q.p50 <= TARGETS.qP50 && q.p99 <= TARGETS.qP99)}`);

@@ -93,11 +93,6 @@ function withShownFields(knex: Knex, listings: Knex.QueryBuilder): Knex.QueryBui
     );
 }
 
-/** LIKE treats `%`, `_` and the escape character itself as special; a search for them means them. */
-function likeSubstring(text: string): string {
-  return `%${text.replace(/[\\%_]/g, "\\$&")}%`;
-}
-
 const AVERAGE = "(l.rating_sum::float8 / nullif(l.review_count, 0))";
 const LISTING_ORDER: Record<ListingSort, string> = {
   popular: "l.use_count DESC, l.published_at DESC, l.id DESC",
@@ -109,34 +104,39 @@ const LISTING_ORDER: Record<ListingSort, string> = {
 };
 
 /**
- * Listed listings of the filter, over `marketplace_listings as l` alone. `q` matches the stored
- * tsvector of name, description and tags (web-search syntax, English stemming), a substring of
- * the name, or a tag exactly; each arm has its GIN index.
+ * Listed listings of the filter, over `marketplace_listings as l` alone. `q` is one match of the
+ * listing's stored tsvector of name, description and tags (web-search syntax, English stemming)
+ * against its GIN index.
  */
 function matchingListings(knex: Knex, filter: { category?: string; q?: string }): Knex.QueryBuilder {
   const query = knex("marketplace_listings as l").where("l.listed", true);
   if (filter.category) query.where("l.category", filter.category);
-  if (filter.q !== undefined) {
-    const q = filter.q;
-    query.where((match) =>
-      match
-        .whereRaw("l.search_document @@ websearch_to_tsquery('english', ?)", [q])
-        .orWhereRaw("l.search_name ILIKE ? ESCAPE '\\'", [likeSubstring(q)])
-        .orWhereRaw("l.tags @> ARRAY[lower(?::text)]", [q]),
-    );
-  }
+  if (filter.q !== undefined) query.whereRaw("l.search_document @@ websearch_to_tsquery('english', ?)", [filter.q]);
   return query;
 }
 
-/** One page in `sort` and the number of matches; the count reads the listings alone. */
+/** Listed listings of one category or all, from the counters triggers keep (migration 0014). */
+async function countListed(knex: Knex, category?: string): Promise<number> {
+  const query = knex("marketplace_category_counts");
+  if (category) query.where({ category });
+  const row = await query.sum<{ total: string | number | null }[]>({ total: "listings" });
+  return Number(row[0]?.total ?? 0);
+}
+
+/** One page in `sort` and the number of matches: the counters without `q`, the listings alone with it. */
 export async function listListings(knex: Knex, filter: { category?: string; q?: string }, sort: ListingSort, page: PageWindow): Promise<{ rows: ListingView[]; total: number }> {
   const listings = matchingListings(knex, filter);
   if (sort === "trending") listings.join("marketplace_trending as t", "t.listing_id", "l.id");
-  const [rows, counted] = await Promise.all([
-    withShownFields(knex, listings.clone()).orderByRaw(LISTING_ORDER[sort]).limit(page.limit).offset(page.offset) as Promise<ListingView[]>,
-    matchingListings(knex, filter).count<{ count: string | number }[]>({ count: "*" }),
+  const counting = async () => {
+    if (filter.q === undefined) return countListed(knex, filter.category);
+    const [row] = await matchingListings(knex, filter).count<{ count: string | number }[]>({ count: "*" });
+    return Number(row?.count ?? 0);
+  };
+  const [rows, total] = await Promise.all([
+    withShownFields(knex, listings).orderByRaw(LISTING_ORDER[sort]).limit(page.limit).offset(page.offset) as Promise<ListingView[]>,
+    counting(),
   ]);
-  return { rows, total: Number(counted[0]?.count ?? 0) };
+  return { rows, total };
 }
 
 export async function findVisibleListing(base: Knex.QueryBuilder, id: string): Promise<ListingView | undefined> {
@@ -153,8 +153,8 @@ export async function topRatedListings(base: Knex.QueryBuilder, minRatings: numb
 }
 
 export async function countsByCategory(knex: Knex): Promise<Map<string, number>> {
-  const rows: { category: string; count: string | number }[] = await matchingListings(knex, {}).select("l.category").count({ count: "*" }).groupBy("l.category");
-  return new Map(rows.map((row) => [row.category, Number(row.count)]));
+  const rows: { category: string; listings: number }[] = await knex("marketplace_category_counts").select("category", "listings");
+  return new Map(rows.map((row) => [row.category, Number(row.listings)]));
 }
 
 export async function setFeatured(knex: Knex, id: string, reason: string | null, at: Date | null): Promise<boolean> {

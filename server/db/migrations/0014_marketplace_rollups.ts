@@ -12,9 +12,9 @@ import type { Knex } from "knex";
  * - `persona_trending_scores`: every persona's trending score as of the last refresh, and
  *   `marketplace_trending`, the same score per listing with the listing's sort keys, so that the
  *   trending sorts are an index scan;
- * - the listing keeps copies of what it is searched and shown by (its persona's name and description,
- *   whether it is listed at all) with a generated tsvector and GIN indexes, kept by triggers on
- *   personas and users.
+ * - the listing keeps copies of what it is searched by (its persona's name and description) with a
+ *   generated tsvector and its GIN index, and whether it is listed at all, kept by triggers on
+ *   personas and users; `marketplace_category_counts` counts the listed ones per category.
  * Everything is kept by triggers in the writing statement, so it is exact and needs no job.
  */
 
@@ -209,10 +209,47 @@ export async function up(knex: Knex): Promise<void> {
       GENERATED ALWAYS AS (marketplace_listing_document(search_name, search_description, tags)) STORED`);
   // Only listed rows are ever searched, counted or ranked.
   await knex.raw("CREATE INDEX marketplace_listings_search ON marketplace_listings USING gin (search_document) WHERE listed");
-  await knex.raw("CREATE INDEX marketplace_listings_name_trgm ON marketplace_listings USING gin (search_name gin_trgm_ops) WHERE listed");
-  await knex.raw("CREATE INDEX marketplace_listings_tags ON marketplace_listings USING gin (tags) WHERE listed");
   await knex.raw("DROP INDEX marketplace_listings_category");
   await knex.raw("CREATE INDEX marketplace_listings_category ON marketplace_listings (category, published_at DESC, id DESC) WHERE listed");
+
+  // Listed listings per category, so that a list's `total` without `q` and the categories' counts
+  // read at most ten rows. Row triggers move them in the statement that lists, unlists, moves or
+  // deletes a listing (cascades included), under the counter row's lock: exact under concurrency.
+  await knex.schema.createTable("marketplace_category_counts", (table) => {
+    table.text("category").primary();
+    table.integer("listings").notNullable();
+  });
+  await knex.raw(`
+    INSERT INTO marketplace_category_counts (category, listings)
+    SELECT category, count(*) FILTER (WHERE listed) FROM marketplace_listings GROUP BY category`);
+  await knex.raw(`
+    CREATE FUNCTION marketplace_category_count(slug text, delta int) RETURNS void LANGUAGE sql AS $$
+      INSERT INTO marketplace_category_counts AS c (category, listings) VALUES (slug, delta)
+      ON CONFLICT (category) DO UPDATE SET listings = c.listings + excluded.listings $$`);
+  await knex.raw(`
+    CREATE FUNCTION marketplace_listing_counted() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE
+      leaving text;
+      joining text;
+    BEGIN
+      IF TG_OP <> 'INSERT' THEN IF OLD.listed THEN leaving := OLD.category; END IF; END IF;
+      IF TG_OP <> 'DELETE' THEN IF NEW.listed THEN joining := NEW.category; END IF; END IF;
+      IF leaving IS NOT DISTINCT FROM joining THEN RETURN NULL; END IF;
+      -- Two counters in category order, so that two opposite moves cannot deadlock.
+      IF leaving IS NOT NULL AND (joining IS NULL OR leaving < joining) THEN PERFORM marketplace_category_count(leaving, -1); END IF;
+      IF joining IS NOT NULL THEN PERFORM marketplace_category_count(joining, 1); END IF;
+      IF leaving IS NOT NULL AND joining IS NOT NULL AND leaving > joining THEN PERFORM marketplace_category_count(leaving, -1); END IF;
+      RETURN NULL;
+    END $$`);
+  await knex.raw(`
+    CREATE TRIGGER marketplace_listing_counted_insert AFTER INSERT ON marketplace_listings FOR EACH ROW
+    WHEN (NEW.listed) EXECUTE FUNCTION marketplace_listing_counted()`);
+  await knex.raw(`
+    CREATE TRIGGER marketplace_listing_counted_delete AFTER DELETE ON marketplace_listings FOR EACH ROW
+    WHEN (OLD.listed) EXECUTE FUNCTION marketplace_listing_counted()`);
+  await knex.raw(`
+    CREATE TRIGGER marketplace_listing_counted_update AFTER UPDATE OF listed, category ON marketplace_listings FOR EACH ROW
+    WHEN (OLD.listed IS DISTINCT FROM NEW.listed OR OLD.category IS DISTINCT FROM NEW.category) EXECUTE FUNCTION marketplace_listing_counted()`);
 
   // The trending score per listing with the listing's order keys, narrow so that refreshing scores
   // touches no wide row and no full-text index; the trending sort reads its index.
@@ -305,6 +342,10 @@ export async function down(knex: Knex): Promise<void> {
   }
   await knex.raw("DROP TRIGGER marketplace_creator_changed ON users");
   await knex.raw("DROP TRIGGER marketplace_persona_changed ON personas");
+  for (const event of ["insert", "delete", "update"]) await knex.raw(`DROP TRIGGER marketplace_listing_counted_${event} ON marketplace_listings`);
+  await knex.raw("DROP FUNCTION marketplace_listing_counted()");
+  await knex.raw("DROP FUNCTION marketplace_category_count(text, int)");
+  await knex.schema.dropTable("marketplace_category_counts");
   await knex.raw("DROP TRIGGER marketplace_listing_ranked ON marketplace_listings");
   await knex.raw("DROP TRIGGER marketplace_listing_fill ON marketplace_listings");
   for (const fn of ["marketplace_scores_dropped", "marketplace_scores_saved", "marketplace_creator_changed", "marketplace_persona_changed", "marketplace_listing_ranked", "marketplace_listing_fill"]) {
@@ -313,7 +354,7 @@ export async function down(knex: Knex): Promise<void> {
   await knex.schema.dropTable("marketplace_trending");
   await knex.raw("DROP INDEX marketplace_listings_category");
   await knex.raw("CREATE INDEX marketplace_listings_category ON marketplace_listings (category, published_at DESC, id DESC)");
-  for (const index of ["marketplace_listings_search", "marketplace_listings_name_trgm", "marketplace_listings_tags"]) await knex.raw(`DROP INDEX ${index}`);
+  await knex.raw("DROP INDEX marketplace_listings_search");
   await knex.raw("ALTER TABLE marketplace_listings DROP COLUMN search_document, DROP COLUMN search_name, DROP COLUMN search_description, DROP COLUMN listed");
   await knex.raw("DROP FUNCTION marketplace_listing_document(text, text, text[])");
   await knex.schema.dropTable("persona_trending_scores");

@@ -115,31 +115,35 @@ async function setTriggers(db: pg.Client, mode: TriggerMode): Promise<void> {
 }
 
 /**
- * Milliseconds per chat-turn statement in each trigger mode, in alternating rounds so that outside
- * load falls on every mode alike. `newDay`: each turn lands on a day its conversation never had
- * (a day ahead, different every round), the path where the senders rollup recomputes gaps.
+ * Milliseconds per chat-turn statement in each trigger mode, on a day its conversation already had
+ * and on a day it never had (a day ahead, different every time: the path where the senders rollup
+ * recomputes gaps). Modes and kinds alternate within each round, so that outside load and caches
+ * fall on all alike; a first round, not counted, makes today a day every conversation has.
  */
-async function writeCost(db: pg.Client, newDay: boolean): Promise<Record<TriggerMode, number>> {
-  const times: Record<TriggerMode, number[]> = { none: [], "no senders": [], all: [] };
-  let turn = 0;
-  for (let round = 0; round < WRITE_ROUNDS; round++) {
-    for (const [m, mode] of MODES.entries()) {
+async function writeCost(db: pg.Client): Promise<Record<"sameDay" | "newDay", Record<TriggerMode, number>>> {
+  const times = { sameDay: { none: [] as number[], "no senders": [] as number[], all: [] as number[] }, newDay: { none: [] as number[], "no senders": [] as number[], all: [] as number[] } };
+  let future = 0;
+  for (let round = -1; round < WRITE_ROUNDS; round++) {
+    for (const mode of MODES) {
       await setTriggers(db, mode);
-      const days = newDay ? 1 + round * MODES.length + m : 0;
-      for (let i = 0; i < WRITE_TURNS; i++, turn++) {
-        const started = performance.now();
-        await db.query(
-          `INSERT INTO messages (id, conversation_id, user_id, persona_id, role, content, created_at)
-           SELECT gen_random_uuid(), c.id, c.user_id, c.persona_id, r.role, 'bench', now() + $2::int * interval '1 day'
-             FROM conversations c, (VALUES ('user'), ('assistant')) r(role) WHERE c.id = md5('conversation' || $1::int)::uuid`,
-          [(turn * 7919) % CONVERSATIONS, days],
-        );
-        times[mode].push(performance.now() - started);
+      for (const kind of ["sameDay", "newDay"] as const) {
+        const days = kind === "sameDay" ? 0 : ++future;
+        for (let i = 0; i < WRITE_TURNS; i++) {
+          const started = performance.now();
+          await db.query(
+            `INSERT INTO messages (id, conversation_id, user_id, persona_id, role, content, created_at)
+             SELECT gen_random_uuid(), c.id, c.user_id, c.persona_id, r.role, 'bench', now() + $2::int * interval '1 day'
+               FROM conversations c, (VALUES ('user'), ('assistant')) r(role) WHERE c.id = md5('conversation' || $1::int)::uuid`,
+            [(i * 7919) % CONVERSATIONS, days],
+          );
+          if (round >= 0) times[kind][mode].push(performance.now() - started);
+        }
       }
     }
   }
   await setTriggers(db, "all");
-  return { none: median(times.none), "no senders": median(times["no senders"]), all: median(times.all) };
+  const medians = (of: Record<TriggerMode, number[]>) => ({ none: median(of.none), "no senders": median(of["no senders"]), all: median(of.all) });
+  return { sameDay: medians(times.sameDay), newDay: medians(times.newDay) };
 }
 
 async function main(database: { url: string }): Promise<number> {
@@ -173,6 +177,7 @@ async function main(database: { url: string }): Promise<number> {
 
   process.stderr.write("latency...\n");
   const healthz = await latency(url, () => "/healthz", {}, 200, SAMPLES);
+  const categories = await latency(url, () => "/v1/marketplace/categories", {}, 200, SAMPLES);
   const q = await latency(url, (i) => `/v1/marketplace?q=${WORDS[i % WORDS.length]}`, {}, 200, SAMPLES);
   const trending = await latency(url, () => "/v1/marketplace?sort=trending", {}, 200, SAMPLES);
   const analytics = await latency(url, () => `/v1/studio/${busiest}/analytics?period=90d`, headers, 200, SAMPLES);
@@ -181,8 +186,7 @@ async function main(database: { url: string }): Promise<number> {
   const sampleQ = await json(url, `/v1/marketplace?q=${WORDS[0]}`);
 
   process.stderr.write("write cost...\n");
-  const sameDay = await writeCost(db, false);
-  const newDay = await writeCost(db, true);
+  const { sameDay, newDay } = await writeCost(db);
   await db.end();
 
   console.log("");
@@ -191,6 +195,7 @@ async function main(database: { url: string }): Promise<number> {
   console.log(`trending refresh (every score from the hourly rollup): ${ms(refreshMs)}, ${refreshed} scores written`);
   console.log(`latency, ${SAMPLES} sequential requests each:`);
   console.log(`  GET /healthz (baseline)            p50 ${ms(healthz.p50)}   p99 ${ms(healthz.p99)}`);
+  console.log(`  marketplace categories (10 rows)   p50 ${ms(categories.p50)}   p99 ${ms(categories.p99)}   (${(categories.p50 / healthz.p50).toFixed(1)} x healthz)`);
   console.log(`  marketplace list q=<word>          p50 ${ms(q.p50)}   p99 ${ms(q.p99)}   (${(q.p50 / healthz.p50).toFixed(1)} x healthz)`);
   console.log(`  marketplace list sort=trending     p50 ${ms(trending.p50)}   p99 ${ms(trending.p99)}   (${(trending.p50 / healthz.p50).toFixed(1)} x healthz)`);
   console.log(`  analytics period=90d, busiest      p50 ${ms(analytics.p50)}   p99 ${ms(analytics.p99)}   (${(analytics.p50 / healthz.p50).toFixed(1)} x healthz)`);

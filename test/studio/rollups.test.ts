@@ -166,6 +166,28 @@ describe("daily rollups", () => {
       }
     }
     await expectConsistent();
+    // One statement over every user and many days, as an import would write.
+    const { knex } = service.services.db;
+    const bulk = users.map((user) => ({ user, id: uuidv7() }));
+    await knex("conversations").insert(bulk.map(({ user, id }) => ({ id, user_id: user.id, persona_id: personaId, title: null, message_count: 0, created_at: clock, updated_at: clock })));
+    await knex("messages").insert(
+      Array.from({ length: 300 }, () => {
+        const { user, id } = bulk[Math.floor(next() * bulk.length)]!;
+        const at = new Date(clock.getTime() - Math.floor(next() * 120 * DAY_MS));
+        return { id: uuidv7(), conversation_id: id, user_id: user.id, persona_id: personaId, role: next() < 0.5 ? "user" : "assistant", content: "Hi", created_at: at };
+      }),
+    );
+    await expectConsistent();
+  });
+
+  it("stay exact when one user's days arrive in concurrent transactions", async () => {
+    const [a, b] = users as [TestUser, TestUser];
+    const ids = await Promise.all([a, b].map((user) => conversation(user, [[60, "user"]])));
+    // Twenty statements at once, each a new day of the same two users, newest and oldest mixed.
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) => addMessages(ids[i % 2]!, i % 2 === 0 ? a : b, [[(i * 7) % 45, "user"], [(i * 7) % 45, "assistant"]])),
+    );
+    await expectConsistent();
   });
 
   it("forget a deleted conversation and a deleted message", async () => {

@@ -23,8 +23,9 @@ const DAY = "floor(extract(epoch FROM created_at) / 86400)::int";
 
 /**
  * Computes the three daily rollups from the stored messages, replacing what they held. The
- * migration runs it before the triggers exist; anything else must disable the triggers on
- * persona_daily_users around it (bench/marketplace.ts does, for a bulk load).
+ * migration runs it before the triggers exist; elsewhere persona_daily_users must be empty or its
+ * delete trigger disabled (bench/marketplace.ts runs it after a bulk load with the rollup
+ * triggers off, when the table is empty).
  */
 export async function rebuildDailyRollups(knex: Knex): Promise<void> {
   for (const table of ["persona_daily_senders", "persona_daily_messages", "persona_daily_users"]) await knex.raw(`DELETE FROM ${table}`);
@@ -63,42 +64,6 @@ export async function up(knex: Knex): Promise<void> {
   // Rebuilt from the messages, persona_daily_users included: until now deletions were not subtracted.
   await rebuildDailyRollups(knex);
 
-  // New messages: the hourly trending rollup (migration 0007) is untouched; the daily ones move here.
-  await knex.raw(`
-    CREATE OR REPLACE FUNCTION persona_daily_rollup() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-      INSERT INTO persona_daily_users (persona_id, day, user_id, messages, sent)
-      SELECT persona_id, ${DAY}, user_id, count(*), count(*) FILTER (WHERE role = 'user')
-        FROM new_messages GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
-      ON CONFLICT (persona_id, day, user_id) DO UPDATE SET
-        messages = persona_daily_users.messages + excluded.messages, sent = persona_daily_users.sent + excluded.sent;
-      INSERT INTO persona_daily_messages (persona_id, day, messages)
-      SELECT persona_id, ${DAY}, count(*) FROM new_messages GROUP BY 1, 2 ORDER BY 1, 2
-      ON CONFLICT (persona_id, day) DO UPDATE SET messages = persona_daily_messages.messages + excluded.messages;
-      RETURN NULL;
-    END $$`);
-  // Deleted messages (a conversation, a persona, a purged account) leave both daily rollups; rows
-  // of a persona being deleted are gone already or going, so nothing is inserted here.
-  await knex.raw(`
-    CREATE FUNCTION persona_daily_forget() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-      UPDATE persona_daily_users d SET messages = d.messages - g.messages, sent = d.sent - g.sent
-        FROM (SELECT persona_id, ${DAY} AS day, user_id, count(*) AS messages, count(*) FILTER (WHERE role = 'user') AS sent
-                FROM old_messages GROUP BY 1, 2, 3) g
-       WHERE d.persona_id = g.persona_id AND d.day = g.day AND d.user_id = g.user_id;
-      DELETE FROM persona_daily_users d USING (SELECT DISTINCT persona_id, ${DAY} AS day, user_id FROM old_messages) g
-       WHERE d.persona_id = g.persona_id AND d.day = g.day AND d.user_id = g.user_id AND d.messages <= 0;
-      UPDATE persona_daily_messages d SET messages = d.messages - g.messages
-        FROM (SELECT persona_id, ${DAY} AS day, count(*) AS messages FROM old_messages GROUP BY 1, 2) g
-       WHERE d.persona_id = g.persona_id AND d.day = g.day;
-      DELETE FROM persona_daily_messages d USING (SELECT DISTINCT persona_id, ${DAY} AS day FROM old_messages) g
-       WHERE d.persona_id = g.persona_id AND d.day = g.day AND d.messages <= 0;
-      RETURN NULL;
-    END $$`);
-  await knex.raw(`
-    CREATE TRIGGER messages_daily_forget AFTER DELETE ON messages
-    REFERENCING OLD TABLE AS old_messages FOR EACH STATEMENT EXECUTE FUNCTION persona_daily_forget()`);
-
   // Sending days that appeared (+1) or went (-1), per persona and user: the senders rollup moves
   // by the difference between the gaps of the user's days before and after. Only days within 90
   // of a change can change gap (gaps are capped at 90), so only those are read. A lock per persona
@@ -121,21 +86,22 @@ export async function up(knex: Knex): Promise<void> {
         SELECT c.* FROM unnest(p_personas, p_users, p_days, p_deltas) AS c(persona_id, user_id, day, delta)
          WHERE EXISTS (SELECT 1 FROM personas x WHERE x.id = c.persona_id)),
       pairs AS (SELECT persona_id, user_id, min(day) - 90 AS lo, max(day) + 90 AS hi FROM ch GROUP BY 1, 2),
-      after AS (
-        SELECT d.persona_id, d.user_id, d.day FROM persona_daily_users d
-          JOIN pairs p ON p.user_id = d.user_id AND p.persona_id = d.persona_id AND d.day BETWEEN p.lo AND p.hi
-         WHERE d.sent > 0),
-      before AS (
-        SELECT * FROM after a WHERE NOT EXISTS (
-          SELECT 1 FROM ch WHERE ch.delta > 0 AND ch.persona_id = a.persona_id AND ch.user_id = a.user_id AND ch.day = a.day)
-        UNION ALL
-        SELECT persona_id, user_id, day FROM ch WHERE delta < 0),
+      -- Each day of the window once: sending now, and whether it was before this statement's change.
+      -- Grouped rather than joined, so that no plan can pair every change with every day.
+      days AS (
+        SELECT persona_id, user_id, day, bool_or(sending) AS sending_after, sum(delta) AS delta FROM (
+          SELECT d.persona_id, d.user_id, d.day, true AS sending, 0 AS delta FROM persona_daily_users d
+            JOIN pairs p ON p.user_id = d.user_id AND p.persona_id = d.persona_id AND d.day BETWEEN p.lo AND p.hi
+           WHERE d.sent > 0
+          UNION ALL
+          SELECT persona_id, user_id, day, false, delta FROM ch) u
+        GROUP BY 1, 2, 3),
       gaps AS (
         SELECT persona_id, day, coalesce(least(day - lag(day) OVER w, 90), 90) AS gap, 1 AS n
-          FROM after WINDOW w AS (PARTITION BY persona_id, user_id ORDER BY day)
+          FROM days WHERE sending_after WINDOW w AS (PARTITION BY persona_id, user_id ORDER BY day)
         UNION ALL
         SELECT persona_id, day, coalesce(least(day - lag(day) OVER w, 90), 90), -1
-          FROM before WINDOW w AS (PARTITION BY persona_id, user_id ORDER BY day)),
+          FROM days WHERE (sending_after AND delta <= 0) OR delta < 0 WINDOW w AS (PARTITION BY persona_id, user_id ORDER BY day)),
       delta AS (SELECT persona_id, day, gap::smallint AS gap, sum(n)::int AS n FROM gaps GROUP BY 1, 2, 3 HAVING sum(n) <> 0)
       SELECT array_agg(persona_id ORDER BY persona_id, day, gap), array_agg(day ORDER BY persona_id, day, gap),
              array_agg(gap ORDER BY persona_id, day, gap), array_agg(n ORDER BY persona_id, day, gap)
@@ -147,28 +113,64 @@ export async function up(knex: Knex): Promise<void> {
       DELETE FROM persona_daily_senders s USING unnest(d_personas, d_days, d_gaps) AS c(persona_id, day, gap)
        WHERE s.persona_id = c.persona_id AND s.day = c.day AND s.gap = c.gap AND s.users <= 0;
     END $$`);
-  // Custom plans of the statement above cost more to make than to run (measured ~3x per call).
+  // Custom plans of the statement above cost more to make than to run (~3x per call, measured);
+  // the statement is written so that a generic plan cannot go quadratic on a bulk change.
   await knex.raw("ALTER FUNCTION persona_senders_shift(uuid[], uuid[], int[], int[]) SET plan_cache_mode = force_generic_plan");
-  // Whatever changes persona_daily_users (new messages, deletions, the purge's cascade) moves the senders.
+  // New messages: the hourly trending rollup (migration 0007) is untouched; the daily ones move
+  // here. The days a user starts sending on (the upsert's new `sent` equals what this statement
+  // added) move the senders, in this one call: a trigger per event on persona_daily_users would see
+  // an upsert's inserts and updates in two calls, each taking the other's changes for the past.
   await knex.raw(`
-    CREATE FUNCTION persona_senders_added() RETURNS trigger LANGUAGE plpgsql AS $$
+    CREATE OR REPLACE FUNCTION persona_daily_rollup() RETURNS trigger LANGUAGE plpgsql AS $$
     DECLARE p uuid[]; u uuid[]; d int[]; n int[];
     BEGIN
-      SELECT array_agg(persona_id), array_agg(user_id), array_agg(day), array_agg(1) INTO p, u, d, n FROM added WHERE sent > 0;
+      WITH g AS (
+        SELECT persona_id, ${DAY} AS day, user_id, count(*)::int AS messages, (count(*) FILTER (WHERE role = 'user'))::int AS sent
+          FROM new_messages GROUP BY 1, 2, 3),
+      saved AS (
+        INSERT INTO persona_daily_users AS s (persona_id, day, user_id, messages, sent)
+        SELECT * FROM g ORDER BY 1, 2, 3
+        ON CONFLICT (persona_id, day, user_id) DO UPDATE SET messages = s.messages + excluded.messages, sent = s.sent + excluded.sent
+        RETURNING s.persona_id, s.day, s.user_id, s.sent)
+      SELECT array_agg(saved.persona_id), array_agg(saved.user_id), array_agg(saved.day), array_agg(1) INTO p, u, d, n
+        FROM saved JOIN g ON g.persona_id = saved.persona_id AND g.day = saved.day AND g.user_id = saved.user_id
+       WHERE g.sent > 0 AND saved.sent = g.sent;
       IF p IS NOT NULL THEN PERFORM persona_senders_shift(p, u, d, n); END IF;
+      INSERT INTO persona_daily_messages (persona_id, day, messages)
+      SELECT persona_id, ${DAY}, count(*) FROM new_messages GROUP BY 1, 2 ORDER BY 1, 2
+      ON CONFLICT (persona_id, day) DO UPDATE SET messages = persona_daily_messages.messages + excluded.messages;
+      RETURN NULL;
+    END $$`);
+  // Deleted messages (a conversation, a persona, a purged account) leave the daily rollups, and the
+  // days a user stops sending on leave the senders; rows of a persona being deleted are gone
+  // already or going, so nothing is inserted here. A row left with no message holds no sender.
+  await knex.raw(`
+    CREATE FUNCTION persona_daily_forget() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE p uuid[]; u uuid[]; d int[]; n int[];
+    BEGIN
+      WITH g AS (
+        SELECT persona_id, ${DAY} AS day, user_id, count(*)::int AS messages, (count(*) FILTER (WHERE role = 'user'))::int AS sent
+          FROM old_messages GROUP BY 1, 2, 3),
+      saved AS (
+        UPDATE persona_daily_users s SET messages = s.messages - g.messages, sent = s.sent - g.sent
+          FROM g WHERE s.persona_id = g.persona_id AND s.day = g.day AND s.user_id = g.user_id
+        RETURNING s.persona_id, s.day, s.user_id, s.sent, g.sent AS removed)
+      SELECT array_agg(persona_id), array_agg(user_id), array_agg(day), array_agg(-1) INTO p, u, d, n
+        FROM saved WHERE sent <= 0 AND removed > 0;
+      IF p IS NOT NULL THEN PERFORM persona_senders_shift(p, u, d, n); END IF;
+      DELETE FROM persona_daily_users s USING (SELECT DISTINCT persona_id, ${DAY} AS day, user_id FROM old_messages) g
+       WHERE s.persona_id = g.persona_id AND s.day = g.day AND s.user_id = g.user_id AND s.messages <= 0;
+      UPDATE persona_daily_messages s SET messages = s.messages - g.messages
+        FROM (SELECT persona_id, ${DAY} AS day, count(*) AS messages FROM old_messages GROUP BY 1, 2) g
+       WHERE s.persona_id = g.persona_id AND s.day = g.day;
+      DELETE FROM persona_daily_messages s USING (SELECT DISTINCT persona_id, ${DAY} AS day FROM old_messages) g
+       WHERE s.persona_id = g.persona_id AND s.day = g.day AND s.messages <= 0;
       RETURN NULL;
     END $$`);
   await knex.raw(`
-    CREATE FUNCTION persona_senders_changed() RETURNS trigger LANGUAGE plpgsql AS $$
-    DECLARE p uuid[]; u uuid[]; d int[]; n int[];
-    BEGIN
-      SELECT array_agg(a.persona_id), array_agg(a.user_id), array_agg(a.day), array_agg(CASE WHEN a.sent > 0 THEN 1 ELSE -1 END)
-        INTO p, u, d, n
-        FROM changed_after a JOIN changed_before b ON b.persona_id = a.persona_id AND b.day = a.day AND b.user_id = a.user_id
-       WHERE (a.sent > 0) <> (b.sent > 0);
-      IF p IS NOT NULL THEN PERFORM persona_senders_shift(p, u, d, n); END IF;
-      RETURN NULL;
-    END $$`);
+    CREATE TRIGGER messages_daily_forget AFTER DELETE ON messages
+    REFERENCING OLD TABLE AS old_messages FOR EACH STATEMENT EXECUTE FUNCTION persona_daily_forget()`);
+  // Rows the purge's cascade deletes (a user's, with their messages possibly still there) leave the senders too.
   await knex.raw(`
     CREATE FUNCTION persona_senders_removed() RETURNS trigger LANGUAGE plpgsql AS $$
     DECLARE p uuid[]; u uuid[]; d int[]; n int[];
@@ -177,12 +179,6 @@ export async function up(knex: Knex): Promise<void> {
       IF p IS NOT NULL THEN PERFORM persona_senders_shift(p, u, d, n); END IF;
       RETURN NULL;
     END $$`);
-  await knex.raw(`
-    CREATE TRIGGER persona_daily_users_added AFTER INSERT ON persona_daily_users
-    REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION persona_senders_added()`);
-  await knex.raw(`
-    CREATE TRIGGER persona_daily_users_changed AFTER UPDATE ON persona_daily_users
-    REFERENCING OLD TABLE AS changed_before NEW TABLE AS changed_after FOR EACH STATEMENT EXECUTE FUNCTION persona_senders_changed()`);
   await knex.raw(`
     CREATE TRIGGER persona_daily_users_removed AFTER DELETE ON persona_daily_users
     REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION persona_senders_removed()`);
@@ -368,10 +364,8 @@ export async function down(knex: Knex): Promise<void> {
   await knex.raw("DROP FUNCTION marketplace_listing_document(text, text, text[])");
   await knex.schema.dropTable("persona_trending_scores");
 
-  await knex.raw("DROP TRIGGER persona_daily_users_added ON persona_daily_users");
-  await knex.raw("DROP TRIGGER persona_daily_users_changed ON persona_daily_users");
   await knex.raw("DROP TRIGGER persona_daily_users_removed ON persona_daily_users");
-  for (const fn of ["persona_senders_added", "persona_senders_changed", "persona_senders_removed"]) await knex.raw(`DROP FUNCTION ${fn}()`);
+  await knex.raw("DROP FUNCTION persona_senders_removed()");
   await knex.raw("DROP FUNCTION persona_senders_shift(uuid[], uuid[], int[], int[])");
   await knex.raw("DROP TRIGGER messages_daily_forget ON messages");
   await knex.raw("DROP FUNCTION persona_daily_forget()");

@@ -50,6 +50,9 @@ async function generate(db: pg.Client, knex: Knex, ownerId: string): Promise<voi
     process.stderr.write(`  ${label}: ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
   };
   const words = `ARRAY[${WORDS.map((w) => `'${w}'`).join(",")}]`;
+  // Generating sorts millions of rows (grouping into rollups); the default 4 MB would spill every
+  // sort to disk. Only this session and the rebuild's, never the server under test.
+  await db.query("SET work_mem = '256MB'");
   await step(`${USERS} users`, `INSERT INTO users (id, email, username, password_hash, display_name, email_verified, plan, created_at, updated_at)
      SELECT md5('user' || i)::uuid, 'u' || i || '@bench.example', 'user_' || i, 'x', 'User ' || i, true, 'free', now(), now() FROM generate_series(1, $1::int) i`, [USERS]);
   // Persona 1 is the busiest and belongs to the registered owner, who asks for its analytics.
@@ -90,10 +93,13 @@ async function generate(db: pg.Client, knex: Knex, ownerId: string): Promise<voi
   if (BULK) {
     await step("hourly rollup", "INSERT INTO persona_activity_hourly (persona_id, hour, messages) SELECT persona_id, floor(extract(epoch FROM created_at) / 3600)::int, count(*) FROM messages GROUP BY 1, 2");
     const rebuilt = performance.now();
+    await knex.raw("SET work_mem = '256MB'");
     await rebuildDailyRollups(knex);
+    await knex.raw("RESET work_mem");
     await db.query("ALTER TABLE messages ENABLE TRIGGER messages_activity_rollup, ENABLE TRIGGER messages_daily_rollup");
     process.stderr.write(`  daily rollups (migration 0014's rebuild): ${((performance.now() - rebuilt) / 1000).toFixed(1)} s\n`);
   }
+  await db.query("RESET work_mem");
   await step("VACUUM ANALYZE", "VACUUM ANALYZE");
 }
 

@@ -6,8 +6,9 @@
 // An area: any folder of server/ that is not part of the toolkit.
 const AREA = "^server/(?!(?:http|db|events|jobs|providers)/)[^/]+/";
 const TOOLKIT = "^server/(http|db|events|jobs|providers)/";
-// Above the areas: the entry, the runtime, the app and the two registries of the areas.
-const TOP = "^server/(main|runtime|app|handlers|tasks)\\.ts$";
+// Above the areas: the entry, the runtime, the app and the registries of the areas (handlers,
+// tasks, account-data sections).
+const TOP = "^server/(main|runtime|app|handlers|tasks|account-sections)\\.ts$";
 
 
 /** @type {import("dependency-cruiser").IConfiguration} */
@@ -63,10 +64,10 @@ export default {
     },
     {
       name: "registries-only-from-app",
-      comment: "handlers.ts and tasks.ts sit above the areas: only the app and the runtime read them.",
+      comment: "The registries sit above the areas: only the app and the runtime read them (tasks.ts hands the account-data sections to the export and purge jobs).",
       severity: "error",
-      from: { path: "^server/", pathNot: "^server/(main|runtime|app)\\.ts$" },
-      to: { path: "^server/(handlers|tasks)\\.ts$" },
+      from: { path: "^server/", pathNot: "^server/(main|runtime|app|tasks)\\.ts$" },
+      to: { path: "^server/(handlers|tasks|account-sections)\\.ts$" },
     },
     {
       name: "areas-not-up",

@@ -1,5 +1,5 @@
 import { createInterface } from "node:readline";
-import type { ApiClient, Schemas } from "./client.ts";
+import type { PersonaClient, Schemas } from "../sdk/src/index.ts";
 import { describeError } from "./errors.ts";
 import type { Output } from "./output.ts";
 
@@ -13,7 +13,7 @@ export interface ChatTarget {
 }
 
 interface SessionOptions {
-  client: ApiClient;
+  client: PersonaClient;
   baseUrl: string;
   out: Output;
   target: ChatTarget;

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { createApiClient, type ApiClient } from "./client.ts";
+import { createClient, type PersonaClient } from "../sdk/src/index.ts";
 import { loadLogin, saveLogin, type StoredLogin } from "./credentials.ts";
 import { notLoggedIn, usageError } from "./errors.ts";
 import { createOutput, type Output } from "./output.ts";
@@ -20,9 +20,11 @@ export interface Context {
   /** The stored login, whatever server it is for. */
   login: StoredLogin | undefined;
   /** A client with the caller's credentials; throws "not logged in" (exit 3) when there are none. */
-  client: () => ApiClient;
+  client: () => PersonaClient;
   /** A client without credentials (login and register). */
-  anonymousClient: () => ApiClient;
+  anonymousClient: () => PersonaClient;
+  /** The caller's client when there are credentials, else an anonymous one (credential-free operations). */
+  clientIfAny: () => PersonaClient;
 }
 
 /**
@@ -44,11 +46,11 @@ export async function contextOf(command: Command): Promise<Context> {
   const apiKey = options.apiKey ?? env.apiKey;
   const stored = login && login.base_url === baseUrl ? login : undefined;
 
-  const client = (): ApiClient => {
-    if (apiKey) return createApiClient({ baseUrl, apiKey });
+  const client = (): PersonaClient => {
+    if (apiKey) return createClient({ baseUrl, apiKey });
     if (!stored) throw notLoggedIn(baseUrl);
-    if (stored.auth.type === "api_key") return createApiClient({ baseUrl, apiKey: stored.auth.api_key });
-    return createApiClient({
+    if (stored.auth.type === "api_key") return createClient({ baseUrl, apiKey: stored.auth.api_key });
+    return createClient({
       baseUrl,
       accessToken: stored.auth.access_token,
       refreshToken: stored.auth.refresh_token,
@@ -59,5 +61,7 @@ export async function contextOf(command: Command): Promise<Context> {
         ),
     });
   };
-  return { out, env, baseUrl, login, client, anonymousClient: () => createApiClient({ baseUrl }) };
+  const anonymousClient = () => createClient({ baseUrl });
+  const clientIfAny = () => (apiKey || stored ? client() : anonymousClient());
+  return { out, env, baseUrl, login, client, anonymousClient, clientIfAny };
 }

@@ -74,6 +74,13 @@ function networkReason(error: Error): string | undefined {
   return undefined;
 }
 
+/** A file given on the command line that cannot be read, named without Node's errno prefix. */
+function fileProblem(error: Error): string | undefined {
+  const { code, path } = error as NodeJS.ErrnoException;
+  const reason = code === "ENOENT" ? "no such file" : code === "EISDIR" ? "a directory, not a file" : code === "EACCES" ? "permission denied" : undefined;
+  return reason && typeof path === "string" ? `${path}: ${reason}` : undefined;
+}
+
 /** What the CLI says of an error that reaches its top: a line for people, fields for `--json`. */
 export interface DescribedError {
   message: string;
@@ -106,6 +113,8 @@ export function describeError(error: unknown, baseUrl?: string): DescribedError 
   if (error instanceof Error) {
     const reason = networkReason(error);
     if (reason) return { message: `cannot reach ${baseUrl ?? "the server"} (${reason})`, exitCode: EXIT.error, code: "unreachable" };
+    const file = fileProblem(error);
+    if (file) return { message: file, exitCode: EXIT.error, code: "file" };
     return { message: error.message, exitCode: EXIT.error, code: "error" };
   }
   return { message: String(error), exitCode: EXIT.error, code: "error" };

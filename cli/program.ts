@@ -1,4 +1,5 @@
 import { Command, Option } from "commander";
+import { registerApiCommand } from "./commands/api.ts";
 import { registerAuthCommands } from "./commands/auth.ts";
 import { registerChatCommand } from "./commands/chat.ts";
 import { registerConversationCommands } from "./commands/conversations.ts";
@@ -42,6 +43,7 @@ export function buildProgram(): Command {
           "persona personas create --name Orion --instructions 'You are a stargazing guide.'",
           "persona chat Orion",
           "persona keys list --json | jq '.data[].id'",
+          "persona api personas_list --limit 5",
         ]),
     );
 
@@ -61,5 +63,6 @@ export function buildProgram(): Command {
   registerExportCommand(program);
   registerWebhookCommands(program);
   registerMediaCommands(program);
+  registerApiCommand(program);
   return program;
 }

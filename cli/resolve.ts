@@ -1,4 +1,4 @@
-import type { ApiClient } from "./client.ts";
+import type { PersonaClient } from "../sdk/src/index.ts";
 import { CliError, EXIT, usageError } from "./errors.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -8,15 +8,12 @@ export const isUuid = (value: string) => UUID.test(value);
  * A persona given by id or, for people at a terminal, by the name of one of their own personas
  * (case-insensitive, exact). Ambiguous names are refused rather than guessed.
  */
-export async function resolvePersonaId(client: ApiClient, ref: string): Promise<string> {
+export async function resolvePersonaId(client: PersonaClient, ref: string): Promise<string> {
   if (isUuid(ref)) return ref;
   const wanted = ref.trim().toLowerCase();
   const matches: { id: string; name: string }[] = [];
-  for (let offset = 0; ; ) {
-    const page = await client.personas.list({ limit: 100, offset });
-    matches.push(...page.data.filter((p) => p.name.toLowerCase() === wanted));
-    offset += page.data.length;
-    if (page.data.length === 0 || offset >= page.total) break;
+  for await (const persona of client.personas.list({ limit: 100 })) {
+    if (persona.name.toLowerCase() === wanted) matches.push(persona);
   }
   if (matches.length === 1) return matches[0]!.id;
   if (matches.length === 0) throw new CliError(`no persona of yours is named "${ref}" (give its id instead)`, EXIT.notFound, "not_found");

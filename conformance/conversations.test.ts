@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect } from "vitest";
 import { call } from "./support/client.ts";
-import { contract } from "./support/contract.ts";
+import { contract } from "../test/support/contract.ts";
 import { createPersona, registerUser, type TestUser } from "./support/fixtures.ts";
 import { op } from "./support/op.ts";
 import { idOr } from "./support/placeholders.ts";
-import { schemaErrors } from "./support/schema.ts";
-import { parseSse } from "./support/sse.ts";
+import { schemaErrors } from "../test/support/schema.ts";
+import { parseSse } from "../test/support/sse.ts";
 import { target } from "./support/target.ts";
 
 // The data of each stream event, by event name (the contract declares them as named schemas).
@@ -49,7 +49,7 @@ describe("conversations", () => {
     });
     if (answer.status !== 200) return;
     expect(answer.contentType).toBe("text/event-stream");
-    const events = parseSse(answer.text);
+    const { events } = parseSse(answer.text);
     expect(events.length).toBeGreaterThan(0);
     for (const event of events) {
       const schema = EVENT_SCHEMAS[event.event];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { contract } from "./support/contract.ts";
+import { contract } from "../test/support/contract.ts";
 import { target } from "./support/target.ts";
 
 // The mock answers each error status with that status's own example (issue 13, items 3 and 5):

@@ -3,6 +3,23 @@ import { call } from "./support/client.ts";
 import { op } from "./support/op.ts";
 
 describe("ops", () => {
+  op("ops_index", async () => {
+    await call("ops_index", { expect: [200] });
+  });
+
+  op("ops_openapi_yaml", async () => {
+    await call("ops_openapi_yaml", { expect: [200] });
+  });
+
+  op("ops_openapi_json", async () => {
+    await call("ops_openapi_json", { expect: [200] });
+  });
+
+  // Rendering takes seconds the first time (Redocly builds the page on demand).
+  op("ops_docs", async () => {
+    await call("ops_docs", { expect: [200, 503] });
+  }, 180_000);
+
   op("ops_healthz", async () => {
     await call("ops_healthz", { expect: [200] });
   });

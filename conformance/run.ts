@@ -9,8 +9,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startMailCatcher, type MailCatcher } from "./driver/mail-catcher.ts";
-import { freePort, run, start, type Running } from "./driver/processes.ts";
 import { formatCoverage, type Coverage } from "./support/coverage.ts";
+import { freePort, runToEnd, startProcess, type RunningProcess } from "../test/support/processes.ts";
 
 type Target = "real" | "mock" | "proxy";
 const TARGETS: Target[] = ["real", "mock", "proxy"];
@@ -23,7 +23,7 @@ const targets = targetArgs.length ? (targetArgs as Target[]) : TARGETS;
 const external = process.env.BASE_URL;
 if (external && targets.length !== 1) throw new Error("with BASE_URL set, name the one target it is: --target=real, mock or proxy");
 
-const started: Running[] = [];
+const started: RunningProcess[] = [];
 let mail: MailCatcher | undefined;
 const summaries = mkdtempSync(join(tmpdir(), "persona-conformance-summary-"));
 
@@ -36,11 +36,11 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, () => void stopAll().then(() => process.exit(130)));
 }
 
-async function startReal(): Promise<Running> {
+async function startReal(): Promise<RunningProcess> {
   mail = await startMailCatcher();
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const real = await start({
+  const real = await startProcess({
     name: "server",
     bin: "node",
     args: ["server/main.ts"],
@@ -67,10 +67,10 @@ async function startReal(): Promise<Running> {
   return real;
 }
 
-async function startPrism(name: string, prismArgs: string[]): Promise<Running> {
+async function startPrism(name: string, prismArgs: string[]): Promise<RunningProcess> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const prism = await start({ name, bin: "prism", args: [...prismArgs, "--host", "127.0.0.1", "--port", String(port)], url, probe: `${url}/healthz` });
+  const prism = await startProcess({ name, bin: "prism", args: [...prismArgs, "--host", "127.0.0.1", "--port", String(port)], url, probe: `${url}/healthz` });
   started.push(prism);
   return prism;
 }
@@ -118,7 +118,7 @@ try {
     const where = map.get(target)!;
     const summary = join(summaries, `${target}.json`);
     console.log(`\nconformance: target ${target} at ${where.baseUrl}`);
-    const code = await run("vitest", ["run", "--config", "conformance/vitest.config.ts", ...vitestArgs], {
+    const code = await runToEnd("vitest", ["run", "--config", "conformance/vitest.config.ts", ...vitestArgs], {
       BASE_URL: where.baseUrl,
       CONFORMANCE_TARGET: target,
       CONFORMANCE_SUMMARY: summary,

@@ -4,6 +4,47 @@
  */
 
 export interface paths {
+    "/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Service index
+         * @description A small JSON index of the service's documentation and probes. Outside `/v1` and credential-free.
+         */
+        get: operations["ops_index"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * API reference (HTML)
+         * @description The rendered API reference, built on the first request and kept. 503 `provider_unavailable` on an
+         *     installation without the renderer (a development dependency). Outside `/v1` and credential-free.
+         */
+        get: operations["ops_docs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -16,6 +57,46 @@ export interface paths {
          * @description Liveness probe for orchestrators; touches no dependency. Outside `/v1` and credential-free.
          */
         get: operations["ops_healthz"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OpenAPI document (JSON)
+         * @description The same OpenAPI document as JSON. Outside `/v1` and credential-free.
+         */
+        get: operations["ops_openapi_json"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openapi.yaml": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * OpenAPI document (YAML)
+         * @description The OpenAPI document of this contract, as YAML. Outside `/v1` and credential-free.
+         */
+        get: operations["ops_openapi_yaml"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1835,7 +1916,7 @@ export interface components {
         AnalyticsPeriod: "7d" | "30d" | "90d";
         /** @description Usage of one of the caller's personas over a period, computed when asked for. */
         AnalyticsSnapshot: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             persona_id: components["schemas"]["Uuid"];
             period: components["schemas"]["AnalyticsPeriod"];
             /**
@@ -1866,7 +1947,7 @@ export interface components {
         };
         /** @description A key as listed: masked, never the secret. */
         ApiKey: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             name: string;
             /** @description `pk_…` and the key's last 4 characters. */
             key_hint: string;
@@ -1891,7 +1972,7 @@ export interface components {
         };
         /** @description A new key; `key` is the full secret and is shown only here. */
         ApiKeyCreated: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             name: string;
             key: string;
             scopes: components["schemas"]["ApiKeyScope"][];
@@ -1914,7 +1995,7 @@ export interface components {
         };
         ApiKeyRevoked: {
             message: string;
-            id: string;
+            id: components["schemas"]["Uuid"];
             /** Format: date-time */
             revoked_at: string;
         };
@@ -1949,7 +2030,7 @@ export interface components {
          *     }
          */
         ChatStreamDone: {
-            message_id: string;
+            message_id: components["schemas"]["Uuid"];
             /** @description The stored reply's citations, as the message itself carries them (empty when none). */
             citations?: components["schemas"]["Citation"][];
             /** @description What the reply took, as reported when it was generated (a replay repeats it). */
@@ -1996,8 +2077,8 @@ export interface components {
         };
         /** @description A knowledge-base chunk an assistant reply was grounded on. */
         Citation: {
-            chunk_id: string;
-            document_id: string;
+            chunk_id: components["schemas"]["Uuid"];
+            document_id: components["schemas"]["Uuid"];
             /** @description The document's file name. */
             filename: string;
             /**
@@ -2034,7 +2115,7 @@ export interface components {
         ConsentDecision: "approve" | "deny";
         /** @description A one-to-one chat between the caller and a persona. */
         Conversation: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             persona_id: components["schemas"]["Uuid"];
             /** @description Generated from the first exchange when none was given at creation; null until then. */
             title: string | null;
@@ -2059,7 +2140,7 @@ export interface components {
         };
         /** @description A conversation with its most recent messages. */
         ConversationDetail: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             persona_id: components["schemas"]["Uuid"];
             /** @description Generated from the first exchange when none was given at creation; null until then. */
             title: string | null;
@@ -2090,7 +2171,7 @@ export interface components {
         };
         /** @description The conversation a search hit belongs to. */
         ConversationRef: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             title: string | null;
         };
         /** @description One message matching a search. */
@@ -2118,7 +2199,7 @@ export interface components {
         /** @description A requested data export; the download link arrives by e-mail. */
         DataExport: {
             message: string;
-            export_id: string;
+            export_id: components["schemas"]["Uuid"];
             status: components["schemas"]["DataExportStatus"];
             /** Format: date-time */
             requested_at: string;
@@ -2183,13 +2264,13 @@ export interface components {
         DataExportStatus: "processing" | "ready" | "failed";
         /** @description Deletion acknowledgement `{id, deleted: true}`. */
         Deleted: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             /** @enum {boolean} */
             deleted: true;
         };
         /** @description A document with its processing record. */
         DocumentDetail: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             persona_id: components["schemas"]["Uuid"];
             filename: string;
             /** Format: int32 */
@@ -2244,7 +2325,7 @@ export interface components {
         DocumentStatus: "processing" | "ready" | "failed";
         /** @description A document as it appears in a persona's document list. */
         DocumentSummary: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             filename: string;
             /** Format: int32 */
             size_bytes: number;
@@ -2342,7 +2423,7 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
-            creator_id: string;
+            creator_id: components["schemas"]["Uuid"];
         };
         /** @description The list envelope with `total`, `limit` and `offset`. */
         ExplorePersonaList: {
@@ -2367,7 +2448,7 @@ export interface components {
         };
         /** @description A listing picked for the featured shelf. */
         FeaturedListing: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             name: string;
             tagline: string;
             category: components["schemas"]["MarketplaceCategory"];
@@ -2435,18 +2516,18 @@ export interface components {
         };
         /** @description The caller follows another user. */
         Follow: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             /** @description The caller. */
-            follower_id: string;
+            follower_id: components["schemas"]["Uuid"];
             /** @description The followed user. */
-            following_id: string;
+            following_id: components["schemas"]["Uuid"];
             /** Format: date-time */
             created_at: string;
         };
         /** @description A user in a follower or following list. */
         FollowEntry: {
             /** @description The user's id. */
-            id: string;
+            id: components["schemas"]["Uuid"];
             username: string;
             /**
              * Format: uri
@@ -2549,7 +2630,7 @@ export interface components {
         ImageStyle: "avatar" | "banner" | "scene";
         /** @description A saved revision of a persona's instructions. */
         InstructionVersion: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             /**
              * Format: int32
              * @description Sequence number within the persona, from 1.
@@ -2591,7 +2672,7 @@ export interface components {
         InstructionVersionStatus: "draft" | "active" | "inactive";
         /** @description A persona connected to a chat platform through a bot, as it appears in lists. */
         Integration: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             platform: components["schemas"]["IntegrationPlatform"];
             persona_id: components["schemas"]["Uuid"];
             status: components["schemas"]["IntegrationStatus"];
@@ -2611,7 +2692,7 @@ export interface components {
         };
         /** @description An integration as the single read, the connect calls and the update answer it. The bot token is never returned. */
         IntegrationDetail: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             platform: components["schemas"]["IntegrationPlatform"];
             persona_id: components["schemas"]["Uuid"];
             status: components["schemas"]["IntegrationStatus"];
@@ -2671,7 +2752,7 @@ export interface components {
         };
         /** @description Result of testing an integration. */
         IntegrationTestResult: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             platform: components["schemas"]["IntegrationPlatform"];
             status: components["schemas"]["IntegrationStatus"];
             test_result: components["schemas"]["IntegrationTestOutcome"];
@@ -2745,7 +2826,7 @@ export interface components {
         InvoiceStatus: "draft" | "open" | "paid" | "void" | "uncollectible";
         /** @description A document just accepted for processing. */
         KnowledgeDocument: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             persona_id: components["schemas"]["Uuid"];
             /** @description The uploaded file's name. */
             filename: string;
@@ -2789,8 +2870,8 @@ export interface components {
         };
         /** @description One chunk of a document, with its relevance to the query. */
         KnowledgeQueryResult: {
-            chunk_id: string;
-            document_id: string;
+            chunk_id: components["schemas"]["Uuid"];
+            document_id: components["schemas"]["Uuid"];
             filename: string;
             /** @description The chunk's text. */
             content: string;
@@ -2807,8 +2888,8 @@ export interface components {
         };
         /** @description The caller likes a persona. */
         Like: {
-            id: string;
-            user_id: string;
+            id: components["schemas"]["Uuid"];
+            user_id: components["schemas"]["Uuid"];
             persona_id: components["schemas"]["Uuid"];
             /** Format: date-time */
             created_at: string;
@@ -2841,7 +2922,7 @@ export interface components {
         /** @description A published persona as the marketplace lists it. */
         Listing: {
             /** @description Listing id. */
-            id: string;
+            id: components["schemas"]["Uuid"];
             /** @description The published source persona. */
             persona_id: components["schemas"]["Uuid"];
             name: string;
@@ -2879,7 +2960,7 @@ export interface components {
         /** @description The creator who published a listing. */
         ListingAuthor: {
             /** @description The creator's user id. */
-            id: string;
+            id: components["schemas"]["Uuid"];
             /** @description The creator's display name, or the username when the creator has none. */
             display_name: string;
             /** @description The platform has confirmed who this creator is. */
@@ -2888,7 +2969,7 @@ export interface components {
         /** @description The creator of a listing as the detail view shows it. */
         ListingAuthorDetail: {
             /** @description The creator's user id. */
-            id: string;
+            id: components["schemas"]["Uuid"];
             /** @description The creator's display name, or the username when the creator has none. */
             display_name: string;
             /** @description The platform has confirmed who this creator is. */
@@ -2902,7 +2983,7 @@ export interface components {
         /** @description A listing with the fields only the detail view carries. */
         ListingDetail: {
             /** @description Listing id. */
-            id: string;
+            id: components["schemas"]["Uuid"];
             /** @description The published source persona. */
             persona_id: components["schemas"]["Uuid"];
             name: string;
@@ -2988,7 +3069,7 @@ export interface components {
         };
         /** @description The short user record embedded in a login response. */
         LoginUser: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             email: components["schemas"]["EmailAddress"];
             username: components["schemas"]["Username"];
             display_name: string | null;
@@ -3025,7 +3106,7 @@ export interface components {
             /** @description The new persona, owned by the caller and private. */
             persona_id: components["schemas"]["Uuid"];
             /** @description The listing it was copied from. */
-            source_listing_id: string;
+            source_listing_id: components["schemas"]["Uuid"];
             /** @description Name of the new persona (the listing's name). */
             name: string;
             status: components["schemas"]["MarketplaceCopyStatus"];
@@ -3049,8 +3130,8 @@ export interface components {
         MarketplaceSort: "popular" | "recent" | "trending" | "top_rated";
         /** @description One stored message of a conversation. */
         Message: {
-            id: string;
-            conversation_id: string;
+            id: components["schemas"]["Uuid"];
+            conversation_id: components["schemas"]["Uuid"];
             role: components["schemas"]["MessageRole"];
             content: string;
             /** Format: date-time */
@@ -3081,8 +3162,8 @@ export interface components {
          *     }
          */
         MessageCreatedEventData: {
-            conversation_id: string;
-            message_id: string;
+            conversation_id: components["schemas"]["Uuid"];
+            message_id: components["schemas"]["Uuid"];
             /** @enum {string} */
             role: "user" | "assistant";
             content: string;
@@ -3298,7 +3379,7 @@ export interface components {
             /** Format: int32 */
             message_count: number;
             /** @description Owner's user id. */
-            creator_id: string;
+            creator_id: components["schemas"]["Uuid"];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -3393,7 +3474,7 @@ export interface components {
         };
         /** @description What anyone with credentials may see of a user. */
         PublicProfile: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             username: string;
             bio: string | null;
             /** Format: uri */
@@ -3413,7 +3494,7 @@ export interface components {
         /** @description A persona's listing in the marketplace. */
         Publication: {
             /** @description The marketplace listing id. */
-            id: string;
+            id: components["schemas"]["Uuid"];
             persona_id: components["schemas"]["Uuid"];
             status: components["schemas"]["PublicationStatus"];
             category: components["schemas"]["PublishCategory"];
@@ -3448,9 +3529,9 @@ export interface components {
         PublishTag: string;
         /** @description The caller's rating of a listing; a user has at most one per listing. */
         Rating: {
-            id: string;
-            listing_id: string;
-            user_id: string;
+            id: components["schemas"]["Uuid"];
+            listing_id: components["schemas"]["Uuid"];
+            user_id: components["schemas"]["Uuid"];
             /** Format: int32 */
             rating: number;
             /** @description Review text; null when the rating has none. */
@@ -3529,13 +3610,13 @@ export interface components {
         };
         /** @description The reviewer of a review list item. */
         ReviewAuthor: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             /** @description The reviewer's display name, or the username when the reviewer has none. */
             display_name: string;
         };
         /** @description One rating as the public review list shows it. */
         ReviewItem: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             user: components["schemas"]["ReviewAuthor"];
             /** Format: int32 */
             rating: number;
@@ -3564,12 +3645,12 @@ export interface components {
         ReviewSort: "recent" | "highest" | "lowest";
         /** @description A group chat of several users and personas. */
         Room: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             name: string;
             /** @description Empty string when none was given. */
             description: string;
             /** @description The creator; the only member with role `owner`. */
-            owner_id: string;
+            owner_id: components["schemas"]["Uuid"];
             /** @description Public rooms are readable by any authenticated user; only members post in them. */
             is_public: boolean;
             /** @description Who answers a message (an extension of the specification). */
@@ -3615,7 +3696,7 @@ export interface components {
         };
         /** @description A room as it appears in the caller's room list. */
         RoomListItem: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             name: string;
             description: string;
             is_public: boolean;
@@ -3636,19 +3717,19 @@ export interface components {
         };
         /** @description A user in a room. */
         RoomMember: {
-            user_id: string;
+            user_id: components["schemas"]["Uuid"];
             role: components["schemas"]["RoomRole"];
             /** Format: date-time */
             joined_at: string;
         };
         RoomMemberAdd: {
             /** @description The user to add. */
-            user_id: string;
+            user_id: components["schemas"]["Uuid"];
         };
         /** @description The new membership. */
         RoomMemberAdded: {
-            room_id: string;
-            user_id: string;
+            room_id: components["schemas"]["Uuid"];
+            user_id: components["schemas"]["Uuid"];
             /** @enum {string} */
             role: "member";
             /** Format: date-time */
@@ -3658,13 +3739,13 @@ export interface components {
         RoomMemberRemoved: {
             /** @enum {boolean} */
             deleted: true;
-            room_id: string;
-            user_id: string;
+            room_id: components["schemas"]["Uuid"];
+            user_id: components["schemas"]["Uuid"];
         };
         /** @description One message in a room, from a user or from a persona. */
         RoomMessage: {
-            id: string;
-            room_id: string;
+            id: components["schemas"]["Uuid"];
+            room_id: components["schemas"]["Uuid"];
             sender: components["schemas"]["RoomMessageSender"];
             content: string;
             /** Format: date-time */
@@ -3690,14 +3771,14 @@ export interface components {
         RoomMessageSender: {
             type: components["schemas"]["RoomSenderType"];
             /** @description A user id, or a persona id (UUID) when `type` is `persona`. */
-            id: string;
+            id: components["schemas"]["Uuid"];
             /** @description The user's display name (its username when it has none), or the persona's name. */
             name: string;
         };
         /** @description The posted message with the replies of the personas that answered it. */
         RoomMessageSent: {
-            id: string;
-            room_id: string;
+            id: components["schemas"]["Uuid"];
+            room_id: components["schemas"]["Uuid"];
             sender: components["schemas"]["RoomMessageSender"];
             content: string;
             /** Format: date-time */
@@ -3718,7 +3799,7 @@ export interface components {
         };
         /** @description The persona now in the room. */
         RoomPersonaAdded: {
-            room_id: string;
+            room_id: components["schemas"]["Uuid"];
             persona_id: components["schemas"]["Uuid"];
             name: string;
             /** Format: date-time */
@@ -3728,12 +3809,12 @@ export interface components {
         RoomPersonaRemoved: {
             /** @enum {boolean} */
             deleted: true;
-            room_id: string;
+            room_id: components["schemas"]["Uuid"];
             persona_id: components["schemas"]["Uuid"];
         };
         /** @description A persona's reply to a posted message; it is stored as a room message of its own with this id. */
         RoomPersonaResponse: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             persona_id: components["schemas"]["Uuid"];
             persona_name: string;
             content: string;
@@ -3767,16 +3848,41 @@ export interface components {
         };
         /** @description The room's own fields, without members and personas, as the update answers them. */
         RoomUpdated: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             name: string;
             description: string;
-            owner_id: string;
+            owner_id: components["schemas"]["Uuid"];
             is_public: boolean;
             reply_mode: components["schemas"]["RoomReplyMode"];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+        };
+        /** @description What the server at `/` says about itself. */
+        ServiceIndex: {
+            /** @description The contract's title. */
+            name: string;
+            /** @description The contract's version. */
+            version: string;
+            description: string;
+            links: components["schemas"]["ServiceLinks"];
+        };
+        /** @description Where the running server documents itself, all outside `/v1` and credential-free. */
+        ServiceLinks: {
+            /**
+             * @description The rendered API reference (HTML).
+             * @enum {string}
+             */
+            docs: "/docs";
+            /** @enum {string} */
+            openapi_yaml: "/openapi.yaml";
+            /** @enum {string} */
+            openapi_json: "/openapi.json";
+            /** @enum {string} */
+            healthz: "/healthz";
+            /** @enum {string} */
+            readyz: "/readyz";
         };
         /**
          * @example {
@@ -3823,7 +3929,7 @@ export interface components {
         };
         /** @description A new key of the alternative form; `key` is shown only here. */
         SimpleApiKeyCreated: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             name: string;
             key: string;
             scopes: components["schemas"]["SimpleApiKeyScope"][];
@@ -3842,12 +3948,12 @@ export interface components {
         SimpleApiKeyScope: "read" | "chat" | "admin";
         /** @description The owner of a persona, as social lists name it. */
         SocialCreator: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             username: string;
         };
         /** @description The caller's paid plan at the payment provider. */
         Subscription: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             /** @description A paid plan; `free` once a cancellation has taken effect (the record stays until a new checkout replaces it). */
             plan: components["schemas"]["Plan"];
             status: components["schemas"]["SubscriptionStatus"];
@@ -3873,7 +3979,7 @@ export interface components {
         };
         /** @description Acknowledgement of a cancellation; access continues until `cancel_at`, then the plan reverts to free. */
         SubscriptionCancellation: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             plan: components["schemas"]["Plan"];
             status: components["schemas"]["SubscriptionStatus"];
             /** Format: date-time */
@@ -3888,7 +3994,7 @@ export interface components {
          *     `GET /v1/billing/subscription` still shows the current plan.
          */
         SubscriptionChange: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             /** @description A paid plan; `free` once a cancellation has taken effect (the record stays until a new checkout replaces it). */
             plan: components["schemas"]["Plan"];
             status: components["schemas"]["SubscriptionStatus"];
@@ -3941,13 +4047,14 @@ export interface components {
         TestChatInput: {
             message: string;
             /** @description A version of this persona in any status; defaults to the active version. */
-            version_id?: string;
+            version_id?: components["schemas"]["Uuid"];
         };
         /** @description One model reply produced in the studio; nothing is stored in a conversation or published. */
         TestChatResult: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             persona_id: components["schemas"]["Uuid"];
             /**
+             * Format: uuid
              * @description The version whose instructions were used; null when none was given and the persona has no
              *     active version, so its own `instructions` were used.
              */
@@ -4083,7 +4190,7 @@ export interface components {
         };
         /** @description A user account, as its owner sees it. */
         User: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             email: components["schemas"]["EmailAddress"];
             username: components["schemas"]["Username"];
             display_name: string | null;
@@ -4103,7 +4210,7 @@ export interface components {
         };
         /** @description A user found by search. */
         UserHit: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             username: string;
             /** Format: uri */
             avatar_url: string | null;
@@ -4136,7 +4243,8 @@ export interface components {
         Username: string;
         /**
          * Format: uuid
-         * @description A UUID, as persona ids are.
+         * @description A UUID. The service generates a UUIDv7 for every id it makes, so every id it names is one and a
+         *     malformed id is refused with 400 before it reaches the service.
          */
         Uuid: string;
         /**
@@ -4144,7 +4252,7 @@ export interface components {
          *     at most 100; the rest of the traffic gets the persona's active instructions.
          */
         Variant: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             name: string;
             instructions: string;
             /**
@@ -4232,7 +4340,7 @@ export interface components {
         };
         /** @description A registered webhook, without its secret. */
         Webhook: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             /** Format: uri */
             url: string;
             events: components["schemas"]["WebhookEventType"][];
@@ -4260,7 +4368,7 @@ export interface components {
         };
         /** @description A new webhook; the only response that carries the secret. */
         WebhookCreated: {
-            id: string;
+            id: components["schemas"]["Uuid"];
             /** Format: uri */
             url: string;
             events: components["schemas"]["WebhookEventType"][];
@@ -4276,10 +4384,10 @@ export interface components {
         };
         /** @description One event sent (or being sent) to one webhook, with the outcome of its latest attempt. */
         WebhookDelivery: {
-            id: string;
-            webhook_id: string;
+            id: components["schemas"]["Uuid"];
+            webhook_id: components["schemas"]["Uuid"];
             /** @description The event's `id`, as in the delivered body and the `webhook-id` header. */
-            event_id: string;
+            event_id: components["schemas"]["Uuid"];
             event_type: components["schemas"]["WebhookEventType"];
             status: components["schemas"]["WebhookDeliveryStatus"];
             /**
@@ -4306,7 +4414,10 @@ export interface components {
             next_attempt_at: string | null;
             /** Format: date-time */
             last_attempt_at: string | null;
-            /** @description The delivery this one re-sends, for a redelivery; null otherwise. */
+            /**
+             * Format: uuid
+             * @description The delivery this one re-sends, for a redelivery; null otherwise.
+             */
             redelivery_of: string | null;
             /** Format: date-time */
             created_at: string;
@@ -4355,7 +4466,7 @@ export interface components {
          */
         WebhookEvent: {
             /** @description Event id; the same on every retry of the event. */
-            id: string;
+            id: components["schemas"]["Uuid"];
             type: components["schemas"]["WebhookEventType"];
             /** Format: date-time */
             created_at: string;
@@ -4780,6 +4891,8 @@ export type SchemaRoomRole = components['schemas']['RoomRole'];
 export type SchemaRoomSenderType = components['schemas']['RoomSenderType'];
 export type SchemaRoomUpdate = components['schemas']['RoomUpdate'];
 export type SchemaRoomUpdated = components['schemas']['RoomUpdated'];
+export type SchemaServiceIndex = components['schemas']['ServiceIndex'];
+export type SchemaServiceLinks = components['schemas']['ServiceLinks'];
 export type SchemaServiceUnavailableError = components['schemas']['ServiceUnavailableError'];
 export type SchemaShare = components['schemas']['Share'];
 export type SchemaShareCreate = components['schemas']['ShareCreate'];
@@ -4852,6 +4965,71 @@ export type HeaderXRateLimitRemaining = components['headers']['X-RateLimit-Remai
 export type HeaderXRateLimitReset = components['headers']['X-RateLimit-Reset'];
 export type $defs = Record<string, never>;
 export interface operations {
+    ops_index: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "name": "Persona API",
+                     *       "version": "1.0.0",
+                     *       "description": "The Persona API: its reference, its OpenAPI document and its probes. The API itself is under /v1.",
+                     *       "links": {
+                     *         "docs": "/docs",
+                     *         "openapi_yaml": "/openapi.yaml",
+                     *         "openapi_json": "/openapi.json",
+                     *         "healthz": "/healthz",
+                     *         "readyz": "/readyz"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ServiceIndex"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    ops_docs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rendered API reference: one self-contained HTML page (Redoc), loading nothing from elsewhere. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     ops_healthz: {
         parameters: {
             query?: never;
@@ -4876,6 +5054,58 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Health"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    ops_openapi_json: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    ops_openapi_yaml: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description This contract as OpenAPI 3.0 YAML, byte for byte the generated document. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/yaml": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -5123,7 +5353,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a6d2-4e8f-7b3a-9c1d-6e5f4a3b2c11 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -5211,7 +5441,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a6e1-5c2d-7f10-8a4b-3c9d2e1f0a77 */
-                export_id: string;
+                export_id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -6398,7 +6628,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a6e8-3d4e-7a5b-8c6d-7e8f9a0b1c01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -6466,7 +6696,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a6e8-3d4e-7a5b-8c6d-7e8f9a0b1c01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -6513,12 +6743,12 @@ export interface operations {
                  */
                 offset?: number;
                 /** @description A message id of this conversation: only messages created before it. */
-                before?: string;
+                before?: components["schemas"]["Uuid"];
             };
             header?: never;
             path: {
                 /** @example 0193a6e8-3d4e-7a5b-8c6d-7e8f9a0b1c01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -6584,7 +6814,7 @@ export interface operations {
             };
             path: {
                 /** @example 0193a6e8-3d4e-7a5b-8c6d-7e8f9a0b1c01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -6662,7 +6892,7 @@ export interface operations {
             };
             path: {
                 /** @example 0193a6e8-3d4e-7a5b-8c6d-7e8f9a0b1c01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -7047,7 +7277,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a7d2-4e10-7b3c-8a21-6c5d4e3f2a01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -7097,7 +7327,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a7d2-4e10-7b3c-8a21-6c5d4e3f2a01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -7161,7 +7391,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a7d2-4e10-7b3c-8a21-6c5d4e3f2a01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -7200,7 +7430,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a7d2-4e10-7b3c-8a21-6c5d4e3f2a01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -7373,7 +7603,7 @@ export interface operations {
                 /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
                 persona_id: components["schemas"]["Uuid"];
                 /** @example 0193a7b2-5e6f-7a80-9b1c-3d4e5f6a7b03 */
-                doc_id: string;
+                doc_id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -7425,7 +7655,7 @@ export interface operations {
                 /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
                 persona_id: components["schemas"]["Uuid"];
                 /** @example 0193a7b2-5e6f-7a80-9b1c-3d4e5f6a7b03 */
-                doc_id: string;
+                doc_id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -7711,7 +7941,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a6d2-4c8e-7a13-b5f0-6e7d8c9a0b11 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -7785,7 +8015,7 @@ export interface operations {
             };
             path: {
                 /** @example 0193a6d2-4c8e-7a13-b5f0-6e7d8c9a0b11 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -7876,7 +8106,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a6d2-4c8e-7a13-b5f0-6e7d8c9a0b11 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -7936,7 +8166,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a6d2-4c8e-7a13-b5f0-6e7d8c9a0b11 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -8608,7 +8838,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a6d2-4c5e-7f10-8a2b-3c4d5e6f7a01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -8672,7 +8902,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a6d2-4c5e-7f10-8a2b-3c4d5e6f7a01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -8729,7 +8959,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a6d2-4c5e-7f10-8a2b-3c4d5e6f7a01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -8768,7 +8998,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a6d2-4c5e-7f10-8a2b-3c4d5e6f7a01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -8821,9 +9051,9 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a6d2-4c5e-7f10-8a2b-3c4d5e6f7a01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
                 /** @example 0193a6c0-22bb-7e02-9d4e-6b7c8d9e0f02 */
-                user_id: string;
+                user_id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -8880,7 +9110,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a6d2-4c5e-7f10-8a2b-3c4d5e6f7a01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -8947,7 +9177,7 @@ export interface operations {
             };
             path: {
                 /** @example 0193a6d2-4c5e-7f10-8a2b-3c4d5e6f7a01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -9016,7 +9246,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a6d2-4c5e-7f10-8a2b-3c4d5e6f7a01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -9069,7 +9299,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a6d2-4c5e-7f10-8a2b-3c4d5e6f7a01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
                 /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
                 persona_id: components["schemas"]["Uuid"];
             };
@@ -9221,7 +9451,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a6c0-11aa-7e01-8c3d-5a6b7c8d9e01 */
-                user_id: string;
+                user_id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -9262,7 +9492,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a6c0-11aa-7e01-8c3d-5a6b7c8d9e01 */
-                user_id: string;
+                user_id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -9546,7 +9776,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a6c0-11aa-7e01-8c3d-5a6b7c8d9e01 */
-                user_id: string;
+                user_id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -10030,7 +10260,7 @@ export interface operations {
                 /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
                 persona_id: components["schemas"]["Uuid"];
                 /** @example 0193b2a8-6c7d-7e80-8f9a-0b1c2d3e4f08 */
-                variant_id: string;
+                variant_id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -10210,7 +10440,7 @@ export interface operations {
                 /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
                 persona_id: components["schemas"]["Uuid"];
                 /** @example 0193b1d2-4e5f-7a60-9b1c-2d3e4f5a6b07 */
-                version_id: string;
+                version_id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -10458,7 +10688,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a8e1-2c4d-7f10-9a3b-4c5d6e7f8a01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -10519,7 +10749,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a8e1-2c4d-7f10-9a3b-4c5d6e7f8a01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -10563,7 +10793,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a8e1-2c4d-7f10-9a3b-4c5d6e7f8a01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };
@@ -10620,9 +10850,9 @@ export interface operations {
             header?: never;
             path: {
                 /** @example 0193a8e1-2c4d-7f10-9a3b-4c5d6e7f8a01 */
-                id: string;
+                id: components["schemas"]["Uuid"];
                 /** @example 0193a9f0-8b2d-7e3f-a4b5-6c7d8e9f0a02 */
-                delivery_id: string;
+                delivery_id: components["schemas"]["Uuid"];
             };
             cookie?: never;
         };

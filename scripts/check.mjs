@@ -21,7 +21,7 @@ function step(title, command, args) {
 const fresh = mkdtempSync(join(tmpdir(), "persona-check-"));
 try {
   step("regenerate the contract", process.execPath, [join(root, "scripts", "gen.mjs"), fresh]);
-  for (const file of ["openapi.yaml", "openapi.d.ts"]) {
+  for (const file of ["openapi.yaml", "openapi.json", "openapi.d.ts"]) {
     const committed = readFileSync(join(root, "generated", file), "utf8");
     if (committed !== readFileSync(join(fresh, file), "utf8")) {
       process.stderr.write(`check failed: generated/${file} is stale; run \`npm run gen\` and commit it\n`);

@@ -3,19 +3,23 @@
 // one self-contained declaration file (dts-bundle-generator) that inlines the contract types from
 // ../generated/openapi.d.ts, so the package depends on nothing outside itself. The same .d.ts
 // serves `require` users as index.d.cts: it has no relative imports that would need rewriting.
+//   node sdk/build.mjs                      the package: sdk/dist
+//   node sdk/build.mjs --out DIR --esm-only  the ESM bundle alone, elsewhere (the browser test)
 import { execFileSync } from "node:child_process";
 import { copyFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
 import { build } from "esbuild";
 
+const { values: args } = parseArgs({ options: { out: { type: "string" }, "esm-only": { type: "boolean", default: false } } });
 const sdk = resolve(import.meta.dirname);
-const dist = join(sdk, "dist");
+const dist = resolve(args.out ?? join(sdk, "dist"));
 rmSync(dist, { recursive: true, force: true });
 
 const common = {
   entryPoints: [join(sdk, "src", "index.ts")],
   bundle: true,
-  // Neutral: the same output runs in Node 18+ and in browsers; nothing Node-specific is bundled.
+  // Neutral: the same output runs in Node 20+ and in browsers; nothing Node-specific is bundled.
   platform: "neutral",
   target: "es2022",
   external: ["openapi-fetch", "eventsource-parser"],
@@ -23,6 +27,10 @@ const common = {
   logLevel: "warning",
 };
 await build({ ...common, format: "esm", outfile: join(dist, "index.js") });
+if (args["esm-only"]) {
+  process.stdout.write(`sdk: built ${dist} (index.js)\n`);
+  process.exit(0);
+}
 await build({ ...common, format: "cjs", outfile: join(dist, "index.cjs"), mainFields: ["module", "main"] });
 
 execFileSync(

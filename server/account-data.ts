@@ -1,4 +1,5 @@
 import type { Knex } from "knex";
+import { rowsWhereIn } from "./db/rows.ts";
 import type { Services } from "./services.ts";
 
 /** One row of the data export archive, as JSON. */
@@ -9,7 +10,7 @@ export interface ExportContext {
   services: Services;
   knex: Knex;
   userId: string;
-  /** Ids of every persona the user created (deleted ones included), read once for all sections. */
+  /** Ids of every persona the user created, read once for all sections. */
   personaIds: string[];
 }
 
@@ -34,4 +35,17 @@ export interface AccountDataSection {
    * throw for one account's failure: log it and go on, so that the purge still happens.
    */
   beforePurge?(services: Services, userIds: string[]): Promise<void>;
+}
+
+// Credentials and machine-only data never leave: hashes, secrets, tokens (encrypted or not), vectors, search indexes.
+const WITHHELD_COLUMN = /(^|_)(hash|secret|token|tokens|password|encrypted|embedding|search)(_|$)/;
+
+/** A row for the archive: credential columns and binary values dropped, whatever the table. */
+export function withoutSecrets(row: ArchiveRow): ArchiveRow {
+  return Object.fromEntries(Object.entries(row).filter(([column, value]) => !WITHHELD_COLUMN.test(column) && !Buffer.isBuffer(value)));
+}
+
+/** The rows of `table` whose `column` is one of `values`, ready for the archive. */
+export async function archiveRows(knex: Knex, table: string, column: string, values: readonly string[], orderBy = "created_at"): Promise<ArchiveRow[]> {
+  return (await rowsWhereIn(knex, table, column, values, orderBy)).map(withoutSecrets);
 }

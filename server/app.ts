@@ -47,6 +47,7 @@ export function createApp(services: Services, handlers: HandlerMap = defaultHand
     }),
   );
   app.use(rateLimit(services));
+  // The reference, the OpenAPI document and an index at `/`: outside the contract, so before its validator.
   app.use(express.json({ limit: config.bodyLimitBytes, verify: verifyUtf8Body }));
   app.use(express.urlencoded({ extended: false, limit: config.bodyLimitBytes, verify: verifyUtf8Form }));
   app.use(contractValidator(config));

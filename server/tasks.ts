@@ -1,5 +1,6 @@
 import type { Task, TaskList } from "graphile-worker";
 import type { Services } from "./services.ts";
+import { accountDataSections } from "./account-sections.ts";
 import { emailTasks } from "./auth/account/email.ts";
 import { accountCrontab, accountTasks } from "./auth/account/jobs.ts";
 import { purgeExpiredCodes } from "./auth/oauth/flow.ts";
@@ -23,7 +24,7 @@ export function taskList(services: Services): TaskList {
     const [codes, mails] = await Promise.all([purgeExpiredCodes(services), purgeOutbox(services.db.knex, services.now())]);
     if (codes || mails) services.log.info({ codes, mails }, "expired OAuth codes and old outbox mails purged");
   };
-  return { idempotency_purge: purgeIdempotencyKeys, expired_rows_purge: purgeExpiredRows, ...accountTasks(services), ...emailTasks(services), ...personaTasks(services), ...avatarTasks(services), ...trendingTasks(services), ...knowledgeTasks(services), conversation_title: titleTask(services), ...webhookTasks(services) };
+  return { idempotency_purge: purgeIdempotencyKeys, expired_rows_purge: purgeExpiredRows, ...accountTasks(services, accountDataSections), ...emailTasks(services), ...personaTasks(services), ...avatarTasks(services), ...trendingTasks(services), ...knowledgeTasks(services), conversation_title: titleTask(services), ...webhookTasks(services) };
 }
 
 /** Recurring schedule (graphile-worker crontab syntax). */

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import type { ApiClient, Schemas } from "../client.ts";
+import type { PersonaClient, Schemas } from "../../sdk/src/index.ts";
 import { runChatSession, type ChatTarget } from "../chat-session.ts";
 import { contextOf } from "../context.ts";
 import { examples } from "../help.ts";
@@ -12,7 +12,7 @@ const status = (error: unknown) => (error as { status?: unknown }).status;
  * What `chat <ref>` talks to: an existing conversation (by id), or a new conversation with a
  * persona (by id or name). Ids of both kinds are UUIDs, so a UUID is tried as a conversation first.
  */
-async function resolveTarget(client: ApiClient, ref: string, title: string | undefined): Promise<ChatTarget & { history: Schemas["Message"][] }> {
+async function resolveTarget(client: PersonaClient, ref: string, title: string | undefined): Promise<ChatTarget & { history: Schemas["Message"][] }> {
   if (isUuid(ref)) {
     try {
       const conversation = await client.conversations.get(ref);

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import type { Schemas } from "../client.ts";
+import type { Schemas } from "../../sdk/src/index.ts";
 import { contextOf } from "../context.ts";
 import { examples } from "../help.ts";
 import { printFields, printPageFooter, printTable } from "../output.ts";

@@ -1,5 +1,4 @@
 import type { Command } from "commander";
-import { requestDataExport } from "../client.ts";
 import { contextOf } from "../context.ts";
 import { examples } from "../help.ts";
 import { printFields } from "../output.ts";
@@ -17,7 +16,7 @@ export function registerExportCommand(program: Command): void {
     )
     .action(async (_options: unknown, command: Command) => {
       const ctx = await contextOf(command);
-      const answer = await requestDataExport(ctx.client());
+      const answer = await ctx.client().auth.exportData();
       ctx.out.result(answer, () => {
         printFields([
           ["export_id", answer.export_id],

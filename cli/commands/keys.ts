@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { createSimpleApiKey, type Schemas } from "../client.ts";
+import type { Schemas } from "../../sdk/src/index.ts";
 import { contextOf } from "../context.ts";
 import { usageError } from "../errors.ts";
 import { examples } from "../help.ts";
@@ -53,7 +53,7 @@ export function registerKeyCommands(program: Command): void {
       const key =
         form === "fine"
           ? await client.auth.apiKeys.create({ name: options.name, scopes: scopes as Schemas["ApiKeyScope"][], ...expiry })
-          : await createSimpleApiKey(client, { name: options.name, scopes: scopes as Schemas["SimpleApiKeyCreate"]["scopes"], ...expiry });
+          : await client.auth.apiKeys.createSimple({ name: options.name, scopes: scopes as Schemas["SimpleApiKeyCreate"]["scopes"], ...expiry });
       ctx.out.result(key, () => {
         printFields([
           ["id", key.id],

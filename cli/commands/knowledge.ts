@@ -1,9 +1,8 @@
-import { readFile, stat } from "node:fs/promises";
 import { basename } from "node:path";
 import type { Command } from "commander";
-import type { ApiClient, Schemas } from "../client.ts";
+import type { PersonaClient, Schemas } from "../../sdk/src/index.ts";
 import { contextOf } from "../context.ts";
-import { CliError, describeError, EXIT, type ExitCode } from "../errors.ts";
+import { describeError, EXIT, type ExitCode } from "../errors.ts";
 import { examples } from "../help.ts";
 import { plural, printFields, printPageFooter, printTable } from "../output.ts";
 import { nonNegativeInt, positiveInt } from "../parse.ts";
@@ -18,7 +17,7 @@ type Outcome =
 
 /** Polls a document until it leaves `processing`, or the deadline passes (then it is still processing). */
 async function waitUntilProcessed(
-  client: ApiClient,
+  client: PersonaClient,
   personaId: string,
   docId: string,
   progress: FileProgress,
@@ -34,7 +33,7 @@ async function waitUntilProcessed(
 }
 
 async function uploadOne(
-  client: ApiClient,
+  client: PersonaClient,
   personaId: string,
   path: string,
   progress: FileProgress,
@@ -42,9 +41,7 @@ async function uploadOne(
 ): Promise<{ outcome: Outcome; exitCode: ExitCode }> {
   const file = basename(path);
   try {
-    const info = await stat(path).catch(() => undefined);
-    if (!info?.isFile()) throw new CliError(`${path}: no such file`);
-    const created = await client.knowledge.upload(personaId, await readFile(path), { filename: file });
+    const created = await client.knowledge.upload(personaId, path);
     progress.uploaded(1);
     const document = options.wait ? await waitUntilProcessed(client, personaId, created.id, progress, options.timeoutMs) : created;
     progress.finished(

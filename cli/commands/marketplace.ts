@@ -1,5 +1,5 @@
 import { Option, type Command } from "commander";
-import type { Schemas } from "../client.ts";
+import type { Schemas } from "../../sdk/src/index.ts";
 import { contextOf } from "../context.ts";
 import { CliError, EXIT, usageError } from "../errors.ts";
 import { examples } from "../help.ts";

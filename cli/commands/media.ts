@@ -1,23 +1,14 @@
-import { createWriteStream } from "node:fs";
-import { readFile, stat, writeFile } from "node:fs/promises";
-import { basename } from "node:path";
+import { writeFile } from "node:fs/promises";
 import { Writable } from "node:stream";
 import { Option, type Command } from "commander";
 import { contextOf } from "../context.ts";
-import { CliError, usageError } from "../errors.ts";
 import { examples } from "../help.ts";
 import { printFields } from "../output.ts";
+import { binarySink } from "../sink.ts";
 
 const VOICES = ["alloy", "echo", "fable", "nova", "onyx", "shimmer"] as const;
 const STYLES = ["avatar", "banner", "scene"] as const;
 const RATIOS = ["1:1", "16:9", "9:16", "4:3"] as const;
-
-/** Where binary output goes: the file given, else stdout, but never a terminal (it would print noise). */
-function binarySink(output: string | undefined, what: string): Writable {
-  if (output) return createWriteStream(output);
-  if (process.stdout.isTTY) throw usageError(`${what} is binary: redirect stdout (> file) or give -o <file>`);
-  return process.stdout;
-}
 
 /** Text to speech, speech to text and image generation. */
 export function registerMediaCommands(program: Command): void {
@@ -44,9 +35,7 @@ export function registerMediaCommands(program: Command): void {
     .addHelpText("after", examples(["persona transcribe question.wav", "persona transcribe memo.webm --json | jq -r .text"]))
     .action(async (file: string, _options: unknown, command: Command) => {
       const ctx = await contextOf(command);
-      const info = await stat(file).catch(() => undefined);
-      if (!info?.isFile()) throw new CliError(`${file}: no such file`);
-      const heard = await ctx.client().voice.stt(await readFile(file), { filename: basename(file) });
+      const heard = await ctx.client().voice.stt(file);
       ctx.out.result(heard, () => {
         ctx.out.line(heard.text);
         ctx.out.notice(`(language ${heard.language}, confidence ${heard.confidence.toFixed(2)})`);

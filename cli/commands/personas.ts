@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { Option, type Command } from "commander";
-import type { Schemas } from "../client.ts";
+import type { Schemas } from "../../sdk/src/index.ts";
 import { contextOf } from "../context.ts";
 import { usageError } from "../errors.ts";
 import { examples } from "../help.ts";

@@ -1,5 +1,5 @@
 import { Option, type Command } from "commander";
-import type { Schemas } from "../client.ts";
+import type { Schemas } from "../../sdk/src/index.ts";
 import { contextOf, type Context } from "../context.ts";
 
 const REPLY_MODES = ["natural", "mentions_only", "all"] as const;

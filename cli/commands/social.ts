@@ -1,5 +1,5 @@
 import { Option, type Command } from "commander";
-import type { ApiClient, Schemas } from "../client.ts";
+import type { PersonaClient, Schemas } from "../../sdk/src/index.ts";
 import { contextOf } from "../context.ts";
 import { CliError, EXIT } from "../errors.ts";
 import { examples } from "../help.ts";
@@ -8,7 +8,7 @@ import { nonNegativeInt, positiveInt } from "../parse.ts";
 import { isUuid } from "../resolve.ts";
 
 /** A user given by id or by exact username (with or without a leading @), found through search. */
-export async function resolveUserId(client: ApiClient, ref: string): Promise<string> {
+export async function resolveUserId(client: PersonaClient, ref: string): Promise<string> {
   if (isUuid(ref)) return ref;
   const username = ref.replace(/^@/, "");
   const hits = await client.social.search(username, { limit: 50 });

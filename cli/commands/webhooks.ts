@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Command } from "commander";
 import { verifyWebhook } from "../../sdk/src/index.ts";
-import type { Schemas } from "../client.ts";
+import type { Schemas } from "../../sdk/src/index.ts";
 import { contextOf } from "../context.ts";
 import { CliError, EXIT, usageError } from "../errors.ts";
 import { examples } from "../help.ts";

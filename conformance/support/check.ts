@@ -1,5 +1,5 @@
-import type { Operation, ResponseSpec } from "./contract.ts";
-import { schemaErrors } from "./schema.ts";
+import type { Operation, ResponseSpec } from "../../test/support/contract.ts";
+import { schemaErrors } from "../../test/support/schema.ts";
 
 export interface Received {
   status: number;

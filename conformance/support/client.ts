@@ -1,5 +1,5 @@
 import { checkAnswer } from "./check.ts";
-import { operation, type Operation } from "./contract.ts";
+import { operation, type Operation } from "../../test/support/contract.ts";
 import { record } from "./ledger.ts";
 import { isPlaceholder } from "./placeholders.ts";
 import { target } from "./target.ts";

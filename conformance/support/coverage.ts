@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { operations } from "./contract.ts";
+import { operations } from "../../test/support/contract.ts";
 import type { LedgerEntry } from "./ledger.ts";
 
 export interface Coverage {

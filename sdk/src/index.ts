@@ -30,7 +30,7 @@ export {
 } from "./errors.ts";
 export { PageIterator, type Cursor, type ListPage } from "./pagination.ts";
 export { ChatStream, type ChatStreamEvent } from "./stream.ts";
-export type { Uploadable, UploadOptions } from "./upload.ts";
+export { uploadForm, type Uploadable, type UploadOptions } from "./upload.ts";
 export type { RawClient } from "./core.ts";
 export type { Auth, ApiKeys } from "./resources/auth.ts";
 export type { Conversations, Messages } from "./resources/conversations.ts";

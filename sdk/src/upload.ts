@@ -20,7 +20,14 @@ interface NodeFs {
 const fsModule = "node:fs/promises";
 
 async function readPath(path: string): Promise<Uint8Array> {
-  const fs = (await import(/* webpackIgnore: true */ /* @vite-ignore */ fsModule)) as NodeFs;
+  let fs: NodeFs;
+  try {
+    fs = (await import(/* webpackIgnore: true */ /* @vite-ignore */ fsModule)) as NodeFs;
+  } catch (error) {
+    // A browser or worker: a string would otherwise fail with a module-resolution message that
+    // does not say the string was taken for a path.
+    throw new TypeError(`A file path (${JSON.stringify(path)}) can be uploaded only in Node.js; pass a Blob, a File or bytes here`, { cause: error });
+  }
   return fs.readFile(path);
 }
 
@@ -41,7 +48,15 @@ export async function toBlob(file: Uploadable, options: UploadOptions = {}): Pro
   return { blob: new Blob([file as Uint8Array<ArrayBuffer>], { type: type ?? "" }), filename: options.filename ?? "upload" };
 }
 
-/** The multipart form the contract describes: one part (`file`, or `audio` for speech to text) with its file name. */
+/**
+ * The multipart form of an upload: one part named `field` (`file`; `audio` for speech to text) with
+ * its file name. The helpers build it themselves; it is exported for multipart calls through `raw`.
+ * @example
+ * const form = await uploadForm("./notes.md");            // Node: a path
+ * const { data, error, response } = await client.raw.POST("/v1/knowledge/{persona_id}/documents", {
+ *   params: { path: { persona_id } }, body: form as never, bodySerializer: (body) => body,
+ * });
+ */
 export async function uploadForm(file: Uploadable, options: UploadOptions = {}, field = "file"): Promise<FormData> {
   const { blob, filename } = await toBlob(file, options);
   const form = new FormData();

@@ -5,6 +5,7 @@ import type { Logger } from "../logger.ts";
 import { DataDirLock, lockPath } from "./data-dir-lock.ts";
 import { startEmbeddedPostgres } from "./embedded.ts";
 import { migrationSource } from "./migrations/index.ts";
+import { localNotifications, postgresNotifications, type Notifications } from "./notifications.ts";
 
 // timestamptz and bigint come back as Date and string by default; ids and counts we keep as such,
 // but int8 counts (count(*)) are small enough to be numbers.
@@ -17,6 +18,8 @@ export interface Database {
   knex: Knex;
   /** A small pg pool for code that speaks pg directly. */
   pool: pg.Pool;
+  /** Cross-process signals: LISTEN/NOTIFY on PostgreSQL, an in-process bus on the embedded default. */
+  notifications: Notifications;
   migrate: () => Promise<void>;
   ping: () => Promise<void>;
   close: () => Promise<void>;
@@ -66,8 +69,9 @@ export async function openDatabase(config: Config, log: Logger): Promise<Databas
   pool.on("error", (error) => log.warn({ err: error }, "idle database connection failed"));
   // A connection that breaks while checked out must not crash the process; its query fails instead.
   pool.on("connect", (client) => client.on("error", (error) => log.warn({ err: error }, "database connection failed")));
+  const notifications = config.databaseUrl ? postgresNotifications(url, knex, log) : localNotifications();
   const close = async () => {
-    await Promise.allSettled([knex.destroy(), pool.end()]);
+    await Promise.allSettled([notifications.close(), knex.destroy(), pool.end()]);
     await stopEmbedded?.();
   };
   try {
@@ -82,6 +86,7 @@ export async function openDatabase(config: Config, log: Logger): Promise<Databas
     url,
     knex,
     pool,
+    notifications,
     migrate: async () => {
       const [, applied] = (await knex.migrate.latest()) as [number, string[]];
       if (applied.length) log.info({ migrations: applied }, "database migrated");

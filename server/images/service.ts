@@ -7,7 +7,7 @@ import { UpstreamError } from "../providers/llm/types.ts";
 import { ProviderUnavailableError } from "../providers/unavailable.ts";
 import type { Services } from "../services.ts";
 import { blobKey, FILES_PATH, newFileName } from "./files.ts";
-import { deleteImageRow, fileNamesOfUsersDeletedBefore, insertImage, type ImageRow } from "./store.ts";
+import { deleteImageRow, fileNamesOfUsers, insertImage, type ImageRow } from "./store.ts";
 
 type ImageGenerate = components["schemas"]["ImageGenerate"];
 
@@ -81,8 +81,8 @@ export async function imageFile(services: Services, fileName: string): Promise<U
  * Deletes the files of the accounts the purge is about to remove; their rows go with the users
  * (ON DELETE CASCADE). A file that fails to delete is logged and left: the account still goes.
  */
-export async function deleteImagesOfUsersDeletedBefore(services: Services, cutoff: Date): Promise<number> {
-  const names = await fileNamesOfUsersDeletedBefore(services.db.knex, cutoff);
+export async function deleteImagesOfUsers(services: Services, userIds: readonly string[]): Promise<number> {
+  const names = await fileNamesOfUsers(services.db.knex, userIds);
   let deleted = 0;
   for (const name of names) {
     try {

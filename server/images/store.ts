@@ -24,12 +24,9 @@ export async function deleteImageRow(knex: Knex, id: string): Promise<void> {
   await knex("images").where({ id }).delete();
 }
 
-/** File names of the images of accounts deleted before `cutoff` (those the purge is about to remove). */
-export async function fileNamesOfUsersDeletedBefore(knex: Knex, cutoff: Date): Promise<string[]> {
-  const rows = await knex("images")
-    .join("users", "users.id", "images.user_id")
-    .whereNotNull("users.deleted_at")
-    .where("users.deleted_at", "<", cutoff)
-    .select<{ file_name: string }[]>("images.file_name");
+/** File names of the images of these accounts (those the purge is about to remove). */
+export async function fileNamesOfUsers(knex: Knex, userIds: readonly string[]): Promise<string[]> {
+  if (userIds.length === 0) return [];
+  const rows = await knex("images").whereIn("user_id", userIds).select<{ file_name: string }[]>("file_name");
   return rows.map((row) => row.file_name);
 }

@@ -19,6 +19,7 @@ import {
   findVisiblePersona,
   insertPersona,
   listPersonasOf,
+  personaIdsOf,
   updateOwnPersona,
   type ExploreFilter,
   type ExploreSortKey,
@@ -30,6 +31,11 @@ import {
 type PersonaCreate = components["schemas"]["PersonaCreate"];
 type PersonaUpdate = components["schemas"]["PersonaUpdate"];
 
+
+/** Ids of every persona the user created (`knex` may be a transaction: the data export reads one snapshot). */
+export function personaIdsOfCreator(knex: Knex, userId: string): Promise<string[]> {
+  return personaIdsOf(knex, userId);
+}
 
 /** A persona the caller may see: their own, or a public one of a live account. Anything else is 404. */
 export async function requireVisiblePersona(services: Services, userId: string, personaId: string): Promise<PersonaRow> {

@@ -49,6 +49,12 @@ export function byLiveCreator(query: Knex.QueryBuilder, alias = "p"): Knex.Query
 }
 
 /** A persona `viewerId` may see: their own, or a public one whose creator's account is live. */
+/** Ids of every persona of this creator. */
+export async function personaIdsOf(knex: Knex, creatorId: string): Promise<string[]> {
+  const rows = await knex("personas").where({ creator_id: creatorId }).select<{ id: string }[]>("id");
+  return rows.map((row) => row.id);
+}
+
 export async function findVisiblePersona(knex: Knex, id: string, viewerId: string): Promise<PersonaRow | undefined> {
   return knex("personas as p")
     .where("p.id", id)

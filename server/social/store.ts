@@ -1,4 +1,5 @@
 import type { Knex } from "knex";
+import { insertOrFind } from "../db/rows.ts";
 import { offsetPage } from "../db/paging.ts";
 import type { PageWindow } from "../http/paging.ts";
 
@@ -149,10 +150,8 @@ export async function searchUsers(knex: Knex, q: string, limit: number): Promise
 // ---------------------------------------------------------------- follows
 
 /** Inserts the follow unless it exists; returns the one that exists either way. */
-export async function insertOrFindFollow(knex: Knex, row: FollowRow): Promise<FollowRow> {
-  const [inserted] = await knex("follows").insert(row).onConflict(["follower_id", "following_id"]).ignore().returning("*");
-  if (inserted) return inserted as FollowRow;
-  return knex("follows").where({ follower_id: row.follower_id, following_id: row.following_id }).first();
+export function insertOrFindFollow(knex: Knex, row: FollowRow): Promise<FollowRow> {
+  return insertOrFind(knex, "follows", row, ["follower_id", "following_id"]);
 }
 
 export async function deleteFollow(knex: Knex, followerId: string, followingId: string): Promise<void> {
@@ -177,10 +176,8 @@ export async function listFollows(
 
 // ---------------------------------------------------------------- likes
 
-export async function insertOrFindLike(knex: Knex, row: LikeRow): Promise<LikeRow> {
-  const [inserted] = await knex("likes").insert(row).onConflict(["user_id", "persona_id"]).ignore().returning("*");
-  if (inserted) return inserted as LikeRow;
-  return knex("likes").where({ user_id: row.user_id, persona_id: row.persona_id }).first();
+export function insertOrFindLike(knex: Knex, row: LikeRow): Promise<LikeRow> {
+  return insertOrFind(knex, "likes", row, ["user_id", "persona_id"]);
 }
 
 export async function deleteLike(knex: Knex, userId: string, personaId: string): Promise<void> {

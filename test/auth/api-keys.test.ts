@@ -273,9 +273,10 @@ describe("revoking a key", () => {
     await expectError(await list(withKey(key)), 401, "unauthorized");
   });
 
-  it("answers 404 for an unknown id or one that is not a UUID", async () => {
+  it("answers 404 for an unknown id and 400 for one that is not a UUID", async () => {
     await expectError(await revoke(alice.auth, randomUUID()), 404, "not_found");
-    await expectError(await revoke(alice.auth, "not-a-uuid"), 404, "not_found");
+    const malformed = await expectError(await revoke(alice.auth, "not-a-uuid"), 400, "invalid_request");
+    expect(malformed.error.details.errors[0].path).toBe("/params/id");
   });
 
   it("answers 404 for another user's key, which keeps working", async () => {

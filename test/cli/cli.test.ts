@@ -26,7 +26,7 @@ afterAll(async () => {
 // Each step starts a Node process; on a loaded CI machine a test of several steps takes a while.
 const SLOW = 120_000;
 
-const COMMANDS = ["serve", "worker", "migrate", "login", "logout", "keys", "oauth-clients", "users", "mail", "personas", "conversations", "knowledge", "chat", "export"];
+const COMMANDS = ["serve", "worker", "migrate", "login", "logout", "keys", "oauth-clients", "users", "mail", "personas", "conversations", "knowledge", "chat", "export", "api"];
 
 describe("help and usage", { timeout: SLOW }, () => {
   it("--help lists every command and the exit codes", async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, startAndWait, type RunningProcess } from "../support/processes.ts";
+import { freePort, startProcess, type RunningProcess } from "../support/processes.ts";
 
 // The static Prism mock is what frontend teams build against (`npm run mock`), so it must answer
 // the contract's examples, enforce the security requirement and reject invalid bodies.
@@ -7,18 +7,15 @@ let prism: RunningProcess;
 
 beforeAll(async () => {
   const port = await freePort();
-  prism = await startAndWait(
-    "prism",
-    ["mock", "generated/openapi.yaml", "--host", "127.0.0.1", "--port", String(port)],
-    `http://127.0.0.1:${port}/healthz`,
-  );
+  const url = `http://127.0.0.1:${port}`;
+  prism = await startProcess({ bin: "prism", args: ["mock", "generated/openapi.yaml", "--host", "127.0.0.1", "--port", String(port)], url, probe: `${url}/healthz` });
 }, 90_000);
 
 afterAll(async () => {
   await prism?.stop();
 });
 
-const call = (path: string, init: RequestInit = {}) => fetch(`${prism.url.replace("/healthz", "")}${path}`, init);
+const call = (path: string, init: RequestInit = {}) => fetch(`${prism.url}${path}`, init);
 const json = { "content-type": "application/json" };
 
 describe("the Prism mock of the contract", () => {

@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { contractOperations, documentedExtensions, readEndpointList, root } from "../support/contract.ts";
+import { documentedExtensions, operations as byId, readEndpointList, root } from "../support/contract.ts";
 
-const operations = contractOperations();
+const operations = [...byId.values()];
 const key = (op: { method: string; path: string }) => `${op.method} ${op.path}`;
 
 describe("the contract's operations", () => {

@@ -158,16 +158,17 @@ describe("reading a conversation and its messages", () => {
     expect(withOffset.data.map((m: { content: string }) => m.content)).toEqual(["message 1", "message 0"]);
   });
 
-  it("is 404 for a `before` that is not a message of this conversation", async () => {
+  it("is 404 for a `before` that is not a message of this conversation, 400 for one that is not a UUID", async () => {
     const conversation = await createConversation(service, alice, alicePersona.id);
     await expectError(await get(alice, `/v1/conversations/${conversation.id}/messages?before=${randomUUID()}`), 404, "not_found");
-    await expectError(await get(alice, `/v1/conversations/${conversation.id}/messages?before=nope`), 404, "not_found");
+    await expectError(await get(alice, `/v1/conversations/${conversation.id}/messages?before=nope`), 400, "invalid_request");
     await expectError(await get(alice, `/v1/conversations/${conversation.id}/messages?limit=101`), 400, "invalid_request");
   });
 
-  it("is 404 for unknown and malformed ids", async () => {
+  it("is 404 for unknown ids and 400 for malformed ones", async () => {
     await expectError(await get(alice, `/v1/conversations/${randomUUID()}`), 404, "not_found");
-    await expectError(await get(alice, "/v1/conversations/not-an-id"), 404, "not_found");
+    const malformed = await expectError(await get(alice, "/v1/conversations/not-an-id"), 400, "invalid_request");
+    expect(malformed.error.details.errors[0].path).toBe("/params/id");
   });
 });
 

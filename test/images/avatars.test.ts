@@ -1,7 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { archiveOf, purgeDeletedAccounts } from "../support/account-data.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildArchive } from "../../server/auth/account/export-archive.ts";
-import { purgeAccounts } from "../../server/auth/account/jobs.ts";
 import { generateAvatar } from "../../server/personas/avatar-job.ts";
 import type { ImageProvider } from "../../server/providers/images/types.ts";
 import { LocalImages } from "../../server/providers/images/local.ts";
@@ -114,8 +113,7 @@ describe("images in the data export and the account purge", () => {
   it("lists the user's generated images as links in the export archive", async () => {
     const carol = await registerUser(service);
     const image = await (await generate(service, carol.auth, { prompt: "A lighthouse", style: "scene" })).json();
-    const user = await service.services.db.knex("users").where({ id: carol.id }).first();
-    const archive = await buildArchive(service.services.db.knex, user, new Date());
+    const archive = await archiveOf(service.services, carol.id);
     expect(archive.images).toEqual([expect.objectContaining({ url: image.url, prompt: "A lighthouse", style: "scene", width: 1024, height: 1024 })]);
   });
 
@@ -125,7 +123,7 @@ describe("images in the data export and the account purge", () => {
     const gone = await (await generate(service, dave.auth, { prompt: "Dave's picture" })).json();
     const kept = await (await generate(service, erin.auth, { prompt: "Erin's picture" })).json();
     await service.services.db.knex("users").where({ id: dave.id }).update({ deleted_at: new Date(Date.now() - 31 * 24 * 3600 * 1000) });
-    const result = await purgeAccounts(service.services);
+    const result = await purgeDeletedAccounts(service.services);
     expect(result.users).toBeGreaterThanOrEqual(1);
     await expectError(await service.fetch(pathOf(gone.url)), 404, "not_found");
     expect(await service.services.db.knex("images").where({ user_id: dave.id })).toEqual([]);

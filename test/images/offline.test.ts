@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { PNG } from "pngjs";
 import { createClient, NotFoundError } from "../../sdk/src/index.ts";
 import { expectError } from "../support/assertions.ts";
-import { startTestService, type TestService } from "../support/service.ts";
-import { apiKeyFor, registerUser, type TestUser } from "../support/users.ts";
+import { useTestService } from "../support/fixtures.ts";
+import type { TestService } from "../support/service.ts";
+import { apiKeyFor, type TestUser } from "../support/users.ts";
 import { colours, fetchPng, generate, pathOf } from "./helpers.ts";
 import { runCli } from "../cli/run-cli.ts";
 import { mkdtemp, readFile } from "node:fs/promises";
@@ -14,14 +15,8 @@ import { join } from "node:path";
 let service: TestService;
 let alice: TestUser;
 
-beforeAll(async () => {
-  service = await startTestService();
-  alice = await registerUser(service);
-});
-
-afterAll(async () => {
-  await service?.close();
-});
+const fixture = useTestService();
+beforeAll(() => void ({ service, alice } = fixture));
 
 const FILE_URL = /^http:\/\/127\.0\.0\.1:\d+\/v1\/images\/files\/[0-9a-f]{32}\.png$/;
 const imageCount = async () => Number((await service.services.db.knex("images").count<{ count: string }[]>("* as count"))[0]!.count);

@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { FakeOpenAI } from "../fakes/openai-server.ts";
 import { expectError } from "../support/assertions.ts";
-import { startTestService, type TestService } from "../support/service.ts";
-import { registerUser, type TestUser } from "../support/users.ts";
+import { useServiceWithFakeOpenAI } from "../support/fixtures.ts";
+import type { TestService } from "../support/service.ts";
+import type { TestUser } from "../support/users.ts";
 import { colours, fetchPng, generate } from "./helpers.ts";
 
 // The `openai` image provider against a fake OpenAI API on loopback, through the real `openai` package.
@@ -10,20 +11,8 @@ let fake: FakeOpenAI;
 let service: TestService;
 let alice: TestUser;
 
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-  service = await startTestService({
-    env: { IMAGES_PROVIDER: "openai", LLM_PROVIDER: "local", AUTO_AVATARS: "false", OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-test-secret-key", LLM_MAX_RETRIES: "0" },
-  });
-  alice = await registerUser(service);
-});
-
-afterAll(async () => {
-  await service?.close();
-  await fake?.close();
-});
-
-beforeEach(() => fake.reset());
+const fixture = useServiceWithFakeOpenAI({ IMAGES_PROVIDER: "openai", LLM_PROVIDER: "local", AUTO_AVATARS: "false" });
+beforeAll(() => void ({ fake, service, alice } = fixture));
 
 describe("images through the openai provider", () => {
   it("asks for the model's nearest size with the style's framing, and crops the b64_json answer to the contract's size", async () => {

@@ -1,6 +1,6 @@
 import { HeadObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import { purgeDeletedAccounts } from "../support/account-data.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { purgeAccounts } from "../../server/auth/account/jobs.ts";
 import { ConfigError, loadConfig } from "../../server/config.ts";
 import { S3BlobStore } from "../../server/providers/blobs/s3.ts";
 import { UpstreamError } from "../../server/providers/llm/types.ts";
@@ -185,7 +185,7 @@ describe("a service with BLOB_STORE=s3", () => {
     const kept = await (await generate(service, erin.auth, { prompt: "Erin's picture" })).json();
     expect(objectOf(gone.url)).toBeDefined();
     await service.services.db.knex("users").where({ id: dave.id }).update({ deleted_at: new Date(Date.now() - 31 * 24 * 3600 * 1000) });
-    await purgeAccounts(service.services);
+    await purgeDeletedAccounts(service.services);
     expect(objectOf(gone.url)).toBeUndefined();
     await expectError(await service.fetch(pathOf(gone.url)), 404, "not_found");
     expect(objectOf(kept.url)).toBeDefined();

@@ -152,9 +152,9 @@ describe("list, detail and delete", () => {
     expect(found.some((r) => r.document_id === doc.id)).toBe(false);
   });
 
-  it("answers 404 for an unknown or malformed document id", async () => {
+  it("answers 404 for an unknown document id and 400 for a malformed one", async () => {
     await expectApiError(getDocument(service, alice, personaId, "0193a7b2-5e6f-7a80-9b1c-3d4e5f6a7b03"), 404, "not_found");
-    await expectApiError(getDocument(service, alice, personaId, "not-a-uuid"), 404, "not_found");
+    await expectApiError(getDocument(service, alice, personaId, "not-a-uuid"), 400, "invalid_request");
   });
 
   it("answers an empty result for a persona without ready documents", async () => {

@@ -1,7 +1,6 @@
 import { v7 as uuidv7 } from "uuid";
+import { archiveOf, purgeDeletedAccounts } from "../support/account-data.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildArchive } from "../../server/auth/account/export-archive.ts";
-import { purgeAccounts } from "../../server/auth/account/jobs.ts";
 import { nonCascadingUserReferences } from "../../server/auth/users/store.ts";
 import { feature, unfeature } from "../../server/marketplace/service.ts";
 import { refreshTrending } from "../../server/personas/trending.ts";
@@ -161,13 +160,13 @@ describe("marketplace reads", () => {
     expect(await feature(service.services, uuidv7(), "Nothing")).toBe(false);
   });
 
-  it("detail has the distribution and samples from the greeting and the creator's own chats; unknown ids are 404", async () => {
+  it("detail has the distribution and samples from the greeting and the creator's own chats; unknown ids are 404, malformed 400", async () => {
     const detail = (await call(service, anonymous, "GET", `/v1/marketplace/${fresh.a.id}`, 200)).data;
     expect(detail.rating_distribution).toEqual({ "5": 1, "4": 0, "3": 0, "2": 0, "1": 0 });
     expect(detail.sample_messages).toEqual(["Hi."]);
     expect(detail.author).toHaveProperty("avatar_url");
     await call(service, anonymous, "GET", `/v1/marketplace/${uuidv7()}`, 404);
-    await call(service, anonymous, "GET", "/v1/marketplace/not-a-listing", 404);
+    await call(service, anonymous, "GET", "/v1/marketplace/not-a-listing", 400);
   });
 
   it("a persona made private again leaves the marketplace; so does every listing of a deleted account", async () => {
@@ -277,14 +276,14 @@ describe("account data", () => {
     const theirs = await published(other, "Someone Else's");
     await call(service, user, "POST", `/v1/marketplace/${theirs.listing.id}/rate`, 201, { rating: 5, review: "Lovely." });
     const { knex } = service.services.db;
-    const archive = (await buildArchive(knex, await knex("users").where({ id: user.id }).first(), clock)) as unknown as Json;
+    const archive = (await archiveOf(service.services, user.id)) as unknown as Json;
     expect(archive.instruction_versions).toEqual([expect.objectContaining({ persona_id: personaId, version: 1, status: "active" })]);
     expect(archive.ratings).toEqual([expect.objectContaining({ listing_id: theirs.listing.id, user_id: user.id, rating: 5, review: "Lovely." })]);
 
     expect(await nonCascadingUserReferences(knex)).toEqual([]);
     await deleteAccount(service, user);
     clock = new Date(clock.getTime() + 31 * DAY_MS);
-    await purgeAccounts(service.services);
+    await purgeDeletedAccounts(service.services);
     expect(await knex("marketplace_listings").where({ id: listing.id })).toEqual([]);
     expect(await knex("ratings").where({ user_id: user.id })).toEqual([]);
     expect(await knex("instruction_versions").where({ persona_id: personaId })).toEqual([]);

@@ -1,7 +1,6 @@
 import { randomUUID } from "node:crypto";
+import { archiveOf, purgeDeletedAccounts } from "../support/account-data.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { purgeAccounts } from "../../server/auth/account/jobs.ts";
-import { buildArchive } from "../../server/auth/account/export-archive.ts";
 import { nonCascadingUserReferences } from "../../server/auth/users/store.ts";
 import { ScriptedModel } from "../replies/fakes.ts";
 import { expectError } from "../support/assertions.ts";
@@ -93,10 +92,11 @@ describe("creating and reading rooms", () => {
     }
   });
 
-  it("answers 404 for unknown and malformed ids", async () => {
+  it("answers 404 for unknown ids and 400 for malformed ones", async () => {
     await expectError(await raw(owner, "GET", `/v1/rooms/${randomUUID()}`), 404, "not_found");
-    await expectError(await raw(owner, "GET", "/v1/rooms/nope"), 404, "not_found");
-    await expectError(await raw(owner, "GET", `/v1/rooms/nope/messages`), 404, "not_found");
+    await expectError(await raw(owner, "GET", `/v1/rooms/${randomUUID()}/messages`), 404, "not_found");
+    await expectError(await raw(owner, "GET", "/v1/rooms/nope"), 400, "invalid_request");
+    await expectError(await raw(owner, "GET", `/v1/rooms/nope/messages`), 400, "invalid_request");
   });
 
   it("hides a private room from outsiders (404 on every operation) and shows a public one read-only (403 on writes)", async () => {
@@ -195,10 +195,10 @@ describe("members", () => {
     await expectError(await raw(owner, "DELETE", `/v1/rooms/${room.id}/members/${member.id}`), 404, "not_found");
   });
 
-  it("answers 404 for an unknown or deleted user and 400 for a bad body", async () => {
+  it("answers 404 for an unknown or deleted user and 400 for a bad body or a malformed user id", async () => {
     const room = await makeRoom(service, owner);
     await expectError(await raw(owner, "POST", `/v1/rooms/${room.id}/members`, { user_id: randomUUID() }), 404, "not_found");
-    await expectError(await raw(owner, "POST", `/v1/rooms/${room.id}/members`, { user_id: "someone" }), 404, "not_found");
+    await expectError(await raw(owner, "POST", `/v1/rooms/${room.id}/members`, { user_id: "someone" }), 400, "invalid_request");
     const leaving = await creator(service);
     await service.fetch("/v1/auth/me", { method: "DELETE", headers: leaving.auth });
     await expectError(await raw(owner, "POST", `/v1/rooms/${room.id}/members`, { user_id: leaving.id }), 404, "not_found");
@@ -374,8 +374,7 @@ describe("account data", () => {
     await addMember(service, member, theirs.id, exporter);
     await call(service, member, "POST", `/v1/rooms/${theirs.id}/messages`, 201, { content: "not the exporter's" });
     await call(service, exporter, "POST", `/v1/rooms/${theirs.id}/messages`, 201, { content: "the exporter's" });
-    const { knex } = service.services.db;
-    const archive = (await buildArchive(knex, await knex("users").where({ id: exporter.id }).first(), clock)) as unknown as { rooms: Record<string, unknown>[] };
+    const archive = (await archiveOf(service.services, exporter.id)) as unknown as { rooms: Record<string, unknown>[] };
     const byName = new Map(archive.rooms.map((room) => [room.name, room]));
     expect(byName.get("mine")).toMatchObject({
       id: own.id,
@@ -402,7 +401,7 @@ describe("account data", () => {
     await call(service, stayer, "POST", `/v1/rooms/${theirs.id}/messages`, 201, { content: "staying" });
     await service.fetch("/v1/auth/me", { method: "DELETE", headers: leaving.auth });
     clock = new Date(clock.getTime() + 31 * DAY_MS);
-    await purgeAccounts(service.services);
+    await purgeDeletedAccounts(service.services);
     const { knex } = service.services.db;
     expect(await knex("rooms").where({ id: own.id })).toEqual([]);
     expect(await knex("room_members").where({ user_id: leaving.id })).toEqual([]);

@@ -1,20 +1,30 @@
 // The published artifact: build, `npm pack`, install the tarball into a scratch project, type-check
-// a typed script against the installed declarations, run it against the real service, and load the
-// CommonJS entry. Needs the npm registry (for openapi-fetch and eventsource-parser); about a minute.
+// a typed script against the installed declarations, then run it against the real service and load
+// the CommonJS entry on the pinned Node 24 and on the machine's system Node (20, the SDK's declared
+// minimum). Needs the npm registry (for openapi-fetch and eventsource-parser); about a minute.
 // SKIP_PACK_TEST=1 skips it.
 import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { fileURLToPath } from "node:url";
+import semver from "semver";
 import { afterAll, beforeAll, expect, test } from "vitest";
+import { npmCliPath } from "../support/processes.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const sdkDir = join(root, "sdk");
 const chatLive = !/notLive\("(personas|conversations)"/.test(await readFile(join(root, "server/handlers.ts"), "utf8"));
+const sdkManifest = JSON.parse(await readFile(join(sdkDir, "package.json"), "utf8")) as { engines: { node: string } };
+
+// The machine's own Node (Debian's), which the project's pinned runtime does not replace.
+const SYSTEM_NODE = "/usr/bin/node";
+const systemNode = existsSync(SYSTEM_NODE) ? (await run(SYSTEM_NODE, ["--version"])).stdout.trim() : undefined;
+if (!systemNode) console.warn(`pack: ${SYSTEM_NODE} is missing, so the SDK runs on the pinned Node only`);
 
 let service: TestService;
 let scratch: string;
@@ -78,14 +88,18 @@ test.skipIf(process.env.SKIP_PACK_TEST === "1")(
     );
 
     await writeFile(join(scratch, "package.json"), JSON.stringify({ name: "scratch", private: true, type: "module" }));
-    await run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", join(sdkDir, tarball!)], { cwd: scratch });
+    // Installed by npm on the oldest Node the SDK claims: none of its dependencies may ask for more.
+    const installer = systemNode ? [SYSTEM_NODE, npmCliPath()] : ["npm"];
+    const install = await run(installer[0]!, [...installer.slice(1), "install", "--no-audit", "--no-fund", "--loglevel=warn", join(sdkDir, tarball!)], { cwd: scratch });
+    expect(install.stderr).not.toMatch(/EBADENGINE/);
     await writeFile(join(scratch, "main.ts"), script(service.url));
 
     // The root's TypeScript, strict, with the installed declarations checked too (no skipLibCheck)
-    // and no @types/node: the SDK's types must stand on the standard DOM/ES library alone.
+    // and no @types/node: the SDK's types must stand on the standard DOM/ES library alone. It emits
+    // the script as JavaScript, which every Node runs (Node 20 cannot strip types).
     const tsc = join(root, "node_modules/typescript/bin/tsc");
     const compilerOptions = { strict: true, noEmit: true, module: "nodenext", target: "es2022", types: [] };
-    await writeFile(join(scratch, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["main.ts"] }));
+    await writeFile(join(scratch, "tsconfig.json"), JSON.stringify({ compilerOptions: { ...compilerOptions, noEmit: false, outDir: "out" }, files: ["main.ts"] }));
     await run(process.execPath, [tsc, "-p", "tsconfig.json"], { cwd: scratch }).catch((error) => {
       throw new Error(`tsc failed:\n${error.stdout}${error.stderr}`);
     });
@@ -99,19 +113,29 @@ test.skipIf(process.env.SKIP_PACK_TEST === "1")(
     );
     expect(wrong).toMatch(/nme/);
 
-    const { stdout } = await run(process.execPath, ["--experimental-strip-types", "--no-warnings", "main.ts"], { cwd: scratch });
-    const result = JSON.parse(stdout.trim().split("\n").at(-1)!);
-    expect(result.username).toMatch(/^scratch_/);
-    expect(result.error).toEqual([404, "not_found", "string"]);
-    if (chatLive) expect(result).toMatchObject({ persona: "Captain Nova", events: "done", reply: true, messageId: true });
+    const nodes = [process.execPath, ...(systemNode ? [SYSTEM_NODE] : [])];
+    if (systemNode) {
+      // The oldest Node the SDK's package.json admits is the one that runs here.
+      expect(semver.satisfies(systemNode, sdkManifest.engines.node)).toBe(true);
+      expect(semver.minVersion(sdkManifest.engines.node)!.major).toBe(semver.major(systemNode));
+    }
+    for (const node of nodes) {
+      const { stdout } = await run(node, ["out/main.js"], { cwd: scratch }).catch((error) => {
+        throw new Error(`the script failed on ${node}:\n${error.stdout}${error.stderr}`);
+      });
+      const result = JSON.parse(stdout.trim().split("\n").at(-1)!);
+      expect(result.username, node).toMatch(/^scratch_/);
+      expect(result.error, node).toEqual([404, "not_found", "string"]);
+      if (chatLive) expect(result, node).toMatchObject({ persona: "Captain Nova", events: "done", reply: true, messageId: true });
 
-    const cjs = `const sdk = require("@persona-platform/sdk");
-      const client = sdk.createClient({ baseUrl: ${JSON.stringify(service.url)} });
-      client.auth.login({ email: "nobody@example.com", password: "Wrong-password-1" }).catch((e) => {
-        console.log(JSON.stringify([typeof sdk.createClient, e instanceof sdk.AuthenticationError, e instanceof sdk.PersonaError, e.name]));
-      });`;
-    const { stdout: cjsOut } = await run(process.execPath, ["-e", cjs], { cwd: scratch });
-    expect(JSON.parse(cjsOut)).toEqual(["function", true, true, "AuthenticationError"]);
+      const cjs = `const sdk = require("@persona-platform/sdk");
+        const client = sdk.createClient({ baseUrl: ${JSON.stringify(service.url)} });
+        client.auth.login({ email: "nobody@example.com", password: "Wrong-password-1" }).catch((e) => {
+          console.log(JSON.stringify([typeof sdk.createClient, e instanceof sdk.AuthenticationError, e instanceof sdk.PersonaError, e.name]));
+        });`;
+      const { stdout: cjsOut } = await run(node, ["-e", cjs], { cwd: scratch });
+      expect(JSON.parse(cjsOut), node).toEqual(["function", true, true, "AuthenticationError"]);
+    }
   },
   180_000,
 );

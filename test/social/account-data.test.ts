@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { purgeAccounts } from "../../server/auth/account/jobs.ts";
+import { archiveOf, purgeDeletedAccounts } from "../support/account-data.ts";
 import { nonCascadingUserReferences } from "../../server/auth/users/store.ts";
-import { buildArchive } from "../../server/auth/account/export-archive.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
 import { call, deleteAccount, makePersona } from "./helpers.ts";
@@ -36,9 +35,7 @@ afterAll(async () => {
 
 describe("account data", () => {
   it("exports whom the user follows, what they like and the links they shared", async () => {
-    const { knex } = service.services.db;
-    const row = await knex("users").where({ id: alice.id }).first();
-    const archive = (await buildArchive(knex, row, clock)) as Record<string, unknown> & { follows: Record<string, unknown>[]; likes: Record<string, unknown>[] };
+    const archive = (await archiveOf(service.services, alice.id)) as Record<string, unknown> & { follows: Record<string, unknown>[]; likes: Record<string, unknown>[] };
     expect(archive.follows).toEqual([{ id: expect.any(String), follower_id: alice.id, following_id: bob.id, created_at: expect.any(String) }]);
     expect(archive.likes).toEqual([{ id: expect.any(String), user_id: alice.id, persona_id: bobPersona.id, created_at: expect.any(String) }]);
     expect(archive.shares).toEqual([
@@ -50,7 +47,7 @@ describe("account data", () => {
     expect(await nonCascadingUserReferences(service.services.db.knex)).toEqual([]);
     await deleteAccount(service, alice);
     clock = new Date(clock.getTime() + 31 * DAY_MS);
-    await purgeAccounts(service.services);
+    await purgeDeletedAccounts(service.services);
     const { knex } = service.services.db;
     expect(await knex("users").where({ id: alice.id }).first()).toBeUndefined();
     expect(await knex("follows").where({ follower_id: alice.id }).orWhere({ following_id: alice.id })).toEqual([]);

@@ -107,7 +107,7 @@ describe("variants", () => {
     await call(service, stranger, "POST", `/v1/studio/${persona.id}/variants`, 404, variant("B", 10));
     await call(service, stranger, "PUT", `/v1/studio/${persona.id}/variants/${a.id}`, 404, { traffic_percentage: 5 });
     await call(service, owner, "PUT", `/v1/studio/${persona.id}/variants/${uuidv7()}`, 404, { traffic_percentage: 5 });
-    await call(service, owner, "PUT", `/v1/studio/${persona.id}/variants/nope`, 404, { traffic_percentage: 5 });
+    await call(service, owner, "PUT", `/v1/studio/${persona.id}/variants/nope`, 400, { traffic_percentage: 5 });
     const other = await makePersona(service, owner, "Other");
     await call(service, owner, "PUT", `/v1/studio/${other.id}/variants/${a.id}`, 404, { traffic_percentage: 5 });
   });

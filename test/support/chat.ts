@@ -1,8 +1,9 @@
-import { createParser } from "eventsource-parser";
 import { expect } from "vitest";
 import type { TestService } from "./service.ts";
 import { jsonHeaders } from "./service.ts";
 import type { TestUser } from "./users.ts";
+
+export { readEvents } from "./sse.ts";
 
 /** Creates a persona through the API and answers its body. */
 export async function createPersona(service: TestService, user: TestUser, overrides: Record<string, unknown> = {}) {
@@ -25,24 +26,6 @@ export async function createConversation(service: TestService, user: TestUser, p
   const body = await response.json();
   expect(response.status, JSON.stringify(body)).toBe(201);
   return body as { id: string; persona_id: string; title: string | null; message_count: number };
-}
-
-export interface StreamEvent {
-  event: string;
-  data: string;
-}
-
-/** Reads a whole `text/event-stream` body: its named events and its comment lines. */
-export async function readEvents(response: Response): Promise<{ events: StreamEvent[]; comments: string[] }> {
-  const events: StreamEvent[] = [];
-  const comments: string[] = [];
-  const parser = createParser({
-    onEvent: (event) => events.push({ event: event.event ?? "message", data: event.data }),
-    onComment: (comment) => comments.push(comment.trim()),
-  });
-  const decoder = new TextDecoder();
-  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(chunk, { stream: true }));
-  return { events, comments };
 }
 
 export function sendStream(service: TestService, user: TestUser, conversationId: string, content: string, extra: RequestInit & { headers?: Record<string, string> } = {}) {

@@ -1,7 +1,14 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, realpathSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { root } from "./contract.ts";
+
+// Child processes of the tests and of the conformance driver: project binaries from
+// node_modules/.bin, put first on PATH so that their `env node` shebangs run the pinned Node.
+
+const binDir = join(root, "node_modules", ".bin");
+const projectEnv = (env: Record<string, string> = {}) => ({ ...process.env, PATH: `${binDir}:${process.env.PATH}`, ...env });
 
 /** A free loopback port, found by letting the OS pick one. */
 export async function freePort(): Promise<number> {
@@ -17,39 +24,82 @@ export async function freePort(): Promise<number> {
 }
 
 export interface RunningProcess {
+  name: string;
   url: string;
   child: ChildProcess;
+  /** The last 100 kB of its stdout and stderr, interleaved. */
   output: () => string;
+  /** SIGTERM, then SIGKILL if it has not exited 10 s later. */
   stop: () => Promise<void>;
 }
 
-/** Starts a project binary from node_modules/.bin and waits until `url` answers any HTTP status. */
-export async function startAndWait(bin: string, args: string[], url: string, timeoutMs = 60_000, env: Record<string, string> = {}): Promise<RunningProcess> {
-  const binDir = join(root, "node_modules", ".bin");
-  const child = spawn(join(binDir, bin), args, {
-    cwd: root,
-    env: { ...process.env, PATH: `${binDir}:${process.env.PATH}`, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+export interface StartOptions {
+  bin: string;
+  args: string[];
+  /** What the caller calls the process by (messages); the binary's name unless told. */
+  name?: string;
+  /** Where it serves; also the readiness probe unless `probe` is given. */
+  url: string;
+  probe?: string;
+  /** The status the probe must answer; any HTTP answer counts when unset. */
+  readyStatus?: number;
+  env?: Record<string, string>;
+  timeoutMs?: number;
+}
+
+/** Starts a project binary and waits until its probe answers (`readyStatus`, or anything). */
+export async function startProcess(options: StartOptions): Promise<RunningProcess> {
+  const name = options.name ?? options.bin;
+  const child = spawn(join(binDir, options.bin), options.args, { cwd: root, env: projectEnv(options.env), stdio: ["ignore", "pipe", "pipe"] });
   let log = "";
-  child.stdout!.on("data", (chunk: Buffer) => (log += chunk.toString()));
-  child.stderr!.on("data", (chunk: Buffer) => (log += chunk.toString()));
+  const keep = (chunk: Buffer) => (log = (log + chunk.toString()).slice(-100_000));
+  child.stdout!.on("data", keep);
+  child.stderr!.on("data", keep);
+  const exited = new Promise<void>((done) => child.once("exit", () => done()));
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise<void>((done) => child.once("exit", () => done()));
     child.kill("SIGTERM");
+    const forced = setTimeout(() => child.kill("SIGKILL"), 10_000);
     await exited;
+    clearTimeout(forced);
   };
+  const running: RunningProcess = { name, url: options.url, child, output: () => log, stop };
+  const probe = options.probe ?? options.url;
+  const timeoutMs = options.timeoutMs ?? 60_000;
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${bin} exited early with ${child.exitCode}:\n${log}`);
+    if (child.exitCode !== null) throw new Error(`${name} exited early with ${child.exitCode}:\n${log}`);
     try {
-      await fetch(url, { signal: AbortSignal.timeout(1000) });
-      return { url, child, output: () => log, stop };
+      const response = await fetch(probe, { signal: AbortSignal.timeout(2000) });
+      await response.arrayBuffer();
+      if (options.readyStatus === undefined || response.status === options.readyStatus) return running;
     } catch {
-      await new Promise((wait) => setTimeout(wait, 250));
+      // not listening yet
     }
+    await new Promise((wait) => setTimeout(wait, 200));
   }
   await stop();
-  throw new Error(`${bin} did not answer on ${url} within ${timeoutMs} ms:\n${log}`);
+  throw new Error(`${name} did not get ready on ${probe} within ${timeoutMs} ms:\n${log}`);
+}
+
+/** Starts a project binary and waits until `url` answers any HTTP status. */
+export function startAndWait(bin: string, args: string[], url: string, timeoutMs = 60_000, env: Record<string, string> = {}): Promise<RunningProcess> {
+  return startProcess({ bin, args, url, timeoutMs, env });
+}
+
+/** Runs a project binary to completion with inherited output; resolves its exit code. */
+export function runToEnd(bin: string, args: string[], env: Record<string, string> = {}): Promise<number> {
+  return new Promise((done) => {
+    const child = spawn(join(binDir, bin), args, { cwd: root, env: projectEnv(env), stdio: "inherit" });
+    child.once("exit", (code, signal) => done(code ?? (signal ? 1 : 0)));
+  });
+}
+
+/** npm's own script (npm-cli.js), so that a test can run npm on a Node of its choosing. */
+export function npmCliPath(): string {
+  for (const dir of (process.env.PATH ?? "").split(":")) {
+    const candidate = join(dir, "npm");
+    if (dir && existsSync(candidate)) return realpathSync(candidate);
+  }
+  throw new Error("npm is not on PATH");
 }

@@ -1,21 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { expectError } from "../support/assertions.ts";
-import { startTestService, type TestService } from "../support/service.ts";
-import { apiKeyFor, registerUser, type TestUser } from "../support/users.ts";
+import { useTestService } from "../support/fixtures.ts";
+import type { TestService } from "../support/service.ts";
+import { apiKeyFor, type TestUser } from "../support/users.ts";
 import { listen, stt, toneWav, tts } from "./helpers.ts";
 
 // The offline default: Flite voices MP3-encoded in-process, and no speech-to-text (503).
 let service: TestService;
 let alice: TestUser;
 
-beforeAll(async () => {
-  service = await startTestService();
-  alice = await registerUser(service);
-});
-
-afterAll(async () => {
-  await service?.close();
-});
+const fixture = useTestService();
+beforeAll(() => void ({ service, alice } = fixture));
 
 const SENTENCE = "Welcome aboard, cadet! Tonight Venus is the bright lantern low in the west.";
 

@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { createClient } from "../../sdk/src/index.ts";
-import { fakeMp3, startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.ts";
+import { fakeMp3, type FakeOpenAI } from "../fakes/openai-server.ts";
 import { expectError } from "../support/assertions.ts";
-import { startTestService, type TestService } from "../support/service.ts";
-import { apiKeyFor, registerUser, type TestUser } from "../support/users.ts";
+import { useServiceWithFakeOpenAI } from "../support/fixtures.ts";
+import type { TestService } from "../support/service.ts";
+import { apiKeyFor, type TestUser } from "../support/users.ts";
 import { runCli } from "../cli/run-cli.ts";
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -15,20 +16,8 @@ let fake: FakeOpenAI;
 let service: TestService;
 let alice: TestUser;
 
-beforeAll(async () => {
-  fake = await startFakeOpenAI();
-  service = await startTestService({
-    env: { SPEECH_PROVIDER: "openai", IMAGES_PROVIDER: "local", LLM_PROVIDER: "local", OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-test-secret-key", LLM_MAX_RETRIES: "0" },
-  });
-  alice = await registerUser(service);
-});
-
-afterAll(async () => {
-  await service?.close();
-  await fake?.close();
-});
-
-beforeEach(() => fake.reset());
+const fixture = useServiceWithFakeOpenAI({ SPEECH_PROVIDER: "openai", IMAGES_PROVIDER: "local", LLM_PROVIDER: "local" });
+beforeAll(() => void ({ fake, service, alice } = fixture));
 
 describe("text to speech through the openai provider", () => {
   it("streams the upstream's MP3 as it arrives: the first bytes reach the client before the clip is complete", async () => {

@@ -1,10 +1,25 @@
-import { expect } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import { recordEvent, type EventType } from "../../server/events/outbox.ts";
-import { jsonHeaders, type TestService } from "../support/service.ts";
+import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
 import type { TestUser } from "../support/users.ts";
+import { startReceiver, type Receiver } from "./receiver.ts";
 
 /** Settings of a service that delivers to loopback receivers quickly. */
 export const loopbackEnv = { WEBHOOKS_ALLOW_PRIVATE_URLS: "true", WEBHOOKS_TIMEOUT_MS: "1000", WEBHOOKS_RETRY_BASE_MS: "50" };
+
+/** A service that may deliver to loopback, and a receiver there, for the tests of the enclosing block. */
+export function useWebhookService(): { service: TestService; hook: Receiver } {
+  const fixture = {} as { service: TestService; hook: Receiver };
+  beforeAll(async () => {
+    fixture.service = await startTestService({ env: loopbackEnv });
+    fixture.hook = await startReceiver();
+  });
+  afterAll(async () => {
+    await fixture.hook?.close();
+    await fixture.service?.close();
+  });
+  return fixture;
+}
 
 export async function createWebhook(service: TestService, user: TestUser, body: Record<string, unknown>) {
   const response = await service.fetch("/v1/webhooks", { method: "POST", headers: { ...jsonHeaders, ...user.auth }, body: JSON.stringify(body) });

@@ -1,13 +1,13 @@
 import { Webhook } from "standardwebhooks";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { signatureHeaders } from "../../server/webhooks/signing.ts";
 import { generateSecret } from "../../server/webhooks/secrets.ts";
 import { createClient, NotFoundError, verifyWebhook, WebhookVerificationError } from "../../sdk/src/index.ts";
 import { eventually } from "../support/chat.ts";
-import { startTestService, type TestService } from "../support/service.ts";
+import type { TestService } from "../support/service.ts";
 import { apiKeyFor, registerUser } from "../support/users.ts";
-import { emit, loopbackEnv } from "./helpers.ts";
-import { startReceiver, type Receiver } from "./receiver.ts";
+import { emit, useWebhookService } from "./helpers.ts";
+import type { Receiver } from "./receiver.ts";
 
 describe("verifyWebhook", () => {
   const body = JSON.stringify({ id: "0193a9f0-8b1c-7d2e-a3f4-5b6c7d8e9f01", type: "message.created", created_at: "2026-11-22T09:14:03Z", data: { n: 1 } });
@@ -45,14 +45,8 @@ describe("verifyWebhook", () => {
 describe("client.webhooks", () => {
   let service: TestService;
   let hook: Receiver;
-  beforeAll(async () => {
-    service = await startTestService({ env: loopbackEnv });
-    hook = await startReceiver();
-  });
-  afterAll(async () => {
-    await hook?.close();
-    await service?.close();
-  });
+  const fixture = useWebhookService();
+  beforeAll(() => void ({ service, hook } = fixture));
 
   it("creates, lists, updates, pages deliveries, redelivers and deletes; a receiver verifies with verifyWebhook", async () => {
     const user = await registerUser(service);

@@ -1,25 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { purgeAccounts } from "../../server/auth/account/jobs.ts";
-import { buildArchive } from "../../server/auth/account/export-archive.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { archiveOf, purgeDeletedAccounts } from "../support/account-data.ts";
 import { MAX_WEBHOOKS_PER_USER } from "../../server/webhooks/service.ts";
 import { expectError } from "../support/assertions.ts";
 import { eventually } from "../support/chat.ts";
-import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
+import { jsonHeaders, type TestService } from "../support/service.ts";
 import { apiKeyFor, registerUser, type TestUser } from "../support/users.ts";
-import { createWebhook, deliveries, emit, loopbackEnv } from "./helpers.ts";
-import { startReceiver, type Receiver } from "./receiver.ts";
+import { createWebhook, deliveries, emit, useWebhookService } from "./helpers.ts";
+import type { Receiver } from "./receiver.ts";
 
 let service: TestService;
 let hook: Receiver;
 
-beforeAll(async () => {
-  service = await startTestService({ env: loopbackEnv });
-  hook = await startReceiver();
-});
-afterAll(async () => {
-  await hook?.close();
-  await service?.close();
-});
+const fixture = useWebhookService();
+beforeAll(() => void ({ service, hook } = fixture));
 
 const send = (user: TestUser | Record<string, string>, method: string, path: string, body?: unknown) =>
   service.fetch(path, {
@@ -109,8 +102,9 @@ describe("registration", () => {
     await expectError(await send(other, "GET", `/v1/webhooks/${created.id}/deliveries`), 404, "not_found");
     await expectError(await send(other, "POST", `/v1/webhooks/${created.id}/deliveries/${delivery!.id}/redeliver`), 404, "not_found");
     expect((await (await send(other, "GET", "/v1/webhooks")).json()).total).toBe(0);
-    await expectError(await send(owner, "PUT", "/v1/webhooks/not-a-uuid", { active: false }), 404, "not_found");
-    await expectError(await send(owner, "POST", `/v1/webhooks/${created.id}/deliveries/not-a-uuid/redeliver`), 404, "not_found");
+    await expectError(await send(owner, "PUT", `/v1/webhooks/${crypto.randomUUID()}`, { active: false }), 404, "not_found");
+    await expectError(await send(owner, "PUT", "/v1/webhooks/not-a-uuid", { active: false }), 400, "invalid_request");
+    await expectError(await send(owner, "POST", `/v1/webhooks/${created.id}/deliveries/not-a-uuid/redeliver`), 400, "invalid_request");
     await expectError(await send(owner, "POST", `/v1/webhooks/${created.id}/deliveries/${crypto.randomUUID()}/redeliver`), 404, "not_found");
 
     await expectError(await service.fetch("/v1/webhooks"), 401, "unauthorized");
@@ -147,15 +141,14 @@ describe("account data", () => {
     await eventually(async () => (await deliveries(service, user, created.id)).data[0]?.status === "succeeded");
     const knex = service.services.db.knex;
 
-    const userRow = await knex("users").where({ id: user.id }).first();
-    const archive = await buildArchive(knex, userRow, new Date());
+    const archive = await archiveOf(service.services, user.id);
     expect(archive.webhooks).toHaveLength(1);
     expect(archive.webhooks[0]).toMatchObject({ id: created.id, url: hook.url, events: ["message.failed"], active: true });
     expect(JSON.stringify(archive)).not.toContain("secret");
     expect(JSON.stringify(archive)).not.toContain(created.secret);
 
     await knex("users").where({ id: user.id }).update({ deleted_at: new Date(Date.now() - 40 * 86_400_000) });
-    await purgeAccounts(service.services);
+    await purgeDeletedAccounts(service.services);
     expect(await knex("webhooks").where({ user_id: user.id })).toEqual([]);
     expect(await knex("webhook_deliveries").where({ user_id: user.id })).toEqual([]);
   });

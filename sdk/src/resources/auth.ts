@@ -56,6 +56,16 @@ export class Auth {
   updateMe(body: RequestBody<"auth_update_me">, options?: RequestOptions): Promise<ResponseOf<"auth_update_me">> {
     return unwrap(this.#core.raw.PUT("/v1/auth/me", { body, ...init(options) }));
   }
+
+  /**
+   * Asks for an export of all the caller's data. A job builds the archive and its signed download
+   * link is e-mailed; while one is processing, asking again answers that same export.
+   * @example
+   * const { export_id, status } = await client.auth.exportData();
+   */
+  exportData(options?: RequestOptions): Promise<ResponseOf<"auth_export_data">> {
+    return unwrap(this.#core.raw.POST("/v1/auth/export-data", init(options)));
+  }
 }
 
 export class ApiKeys {
@@ -73,6 +83,17 @@ export class ApiKeys {
    */
   create(body: RequestBody<"api_keys_create">, options?: IdempotentRequestOptions): Promise<ResponseOf<"api_keys_create">> {
     return unwrap(this.#core.raw.POST("/v1/auth/api-keys", { body, ...init(options) }));
+  }
+
+  /**
+   * Creates a key with the alternative scopes `read` (every GET outside the admin-only areas), `chat`
+   * (`read` plus sending messages and voice) or `admin`; `key` in the answer is shown only once.
+   * Either form's keys are listed, used and revoked alike.
+   * @example
+   * const { key } = await client.auth.apiKeys.createSimple({ name: "nightly backup", scopes: ["read"], expires_in_days: 90 });
+   */
+  createSimple(body: RequestBody<"api_keys_create_simple">, options?: IdempotentRequestOptions): Promise<ResponseOf<"api_keys_create_simple">> {
+    return unwrap(this.#core.raw.POST("/v1/api-keys", { body, ...init(options) }));
   }
 
   /**

@@ -1,7 +1,7 @@
 import type { Task, TaskList } from "graphile-worker";
-import { deleteImagesOfUsersDeletedBefore } from "../../images/service.ts";
+import type { AccountDataSection } from "../../account-data.ts";
 import type { Services } from "../../services.ts";
-import { findAnyUser, purgeDeletedBefore } from "../users/service.ts";
+import { deletedBefore, findAnyUser, purgeUsers } from "../users/service.ts";
 import { buildArchive } from "./export-archive.ts";
 import { EXPORT_LINK_TTL_MS, exportDownloadUrl, exportLinkKey } from "./export-links.ts";
 import { completeExport, failExport, findExport, purgeExportsCompletedBefore } from "./store.ts";
@@ -14,14 +14,25 @@ export const ACCOUNT_PURGE_TASK = "account_purge";
 export const DATA_EXPORT_TASK = "data_export";
 export const DATA_EXPORT_MAX_ATTEMPTS = 5;
 
-/** Removes accounts deleted more than 30 days ago, and archives whose links can no longer work. */
-export async function purgeAccounts(services: Services): Promise<{ users: number; exports: number }> {
+/**
+ * Removes accounts deleted more than 30 days ago, and archives whose links can no longer work.
+ * Each section first undoes what lives outside the database (files, provider subscriptions); then
+ * the users' rows go, and every table cascades from them.
+ */
+export async function purgeAccounts(services: Services, sections: readonly AccountDataSection[]): Promise<{ users: number; exports: number }> {
   const now = services.now().getTime();
   const { knex } = services.db;
-  const cutoff = new Date(now - PURGE_AFTER_MS);
-  // Files outside the database first: their rows, which name them, go with the users.
-  await deleteImagesOfUsersDeletedBefore(services, cutoff);
-  const users = await purgeDeletedBefore(services, cutoff);
+  const ids = await deletedBefore(services, new Date(now - PURGE_AFTER_MS));
+  if (ids.length > 0) {
+    for (const section of sections) {
+      try {
+        await section.beforePurge?.(services, ids);
+      } catch (error) {
+        services.log.error({ err: error, section: section.key, users: ids.length }, "an area could not clean up purged accounts; purging them anyway");
+      }
+    }
+  }
+  const users = await purgeUsers(services, ids);
   const exports = await purgeExportsCompletedBefore(knex, new Date(now - EXPORT_LINK_TTL_MS));
   if (users || exports) services.log.info({ users, exports }, "deleted accounts and expired exports purged");
   return { users, exports };
@@ -32,7 +43,7 @@ export async function purgeAccounts(services: Services): Promise<{ users: number
  * the mail failed finds the export ready and only mails again; the last failed attempt marks the
  * export failed so that the user can request a new one.
  */
-export async function runDataExport(services: Services, exportId: string, lastAttempt = true): Promise<void> {
+export async function runDataExport(services: Services, sections: readonly AccountDataSection[], exportId: string, lastAttempt = true): Promise<void> {
   const { knex } = services.db;
   const row = await findExport(knex, exportId);
   if (!row || row.status === "failed") return;
@@ -43,7 +54,7 @@ export async function runDataExport(services: Services, exportId: string, lastAt
   }
   try {
     if (row.status === "processing") {
-      const archive = await buildArchive(knex, user, services.now());
+      const archive = await buildArchive(services, sections, user);
       await completeExport(knex, exportId, archive, services.now());
     }
     const { url, expiresAt } = exportDownloadUrl(services, await exportLinkKey(services), exportId, services.now());
@@ -66,13 +77,13 @@ export async function runDataExport(services: Services, exportId: string, lastAt
 }
 
 /** Jobs of account deletion and data export. */
-export function accountTasks(services: Services): TaskList {
+export function accountTasks(services: Services, sections: readonly AccountDataSection[]): TaskList {
   const purge: Task = async () => {
-    await purgeAccounts(services);
+    await purgeAccounts(services, sections);
   };
   const dataExport: Task = async (payload, helpers) => {
     const { exportId } = payload as { exportId: string };
-    await runDataExport(services, exportId, helpers.job.attempts >= helpers.job.max_attempts);
+    await runDataExport(services, sections, exportId, helpers.job.attempts >= helpers.job.max_attempts);
   };
   return { [ACCOUNT_PURGE_TASK]: purge, [DATA_EXPORT_TASK]: dataExport };
 }

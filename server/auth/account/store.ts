@@ -77,37 +77,6 @@ export async function purgeExportsCompletedBefore(knex: Knex, cutoff: Date): Pro
   return knex("data_exports").whereNot({ status: "processing" }).where("completed_at", "<", cutoff).delete();
 }
 
-// ---------------------------------------------------------------- archive reads
-
-/** The tables of the database that exist now (areas land their tables over time). */
-export async function existingTables(knex: Knex, names: string[]): Promise<Map<string, Set<string>>> {
-  const result = await knex.raw<{ rows: { table_name: string; column_name: string }[] }>(
-    `SELECT table_name, column_name FROM information_schema.columns
-      WHERE table_schema = current_schema() AND table_name = ANY(?)`,
-    [names],
-  );
-  const tables = new Map<string, Set<string>>();
-  for (const { table_name, column_name } of result.rows) {
-    if (!tables.has(table_name)) tables.set(table_name, new Set());
-    tables.get(table_name)!.add(column_name);
-  }
-  return tables;
-}
-
-/** Rows of `table` whose `column` is one of `values`, oldest first when the table has created_at. */
-export async function rowsWhereIn(
-  knex: Knex,
-  table: string,
-  column: string,
-  values: string[],
-  orderBy: string | undefined,
-): Promise<Record<string, unknown>[]> {
-  if (values.length === 0) return [];
-  const query = knex(table).whereIn(column, values);
-  if (orderBy) query.orderBy(orderBy);
-  return query.select("*");
-}
-
 // ---------------------------------------------------------------- e-mail tokens (only hashes)
 
 export async function insertEmailToken(

@@ -11,7 +11,8 @@ import {
   insertUser,
   isUniqueViolation,
   markUserDeleted,
-  purgeUsersDeletedBefore,
+  idsOfUsersDeletedBefore,
+  purgeDeletedUsers,
   updateUser,
   type UserRow,
 } from "./store.ts";
@@ -107,7 +108,12 @@ export function markDeleted(db: Knex, userId: string, now: Date): Promise<Date |
   return markUserDeleted(db, userId, now);
 }
 
-/** Removes the accounts deleted before `cutoff` (their rows elsewhere cascade). */
-export function purgeDeletedBefore(services: Services, cutoff: Date): Promise<number> {
-  return purgeUsersDeletedBefore(services.db.knex, cutoff);
+/** Ids of the accounts deleted before `cutoff`: those the purge removes. */
+export function deletedBefore(services: Services, cutoff: Date): Promise<string[]> {
+  return idsOfUsersDeletedBefore(services.db.knex, cutoff);
+}
+
+/** Removes these deleted accounts (their rows elsewhere cascade). */
+export function purgeUsers(services: Services, userIds: readonly string[]): Promise<number> {
+  return purgeDeletedUsers(services.db.knex, userIds);
 }

@@ -47,9 +47,16 @@ export async function markUserDeleted(knex: Knex, userId: string, now: Date): Pr
   return (row as { deleted_at: Date } | undefined)?.deleted_at;
 }
 
-/** Removes the accounts deleted before `cutoff`; every table referencing users cascades. */
-export async function purgeUsersDeletedBefore(knex: Knex, cutoff: Date): Promise<number> {
-  return knex("users").whereNotNull("deleted_at").where("deleted_at", "<", cutoff).delete();
+/** Ids of the accounts deleted before `cutoff`. */
+export async function idsOfUsersDeletedBefore(knex: Knex, cutoff: Date): Promise<string[]> {
+  const rows = await knex("users").whereNotNull("deleted_at").where("deleted_at", "<", cutoff).select<{ id: string }[]>("id");
+  return rows.map((row) => row.id);
+}
+
+/** Removes these accounts if they are (still) deleted; every table referencing users cascades. */
+export async function purgeDeletedUsers(knex: Knex, userIds: readonly string[]): Promise<number> {
+  if (userIds.length === 0) return 0;
+  return knex("users").whereIn("id", userIds).whereNotNull("deleted_at").delete();
 }
 
 /** Foreign keys onto users that would block (or outlive) a purge: all must be ON DELETE CASCADE. */

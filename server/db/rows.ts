@@ -1,0 +1,55 @@
+import type { Knex } from "knex";
+
+/** Rows of `table` whose `column` is one of `values`, ordered by `orderBy` when given. */
+export async function rowsWhereIn(
+  knex: Knex,
+  table: string,
+  column: string,
+  values: readonly string[],
+  orderBy?: string,
+): Promise<Record<string, unknown>[]> {
+  if (values.length === 0) return [];
+  const query = knex(table).whereIn(column, values);
+  if (orderBy) query.orderBy(orderBy);
+  return query.select("*");
+}
+
+/** Every table of the current schema. */
+export async function tablesOfSchema(knex: Knex): Promise<string[]> {
+  const result = await knex.raw<{ rows: { name: string }[] }>(
+    `SELECT c.relname AS name FROM pg_class c
+      WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p')
+      ORDER BY 1`,
+  );
+  return result.rows.map((row) => row.name);
+}
+
+/**
+ * The tables whose rows belong to a user: every table with a foreign key onto `users`, and every
+ * table with a foreign key onto one of those, to any depth (messages through conversations,
+ * chunks through documents...), read from the catalog rather than from a list someone must keep.
+ */
+export async function userOwnedTables(knex: Knex): Promise<string[]> {
+  const result = await knex.raw<{ rows: { name: string }[] }>(
+    `WITH RECURSIVE owned(oid) AS (
+       SELECT 'users'::regclass::oid
+       UNION
+       SELECT c.conrelid FROM pg_constraint c JOIN owned o ON c.confrelid = o.oid
+        WHERE c.contype = 'f'
+     )
+     SELECT relname AS name FROM pg_class WHERE oid IN (SELECT oid FROM owned) AND relname <> 'users' ORDER BY 1`,
+  );
+  return result.rows.map((row) => row.name);
+}
+
+/**
+ * Inserts `row`, or finds the row that already holds its unique `key` columns: the idempotent
+ * "create" of follows and likes, one statement in the common case and never a unique violation.
+ */
+export async function insertOrFind<Row extends object>(knex: Knex, table: string, row: Row, key: readonly (keyof Row & string)[]): Promise<Row> {
+  const [inserted] = await knex(table).insert(row).onConflict([...key]).ignore().returning("*");
+  if (inserted) return inserted as Row;
+  return knex(table)
+    .where(Object.fromEntries(key.map((column) => [column, row[column]])))
+    .first() as Promise<Row>;
+}

@@ -1,0 +1,15 @@
+import { archiveRows, type AccountDataSection } from "../account-data.ts";
+
+export const marketplaceAccountData: AccountDataSection[] = [
+  { key: "ratings", tables: ["ratings"], exportRows: ({ knex, userId }) => archiveRows(knex, "ratings", "user_id", [userId]) },
+  {
+    key: "marketplace_listings",
+    tables: ["marketplace_listings"],
+    exportRows: ({ knex, userId }) => archiveRows(knex, "marketplace_listings", "creator_id", [userId]),
+  },
+  {
+    key: "persona_daily_users",
+    tables: ["persona_daily_users"],
+    withheld: "Per-day analytics counters, derived from the messages (which are exported).",
+  },
+];

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { refreshTrending } from "../../server/personas/trending.ts";
+import { archiveOf, purgeDeletedAccounts } from "../support/account-data.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
-import { call, makePersona, messagesFor } from "../social/helpers.ts";
+import { call, deleteAccount, makePersona, messagesFor } from "../social/helpers.ts";
 
 // The marketplace's stored search columns and trending scores (migration 0014): `q` is one match
 // of the listing's tsvector of name, description and tags, kept current when the persona changes; `listed` following the persona and the creator's account; the trending
@@ -153,5 +154,41 @@ describe("marketplace trending", () => {
     clock = new Date(clock.getTime() + 8 * DAY_MS);
     await refreshTrending(service.services);
     expect(await trending()).toEqual(at(7, 6, 5, 4, 3, 2, 1, 0));
+  });
+});
+
+describe("account data", () => {
+  it("withholds the search copies and rollups from the export; the purge takes them all, counters included", async () => {
+    const leaving = await registerUser(service);
+    const persona = await makePersona(service, leaving, "Leaving Soon", { is_public: false });
+    const listing = await call(service, leaving, "POST", `/v1/studio/${persona.id}/publish`, 200, { category: "lifestyle", tags: ["farewell"], pricing: "free" });
+    await messagesFor(service, fan, persona.id, 12, clock);
+    await refreshTrending(service.services);
+    const { knex } = service.services.db;
+    const rows = async () =>
+      Object.fromEntries(
+        await Promise.all(
+          ["persona_daily_users", "persona_daily_messages", "persona_daily_senders", "persona_trending_scores"].map(async (table) => [table, (await knex(table).where({ persona_id: persona.id })).length]),
+        ),
+      );
+    expect(await rows()).toEqual({ persona_daily_users: 1, persona_daily_messages: 1, persona_daily_senders: 1, persona_trending_scores: 1 });
+    expect(await knex("marketplace_trending").where({ listing_id: listing.id, score: 12 })).toHaveLength(1);
+
+    const archive = (await archiveOf(service.services, leaving.id)) as unknown as Json;
+    expect(archive.marketplace_listings).toEqual([expect.objectContaining({ id: listing.id, tags: ["farewell"] })]);
+    expect(Object.keys(archive.marketplace_listings[0]).filter((key) => key.startsWith("search"))).toEqual([]);
+    for (const key of ["analytics_rollups", "marketplace_trending", "persona_trending"]) expect(archive).not.toHaveProperty(key);
+
+    const lifestyle = async () => (await call(service, anonymous, "GET", "/v1/marketplace/categories", 200)).data.find((c: Json) => c.slug === "lifestyle").count;
+    const before = await lifestyle();
+    await deleteAccount(service, leaving);
+    expect(await lifestyle()).toBe(before - 1);
+    clock = new Date(clock.getTime() + 31 * DAY_MS);
+    await purgeDeletedAccounts(service.services);
+    expect(await rows()).toEqual({ persona_daily_users: 0, persona_daily_messages: 0, persona_daily_senders: 0, persona_trending_scores: 0 });
+    expect(await knex("marketplace_trending").where({ listing_id: listing.id })).toEqual([]);
+    expect(await lifestyle()).toBe(before - 1);
+    const recount = await knex("marketplace_listings").where({ listed: true, category: "lifestyle" }).count<{ count: string }[]>({ count: "*" });
+    expect(await lifestyle()).toBe(Number(recount[0]!.count));
   });
 });

@@ -1,7 +1,7 @@
 import { v7 as uuidv7 } from "uuid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { purgeAccounts } from "../../server/auth/account/jobs.ts";
 import * as rollups from "../../server/db/migrations/0014_marketplace_rollups.ts";
+import { purgeDeletedAccounts } from "../support/account-data.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { apiKeyFor, registerUser, type TestUser } from "../support/users.ts";
 import { call, deleteAccount, makePersona } from "../social/helpers.ts";
@@ -212,7 +212,7 @@ describe("daily rollups", () => {
     await expectConsistent();
     await deleteAccount(service, gone);
     clock = new Date(clock.getTime() + 31 * DAY_MS);
-    await purgeAccounts(service.services);
+    await purgeDeletedAccounts(service.services);
     const { knex } = service.services.db;
     expect(await knex("persona_daily_users").where({ user_id: gone.id })).toEqual([]);
     expect((await analytics(90)).unique_users).toBeGreaterThan(0);

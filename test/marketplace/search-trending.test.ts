@@ -107,6 +107,22 @@ describe("category counts", () => {
     }
     expect(published).toHaveLength(20);
   });
+
+  it("stay exact when accounts with listings in the same categories, listed in opposite orders, are deleted at once", async () => {
+    const shelves = async () => (await call(service, anonymous, "GET", "/v1/marketplace/categories", 200)).data.filter((c: Json) => ["lifestyle", "productivity"].includes(c.slug));
+    const before = await shelves();
+    for (let round = 0; round < 3; round++) {
+      const pair = [await registerUser(service), await registerUser(service)];
+      for (const [i, user] of pair.entries()) {
+        for (const category of i === 0 ? ["lifestyle", "productivity"] : ["productivity", "lifestyle"]) {
+          const persona = await makePersona(service, user, `${category} ${round}`, { is_public: false });
+          await call(service, user, "POST", `/v1/studio/${persona.id}/publish`, 200, { category, tags: [], pricing: "free" });
+        }
+      }
+      await Promise.all(pair.map((user) => deleteAccount(service, user)));
+    }
+    expect(await shelves()).toEqual(before);
+  });
 });
 
 describe("marketplace trending", () => {

@@ -218,8 +218,11 @@ export async function up(knex: Knex): Promise<void> {
   await knex.raw("CREATE INDEX marketplace_listings_category ON marketplace_listings (category, published_at DESC, id DESC) WHERE listed");
 
   // Listed listings per category, so that a list's `total` without `q` and the categories' counts
-  // read at most ten rows. Row triggers move them in the statement that lists, unlists, moves or
-  // deletes a listing (cascades included), under the counter row's lock: exact under concurrency.
+  // read at most ten rows. Statement triggers move them in the statement that lists, unlists,
+  // moves or deletes listings (cascades included), under the counter rows' locks, taken in
+  // category order so that two statements moving several categories cannot deadlock: exact under
+  // concurrency. An update that changes neither `listed` nor `category` (ratings, uses) finds no
+  // difference and writes nothing.
   await knex.schema.createTable("marketplace_category_counts", (table) => {
     table.text("category").primary();
     table.integer("listings").notNullable();
@@ -227,34 +230,25 @@ export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
     INSERT INTO marketplace_category_counts (category, listings)
     SELECT category, count(*) FILTER (WHERE listed) FROM marketplace_listings GROUP BY category`);
-  await knex.raw(`
-    CREATE FUNCTION marketplace_category_count(slug text, delta int) RETURNS void LANGUAGE sql AS $$
-      INSERT INTO marketplace_category_counts AS c (category, listings) VALUES (slug, delta)
-      ON CONFLICT (category) DO UPDATE SET listings = c.listings + excluded.listings $$`);
-  await knex.raw(`
-    CREATE FUNCTION marketplace_listing_counted() RETURNS trigger LANGUAGE plpgsql AS $$
-    DECLARE
-      leaving text;
-      joining text;
-    BEGIN
-      IF TG_OP <> 'INSERT' THEN IF OLD.listed THEN leaving := OLD.category; END IF; END IF;
-      IF TG_OP <> 'DELETE' THEN IF NEW.listed THEN joining := NEW.category; END IF; END IF;
-      IF leaving IS NOT DISTINCT FROM joining THEN RETURN NULL; END IF;
-      -- Two counters in category order, so that two opposite moves cannot deadlock.
-      IF leaving IS NOT NULL AND (joining IS NULL OR leaving < joining) THEN PERFORM marketplace_category_count(leaving, -1); END IF;
-      IF joining IS NOT NULL THEN PERFORM marketplace_category_count(joining, 1); END IF;
-      IF leaving IS NOT NULL AND joining IS NOT NULL AND leaving > joining THEN PERFORM marketplace_category_count(leaving, -1); END IF;
-      RETURN NULL;
-    END $$`);
-  await knex.raw(`
-    CREATE TRIGGER marketplace_listing_counted_insert AFTER INSERT ON marketplace_listings FOR EACH ROW
-    WHEN (NEW.listed) EXECUTE FUNCTION marketplace_listing_counted()`);
-  await knex.raw(`
-    CREATE TRIGGER marketplace_listing_counted_delete AFTER DELETE ON marketplace_listings FOR EACH ROW
-    WHEN (OLD.listed) EXECUTE FUNCTION marketplace_listing_counted()`);
-  await knex.raw(`
-    CREATE TRIGGER marketplace_listing_counted_update AFTER UPDATE OF listed, category ON marketplace_listings FOR EACH ROW
-    WHEN (OLD.listed IS DISTINCT FROM NEW.listed OR OLD.category IS DISTINCT FROM NEW.category) EXECUTE FUNCTION marketplace_listing_counted()`);
+  const countBy = (rows: string) => `
+    INSERT INTO marketplace_category_counts AS c (category, listings)
+    SELECT category, sum(n) FROM (${rows}) d GROUP BY category HAVING sum(n) <> 0 ORDER BY category
+    ON CONFLICT (category) DO UPDATE SET listings = c.listings + excluded.listings`;
+  const counter = async (event: "insert" | "update" | "delete", referencing: string, rows: string) => {
+    await knex.raw(`
+      CREATE FUNCTION marketplace_listings_counted_${event}() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN ${countBy(rows)}; RETURN NULL; END $$`);
+    await knex.raw(`
+      CREATE TRIGGER marketplace_listings_counted_${event} AFTER ${event.toUpperCase()} ON marketplace_listings
+      REFERENCING ${referencing} FOR EACH STATEMENT EXECUTE FUNCTION marketplace_listings_counted_${event}()`);
+  };
+  await counter("insert", "NEW TABLE AS added", "SELECT category, 1 AS n FROM added WHERE listed");
+  await counter("delete", "OLD TABLE AS removed", "SELECT category, -1 AS n FROM removed WHERE listed");
+  await counter(
+    "update",
+    "OLD TABLE AS before_rows NEW TABLE AS after_rows",
+    "SELECT category, 1 AS n FROM after_rows WHERE listed UNION ALL SELECT category, -1 FROM before_rows WHERE listed",
+  );
 
   // The trending score per listing with the listing's order keys, narrow so that refreshing scores
   // touches no wide row and no full-text index; the trending sort reads its index.
@@ -347,9 +341,10 @@ export async function down(knex: Knex): Promise<void> {
   }
   await knex.raw("DROP TRIGGER marketplace_creator_changed ON users");
   await knex.raw("DROP TRIGGER marketplace_persona_changed ON personas");
-  for (const event of ["insert", "delete", "update"]) await knex.raw(`DROP TRIGGER marketplace_listing_counted_${event} ON marketplace_listings`);
-  await knex.raw("DROP FUNCTION marketplace_listing_counted()");
-  await knex.raw("DROP FUNCTION marketplace_category_count(text, int)");
+  for (const event of ["insert", "delete", "update"]) {
+    await knex.raw(`DROP TRIGGER marketplace_listings_counted_${event} ON marketplace_listings`);
+    await knex.raw(`DROP FUNCTION marketplace_listings_counted_${event}()`);
+  }
   await knex.schema.dropTable("marketplace_category_counts");
   await knex.raw("DROP TRIGGER marketplace_listing_ranked ON marketplace_listings");
   await knex.raw("DROP TRIGGER marketplace_listing_fill ON marketplace_listings");

@@ -15,7 +15,8 @@ import type { Knex } from "knex";
  * - the listing keeps copies of what it is searched by (its persona's name and description) with a
  *   generated tsvector and its GIN index, and whether it is listed at all, kept by triggers on
  *   personas and users; `marketplace_category_counts` counts the listed ones per category.
- * Everything is kept by triggers in the writing statement, so it is exact and needs no job.
+ * All but the trending scores (the trending task's) is kept by triggers in the writing statement:
+ * exact at commit, with no job to lag behind or to reconcile deletions.
  */
 
 // Days since the Unix epoch of a timestamp, as every daily rollup stores it.

@@ -12,7 +12,8 @@
 //   with no rollup trigger, with the rollups as migration 0011 left them, and with 0014's, in
 //   alternating rounds, both on a day the conversation already had and on a new day.
 // BENCH_SCALE (default 1) multiplies every size; BENCH_SAMPLES (default 300) requests per figure;
-// BENCH_KEEP=1 keeps the scratch database.
+// BENCH_KEEP=1 keeps the scratch database; BENCH_REUSE=<its URL> measures again on a kept one
+// (generated at the same BENCH_SCALE) without generating, and keeps it.
 import knexFactory from "knex";
 import pg from "pg";
 import type { Knex } from "knex";
@@ -34,6 +35,8 @@ const CONVERSATIONS = Math.max(10, Math.round(MESSAGES / 20));
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 300);
 const CHUNK = Number(process.env.BENCH_CHUNK ?? 250_000);
 const BULK = process.env.BENCH_BULK === "1";
+const REUSE = process.env.BENCH_REUSE;
+const OWNER = { email: "owner@bench.example", username: "busy_owner", password: "Correct-horse-9" };
 const WRITE_ROUNDS = 4;
 const WRITE_TURNS = 50;
 const TARGETS = { qP50: 20, qP99: 60, trendingP50: 20, trendingP99: 60, analyticsP50: 50 };
@@ -118,7 +121,7 @@ const MODES: TriggerMode[] = ["none", "0011", "all"];
  */
 async function installRollup0011(db: pg.Client): Promise<void> {
   await db.query(`
-    CREATE FUNCTION bench_daily_rollup_0011() RETURNS trigger LANGUAGE plpgsql AS $$
+    CREATE OR REPLACE FUNCTION bench_daily_rollup_0011() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
       INSERT INTO persona_daily_users (persona_id, day, user_id, messages, sent)
       SELECT persona_id, floor(extract(epoch FROM created_at) / 86400)::int, user_id, count(*), count(*) FILTER (WHERE role = 'user')
@@ -127,6 +130,7 @@ async function installRollup0011(db: pg.Client): Promise<void> {
         messages = persona_daily_users.messages + excluded.messages, sent = persona_daily_users.sent + excluded.sent;
       RETURN NULL;
     END $$`);
+  await db.query("DROP TRIGGER IF EXISTS bench_daily_rollup_0011 ON messages");
   await db.query(`
     CREATE TRIGGER bench_daily_rollup_0011 AFTER INSERT ON messages
     REFERENCING NEW TABLE AS new_messages FOR EACH STATEMENT EXECUTE FUNCTION bench_daily_rollup_0011()`);
@@ -174,26 +178,26 @@ async function writeCost(db: pg.Client): Promise<Record<"sameDay" | "newDay", Re
 }
 
 async function main(database: { url: string }): Promise<number> {
-  console.log(`node ${process.version}; database: PostgreSQL (BENCH_DATABASE_URL, scratch database)`);
+  console.log(`node ${process.version}; database: PostgreSQL (${REUSE ? "BENCH_REUSE, a kept scratch database" : "BENCH_DATABASE_URL, scratch database"})`);
   console.log(`scale ${SCALE}: ${LISTINGS} listings, ${RATINGS} ratings, ${MESSAGES} messages over 90 days (${CONVERSATIONS} conversations, ${USERS} users)`);
   const persona = await startPersona({ DATABASE_URL: database.url, WORKER_ENABLED: "false", RATE_LIMIT_PER_MINUTE: "1000000" });
   group.add(persona.child);
   const url = persona.url;
-  const registered = await json(url, "/v1/auth/register", {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ email: "owner@bench.example", username: "busy_owner", password: "Correct-horse-9" }),
-  });
-  if (registered.status !== 201) throw new Error(`register answered ${registered.status}`);
-  const ownerId = (registered.body.user as { id: string }).id;
-  const headers = { authorization: `Bearer ${registered.body.access_token as string}` };
   const db = new pg.Client({ connectionString: database.url });
   // A failed run drops the database under this connection; that is not a second failure.
   db.on("error", () => {});
   await db.connect();
   const knex = knexFactory({ client: "pg", connection: database.url, pool: { min: 0, max: 1 } });
-  process.stderr.write("generating data in SQL...\n");
-  await generate(db, knex, ownerId);
+  if (!REUSE) {
+    const registered = await json(url, "/v1/auth/register", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(OWNER) });
+    if (registered.status !== 201) throw new Error(`register answered ${registered.status}`);
+    process.stderr.write("generating data in SQL...\n");
+    await generate(db, knex, (registered.body.user as { id: string }).id);
+  }
+  // Signed in after generating, which can outlast an access token.
+  const login = await json(url, "/v1/auth/login", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: OWNER.email, password: OWNER.password }) });
+  if (login.status !== 200) throw new Error(`login answered ${login.status}`);
+  const headers = { authorization: `Bearer ${login.body.access_token as string}` };
   const busiest = (await db.query<{ id: string }>("SELECT md5('persona1')::uuid::text AS id")).rows[0]!.id;
 
   const refreshStarted = performance.now();
@@ -244,7 +248,7 @@ async function main(database: { url: string }): Promise<number> {
 let code = 1;
 let database: { url: string; drop: () => Promise<void> } | undefined;
 try {
-  database = await scratchDatabase(benchServer(), "market");
+  database = REUSE ? { url: REUSE, drop: async () => {} } : await scratchDatabase(benchServer(), "market");
   code = await main(database);
 } catch (error) {
   console.error(`bench:marketplace failed: ${error instanceof Error ? error.message : String(error)}`);
@@ -252,7 +256,7 @@ try {
 } finally {
   await group.stopAll();
   // BENCH_KEEP=1 keeps the scratch database, to EXPLAIN its queries afterwards.
-  if (process.env.BENCH_KEEP === "1") console.log(`kept the scratch database: ${database?.url ?? ""}`);
+  if (process.env.BENCH_KEEP === "1" || REUSE) console.log(`kept the scratch database: ${database?.url ?? ""}`);
   else await database?.drop();
 }
 process.exitCode = code;

@@ -8,9 +8,9 @@ export const marketplaceAccountData: AccountDataSection[] = [
     exportRows: ({ knex, userId }) => archiveRows(knex, "marketplace_listings", "creator_id", [userId]),
   },
   {
-    key: "marketplace_trending",
-    tables: ["marketplace_trending"],
-    withheld: "The listing's trending score with its sort keys, a copy of the persona's recomputed score.",
+    key: "marketplace_indexes",
+    tables: ["marketplace_trending", "marketplace_search"],
+    withheld: "The listing's trending score and search document: copies of the persona's recomputed score and of the listing's own text, for ranking and search.",
   },
   {
     key: "persona_daily_users",

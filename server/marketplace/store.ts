@@ -45,7 +45,7 @@ export interface RatingRow {
   updated_at: Date;
 }
 
-// The listing's own columns; the search copies and the tsvector (migration 0014) stay in the database.
+// The listing's own columns; the search copies and `listed` (migration 0014) stay in the database.
 const LISTING_COLUMNS = [
   "id", "persona_id", "creator_id", "category", "tags", "pricing", "use_count", "review_count", "rating_sum",
   "rating_1", "rating_2", "rating_3", "rating_4", "rating_5", "featured_reason", "featured_at", "published_at", "created_at", "updated_at",
@@ -104,15 +104,23 @@ const LISTING_ORDER: Record<ListingSort, string> = {
 };
 
 /**
- * Listed listings of the filter, over `marketplace_listings as l` alone. `q` is one match of the
- * listing's stored tsvector of name, description and tags (web-search syntax, English stemming)
- * against its GIN index.
+ * Listed listings of the filter, over `marketplace_listings as l`. `q` is one match of the
+ * listing's tsvector of name, description and tags (web-search syntax, English stemming) in
+ * `marketplace_search as s`, against its GIN index.
  */
 function matchingListings(knex: Knex, filter: { category?: string; q?: string }): Knex.QueryBuilder {
   const query = knex("marketplace_listings as l").where("l.listed", true);
   if (filter.category) query.where("l.category", filter.category);
-  if (filter.q !== undefined) query.whereRaw("l.search_document @@ websearch_to_tsquery('english', ?)", [filter.q]);
+  if (filter.q !== undefined) query.join("marketplace_search as s", "s.listing_id", "l.id").whereRaw("s.document @@ websearch_to_tsquery('english', ?)", [filter.q]);
   return query;
+}
+
+/** How many listed listings match `q` (and the category): the narrow search table alone. */
+async function countMatches(knex: Knex, q: string, category?: string): Promise<number> {
+  const query = knex("marketplace_search as s").where("s.listed", true).whereRaw("s.document @@ websearch_to_tsquery('english', ?)", [q]);
+  if (category) query.where("s.category", category);
+  const [row] = await query.count<{ count: string | number }[]>({ count: "*" });
+  return Number(row?.count ?? 0);
 }
 
 /** Listed listings of one category or all, from the counters triggers keep (migration 0014). */
@@ -123,18 +131,13 @@ async function countListed(knex: Knex, category?: string): Promise<number> {
   return Number(row[0]?.total ?? 0);
 }
 
-/** One page in `sort` and the number of matches: the counters without `q`, the listings alone with it. */
+/** One page in `sort` and the number of matches: the counters without `q`, the search table with it. */
 export async function listListings(knex: Knex, filter: { category?: string; q?: string }, sort: ListingSort, page: PageWindow): Promise<{ rows: ListingView[]; total: number }> {
   const listings = matchingListings(knex, filter);
   if (sort === "trending") listings.join("marketplace_trending as t", "t.listing_id", "l.id");
-  const counting = async () => {
-    if (filter.q === undefined) return countListed(knex, filter.category);
-    const [row] = await matchingListings(knex, filter).count<{ count: string | number }[]>({ count: "*" });
-    return Number(row?.count ?? 0);
-  };
   const [rows, total] = await Promise.all([
     withShownFields(knex, listings).orderByRaw(LISTING_ORDER[sort]).limit(page.limit).offset(page.offset) as Promise<ListingView[]>,
-    counting(),
+    filter.q === undefined ? countListed(knex, filter.category) : countMatches(knex, filter.q, filter.category),
   ]);
   return { rows, total };
 }

@@ -189,11 +189,12 @@ describe("account data", () => {
       );
     expect(await rows()).toEqual({ persona_daily_users: 1, persona_daily_messages: 1, persona_daily_senders: 1, persona_trending_scores: 1 });
     expect(await knex("marketplace_trending").where({ listing_id: listing.id, score: 12 })).toHaveLength(1);
+    expect(await knex("marketplace_search").where({ listing_id: listing.id, listed: true, category: "lifestyle" })).toHaveLength(1);
 
     const archive = (await archiveOf(service.services, leaving.id)) as unknown as Json;
     expect(archive.marketplace_listings).toEqual([expect.objectContaining({ id: listing.id, tags: ["farewell"] })]);
     expect(Object.keys(archive.marketplace_listings[0]).filter((key) => key.startsWith("search"))).toEqual([]);
-    for (const key of ["analytics_rollups", "marketplace_trending", "persona_trending"]) expect(archive).not.toHaveProperty(key);
+    for (const key of ["analytics_rollups", "marketplace_indexes", "persona_trending"]) expect(archive).not.toHaveProperty(key);
 
     const lifestyle = async () => (await call(service, anonymous, "GET", "/v1/marketplace/categories", 200)).data.find((c: Json) => c.slug === "lifestyle").count;
     const before = await lifestyle();
@@ -203,6 +204,7 @@ describe("account data", () => {
     await purgeDeletedAccounts(service.services);
     expect(await rows()).toEqual({ persona_daily_users: 0, persona_daily_messages: 0, persona_daily_senders: 0, persona_trending_scores: 0 });
     expect(await knex("marketplace_trending").where({ listing_id: listing.id })).toEqual([]);
+    expect(await knex("marketplace_search").where({ listing_id: listing.id })).toEqual([]);
     expect(await lifestyle()).toBe(before - 1);
     const recount = await knex("marketplace_listings").where({ listed: true, category: "lifestyle" }).count<{ count: string }[]>({ count: "*" });
     expect(await lifestyle()).toBe(Number(recount[0]!.count));

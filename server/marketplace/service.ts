@@ -6,7 +6,7 @@ import { publicBaseUrl } from "../config.ts";
 import { ApiError, notFound } from "../http/errors.ts";
 import type { PageWindow } from "../http/paging.ts";
 import { isUuid } from "../http/text.ts";
-import { createPersona, onlyLiveCreators, requireOwnPersona, requireVisiblePersona, trendingActivity, updatePersona } from "../personas/service.ts";
+import { createPersona, requireOwnPersona, requireVisiblePersona, updatePersona } from "../personas/service.ts";
 import { activeVersionOf } from "../personas/versions.ts";
 import type { Services } from "../services.ts";
 import {
@@ -39,7 +39,7 @@ export const SAMPLE_MESSAGES = 3;
 
 /** Listings anyone may see: published, the persona still public, the creator's account live. */
 function visible(services: Services): Knex.QueryBuilder {
-  return visibleListings(services.db.knex, (query) => onlyLiveCreators(query, "p"));
+  return visibleListings(services.db.knex);
 }
 
 export function listingUrl(services: Services, listingId: string): string {
@@ -74,7 +74,7 @@ export async function publish(services: Services, userId: string, personaId: str
 
 export async function list(services: Services, filter: { category?: string; q?: string }, sort: ListingSort, page: PageWindow) {
   const q = filter.q?.trim();
-  return listListings(visible(services), { category: filter.category, q: q ? q : undefined }, sort, page, sort === "trending" ? trendingActivity(services) : undefined);
+  return listListings(services.db.knex, { category: filter.category, q: q ? q : undefined }, sort, page);
 }
 
 export async function requireListing(services: Services, id: string): Promise<ListingView> {
@@ -116,7 +116,7 @@ export const CATEGORY_INFO: Record<string, { name: string; description: string }
 };
 
 export async function categories(services: Services) {
-  const counts = await countsByCategory(visible(services));
+  const counts = await countsByCategory(services.db.knex);
   return Object.entries(CATEGORY_INFO).map(([slug, info]) => ({ slug, ...info, count: counts.get(slug) ?? 0 }));
 }
 

@@ -45,11 +45,17 @@ export interface RatingRow {
   updated_at: Date;
 }
 
+// The listing's own columns; the search copies and `listed` (migration 0014) stay in the database.
+const LISTING_COLUMNS = [
+  "id", "persona_id", "creator_id", "category", "tags", "pricing", "use_count", "review_count", "rating_sum",
+  "rating_1", "rating_2", "rating_3", "rating_4", "rating_5", "featured_reason", "featured_at", "published_at", "created_at", "updated_at",
+] as const;
+
 export type ListingSort = "popular" | "recent" | "trending" | "top_rated";
 export type ReviewSortKey = "recent" | "highest" | "lowest";
 
 export async function findListingOfPersona(knex: Knex, personaId: string): Promise<ListingRow | undefined> {
-  return knex("marketplace_listings").where({ persona_id: personaId }).first();
+  return knex("marketplace_listings").where({ persona_id: personaId }).first([...LISTING_COLUMNS]);
 }
 
 /** Creates the persona's listing or updates its category, tags and pricing; one row per persona. */
@@ -58,35 +64,33 @@ export async function upsertListing(knex: Knex, row: Pick<ListingRow, "id" | "pe
     .insert(row)
     .onConflict("persona_id")
     .merge(["category", "tags", "pricing", "updated_at"])
-    .returning("*");
+    .returning([...LISTING_COLUMNS]);
   return saved as ListingRow;
 }
 
 /**
  * Listings anyone may see, over `marketplace_listings as l` joined to `personas as p` and
- * `users as u`: the persona is still public. `visible` adds the live-creator rule of the personas area.
+ * `users as u`: `listed`, which triggers keep equal to "the persona is public and its creator's
+ * account live" (migration 0014), the rule of every public place (server/personas/store.ts, byLiveCreator).
  */
-export function visibleListings(knex: Knex, liveCreator: (query: Knex.QueryBuilder) => Knex.QueryBuilder): Knex.QueryBuilder {
-  return liveCreator(
-    knex("marketplace_listings as l")
-      .join("personas as p", "p.id", "l.persona_id")
-      .join("users as u", "u.id", "l.creator_id")
-      .where("p.is_public", true),
-  ).select(
-    "l.*",
-    "p.name",
-    "p.description",
-    "p.avatar_url",
-    "p.greeting_message",
-    knex.raw("coalesce(u.display_name, u.username) as author_name"),
-    "u.email_verified as author_verified",
-    "u.avatar_url as author_avatar_url",
-  );
+export function visibleListings(knex: Knex): Knex.QueryBuilder {
+  return withShownFields(knex, knex("marketplace_listings as l").where("l.listed", true));
 }
 
-/** LIKE treats `%`, `_` and the escape character itself as special; a search for them means them. */
-function likeSubstring(text: string): string {
-  return `%${text.replace(/[\\%_]/g, "\\$&")}%`;
+function withShownFields(knex: Knex, listings: Knex.QueryBuilder): Knex.QueryBuilder {
+  return listings
+    .join("personas as p", "p.id", "l.persona_id")
+    .join("users as u", "u.id", "l.creator_id")
+    .select(
+      ...LISTING_COLUMNS.map((column) => `l.${column}`),
+      "p.name",
+      "p.description",
+      "p.avatar_url",
+      "p.greeting_message",
+      knex.raw("coalesce(u.display_name, u.username) as author_name"),
+      "u.email_verified as author_verified",
+      "u.avatar_url as author_avatar_url",
+    );
 }
 
 const AVERAGE = "(l.rating_sum::float8 / nullif(l.review_count, 0))";
@@ -94,30 +98,48 @@ const LISTING_ORDER: Record<ListingSort, string> = {
   popular: "l.use_count DESC, l.published_at DESC, l.id DESC",
   recent: "l.published_at DESC, l.id DESC",
   top_rated: `coalesce(${AVERAGE}, 0) DESC, l.review_count DESC, l.published_at DESC, l.id DESC`,
-  // The shared trending order of personas (server/personas/trending-store.ts), then the listing id.
-  trending: "coalesce(t.recent_messages, 0) DESC, p.message_count DESC, p.created_at DESC, l.id DESC",
+  // The persona's stored trending score (server/personas/trending.ts), read from the listing's
+  // narrow trending row whose index is this order.
+  trending: "t.score DESC, t.published_at DESC, t.listing_id DESC",
 };
 
-export async function listListings(
-  base: Knex.QueryBuilder,
-  filter: { category?: string; q?: string },
-  sort: ListingSort,
-  page: PageWindow,
-  trending?: Knex.QueryBuilder,
-): Promise<{ rows: ListingView[]; total: number }> {
-  const query = base.clone();
+/**
+ * Listed listings of the filter, over `marketplace_listings as l`. `q` is one match of the
+ * listing's tsvector of name, description and tags (web-search syntax, English stemming) in
+ * `marketplace_search as s`, against its GIN index.
+ */
+function matchingListings(knex: Knex, filter: { category?: string; q?: string }): Knex.QueryBuilder {
+  const query = knex("marketplace_listings as l").where("l.listed", true);
   if (filter.category) query.where("l.category", filter.category);
-  if (filter.q !== undefined) {
-    const q = filter.q;
-    query.where((match) =>
-      match
-        .whereRaw("to_tsvector('english', p.name || ' ' || p.description) @@ websearch_to_tsquery('english', ?)", [q])
-        .orWhereRaw("p.name ILIKE ? ESCAPE '\\'", [likeSubstring(q)])
-        .orWhereRaw("lower(?) = ANY (l.tags)", [q]),
-    );
-  }
-  if (sort === "trending" && trending) query.leftJoin(trending.as("t"), "t.persona_id", "p.id");
-  return offsetPage(query, LISTING_ORDER[sort], page);
+  if (filter.q !== undefined) query.join("marketplace_search as s", "s.listing_id", "l.id").whereRaw("s.document @@ websearch_to_tsquery('english', ?)", [filter.q]);
+  return query;
+}
+
+/** How many listed listings match `q` (and the category): the narrow search table alone. */
+async function countMatches(knex: Knex, q: string, category?: string): Promise<number> {
+  const query = knex("marketplace_search as s").where("s.listed", true).whereRaw("s.document @@ websearch_to_tsquery('english', ?)", [q]);
+  if (category) query.where("s.category", category);
+  const [row] = await query.count<{ count: string | number }[]>({ count: "*" });
+  return Number(row?.count ?? 0);
+}
+
+/** Listed listings of one category or all, from the counters triggers keep (migration 0014). */
+async function countListed(knex: Knex, category?: string): Promise<number> {
+  const query = knex("marketplace_category_counts");
+  if (category) query.where({ category });
+  const row = await query.sum<{ total: string | number | null }[]>({ total: "listings" });
+  return Number(row[0]?.total ?? 0);
+}
+
+/** One page in `sort` and the number of matches: the counters without `q`, the search table with it. */
+export async function listListings(knex: Knex, filter: { category?: string; q?: string }, sort: ListingSort, page: PageWindow): Promise<{ rows: ListingView[]; total: number }> {
+  const listings = matchingListings(knex, filter);
+  if (sort === "trending") listings.join("marketplace_trending as t", "t.listing_id", "l.id");
+  const [rows, total] = await Promise.all([
+    withShownFields(knex, listings).orderByRaw(LISTING_ORDER[sort]).limit(page.limit).offset(page.offset) as Promise<ListingView[]>,
+    filter.q === undefined ? countListed(knex, filter.category) : countMatches(knex, filter.q, filter.category),
+  ]);
+  return { rows, total };
 }
 
 export async function findVisibleListing(base: Knex.QueryBuilder, id: string): Promise<ListingView | undefined> {
@@ -133,9 +155,9 @@ export async function topRatedListings(base: Knex.QueryBuilder, minRatings: numb
   return base.clone().where("l.review_count", ">=", minRatings).orderByRaw(LISTING_ORDER.top_rated).limit(limit);
 }
 
-export async function countsByCategory(base: Knex.QueryBuilder): Promise<Map<string, number>> {
-  const rows: { category: string; count: string | number }[] = await base.clone().clearSelect().select("l.category").count({ count: "*" }).groupBy("l.category");
-  return new Map(rows.map((row) => [row.category, Number(row.count)]));
+export async function countsByCategory(knex: Knex): Promise<Map<string, number>> {
+  const rows: { category: string; listings: number }[] = await knex("marketplace_category_counts").select("category", "listings");
+  return new Map(rows.map((row) => [row.category, Number(row.listings)]));
 }
 
 export async function setFeatured(knex: Knex, id: string, reason: string | null, at: Date | null): Promise<boolean> {

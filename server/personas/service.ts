@@ -8,9 +8,7 @@ import type { Services } from "../services.ts";
 import { autoAvatars, enqueueAvatar } from "./avatar-job.ts";
 import { enqueueGreeting } from "./greeting-job.ts";
 import { isUuid } from "../http/text.ts";
-import { trendingSinceHour } from "./trending.ts";
 import { recordActiveVersion } from "./versions.ts";
-import { recentActivity } from "./trending-store.ts";
 import type { Knex } from "knex";
 import {
   byLiveCreator,
@@ -158,7 +156,7 @@ export async function listOwnPersonas(services: Services, userId: string, sort: 
 /** Public personas of every creator, the caller's own included. Blank free text filters nothing. */
 export async function explorePersonas(services: Services, filter: ExploreFilter, sort: ExploreSortKey, page: PageWindow) {
   const q = filter.q?.trim();
-  return explorePublicPersonas(services.db.knex, { ...filter, q: q ? q : undefined }, sort, page, trendingSinceHour(services.now()));
+  return explorePublicPersonas(services.db.knex, { ...filter, q: q ? q : undefined }, sort, page);
 }
 
 /**
@@ -172,9 +170,4 @@ export function visiblePersonas(services: Services, viewerId: string): Knex.Quer
 /** Limits `query` over `personas as <alias>` to personas of live accounts, as every public place does. */
 export function onlyLiveCreators(query: Knex.QueryBuilder, alias = "p"): Knex.QueryBuilder {
   return byLiveCreator(query, alias);
-}
-
-/** `persona_id, recent_messages` of the shared trending score (server/personas/trending.ts), to rank by. */
-export function trendingActivity(services: Services): Knex.QueryBuilder {
-  return recentActivity(services.db.knex, trendingSinceHour(services.now()));
 }

@@ -1,7 +1,7 @@
 import type { Knex } from "knex";
 import { offsetPage } from "../db/paging.ts";
 import type { PageWindow } from "../http/paging.ts";
-import { recentActivity, TRENDING_ORDER } from "./trending-store.ts";
+import { TRENDING_ORDER, TRENDING_SCORES } from "./trending-store.ts";
 
 export interface PersonaRow {
   id: string;
@@ -155,17 +155,16 @@ const EXPLORE_ORDER: Record<ExploreSortKey, string> = {
 };
 
 /**
- * Public personas matching the filter, in the explore order. `trending` ranks by the messages of
- * each persona from the hour bucket `trendingSinceHour` on (server/personas/trending.ts).
+ * Public personas matching the filter, in the explore order. `trending` ranks by the scores the
+ * last trending refresh stored (server/personas/trending.ts).
  */
 export async function explorePublicPersonas(
   knex: Knex,
   filter: ExploreFilter,
   sort: ExploreSortKey,
   page: PageWindow,
-  trendingSinceHour: number,
 ): Promise<{ rows: PersonaRow[]; total: number }> {
   const query = publicMatching(knex, filter).select("p.*");
-  if (sort === "trending") query.leftJoin(recentActivity(knex, trendingSinceHour).as("t"), "t.persona_id", "p.id");
+  if (sort === "trending") query.leftJoin(`${TRENDING_SCORES} as t`, "t.persona_id", "p.id");
   return offsetPage(query, EXPLORE_ORDER[sort], page);
 }

@@ -1,13 +1,16 @@
 import type { Task } from "graphile-worker";
 import type { Services } from "../services.ts";
-import { hourBucket, pruneActivity, refreshTrendingSet } from "./trending-store.ts";
+import { hourBucket, pruneActivity, refreshTrendingScores, refreshTrendingSet } from "./trending-store.ts";
 
 /*
  * "Trending", defined once for explore, the social feed and the marketplace (docs/decisions.md,
  * Social):
  * - a persona's trending score is the number of messages stored with it in the last 7 days,
  *   counted from an hourly rollup (so the window starts at the top of the hour 7 days ago);
- * - the trending order is score, then messages of all time, then newest, then id;
+ * - scores are computed by the refresh every TRENDING_REFRESH_MINUTES and stored; the trending
+ *   sorts read the stored scores, so a request never sums the rollup (issue 14, benchmark);
+ * - the trending order of explore is score, then messages of all time, then newest, then id; the
+ *   marketplace's is score, then newest listing, then listing id (server/marketplace/store.ts);
  * - the trending set is the first TRENDING_SET_SIZE public personas of that order with at least
  *   TRENDING_MIN_MESSAGES messages in the window, recomputed every TRENDING_REFRESH_MINUTES; a
  *   persona is trending since the refresh that first put it in the set, and stops when it leaves it.
@@ -31,10 +34,11 @@ export function trendingSinceHour(now: Date): number {
   return hourBucket(new Date(now.getTime() - TRENDING_WINDOW_MS));
 }
 
-/** Recomputes the trending set and drops rollup rows the window no longer reads. */
+/** Recomputes every score and the trending set, and drops rollup rows the window no longer reads. Returns the set's size. */
 export async function refreshTrending(services: Services): Promise<number> {
   const now = services.now();
   const since = trendingSinceHour(now);
+  await refreshTrendingScores(services.db.knex, since);
   const size = await refreshTrendingSet(services.db.knex, since, TRENDING_MIN_MESSAGES, TRENDING_SET_SIZE, now);
   // A day of slack: a clock set back a little must not find its window already pruned.
   await pruneActivity(services.db.knex, since - 24);

@@ -1,10 +1,10 @@
 import { v7 as uuidv7 } from "uuid";
 import type { Services } from "../services.ts";
-import { dailyFigures, periodUsers, ratingsMean } from "./store.ts";
+import { dailyMessages, ratingsMean, senderFigures } from "./store.ts";
 
 /*
  * Analytics of a persona over the last 7, 30 or 90 UTC days, today included, read from the daily
- * rollup (migration 0011). Retention (docs/decisions.md): of the users who sent a message in the
+ * rollups of messages and senders (migration 0014): at most 90 rows each. Retention (docs/decisions.md): of the users who sent a message in the
  * first half of the period (the oldest floor(days / 2) days), the fraction who sent one again in
  * the second half; null when nobody was active in the first half.
  */
@@ -20,16 +20,14 @@ export async function analytics(services: Services, personaId: string, period: P
   const fromDay = today - days + 1;
   const splitDay = fromDay + Math.floor(days / 2);
   const { knex } = services.db;
-  const [figures, users, mean] = await Promise.all([
-    dailyFigures(knex, personaId, fromDay, today),
-    periodUsers(knex, personaId, fromDay, splitDay, today),
+  const [messages, users, mean] = await Promise.all([
+    dailyMessages(knex, personaId, fromDay, today),
+    senderFigures(knex, personaId, fromDay, splitDay, today),
     ratingsMean(knex, personaId, new Date(fromDay * DAY_MS), now),
   ]);
-  const byDay = new Map(figures.map((figure) => [figure.day, figure]));
   const daily_breakdown = Array.from({ length: days }, (_, i) => {
     const day = fromDay + i;
-    const figure = byDay.get(day);
-    return { date: new Date(day * DAY_MS).toISOString().slice(0, 10), messages: figure?.messages ?? 0, users: figure?.users ?? 0 };
+    return { date: new Date(day * DAY_MS).toISOString().slice(0, 10), messages: messages.get(day) ?? 0, users: users.byDay.get(day) ?? 0 };
   });
   return {
     id: uuidv7(),

@@ -103,47 +103,52 @@ export async function variantMetrics(knex: Knex, variantIds: string[], now: Date
   );
 }
 
-export interface DayFigures {
-  day: number;
-  messages: number;
-  users: number;
+/** Messages of each UTC day in [fromDay, toDay] that had any (days since the Unix epoch), from the daily rollup. */
+export async function dailyMessages(knex: Knex, personaId: string, fromDay: number, toDay: number): Promise<Map<number, number>> {
+  const rows: { day: number; messages: number }[] = await knex("persona_daily_messages")
+    .where({ persona_id: personaId })
+    .whereBetween("day", [fromDay, toDay])
+    .select("day", "messages");
+  return new Map(rows.map((row) => [Number(row.day), Number(row.messages)]));
 }
 
-/** Messages and distinct senders of each UTC day in [fromDay, toDay] that had any, from the daily rollup. */
-export async function dailyFigures(knex: Knex, personaId: string, fromDay: number, toDay: number): Promise<DayFigures[]> {
-  const rows: { day: number; messages: string | number; users: string | number }[] = await knex("persona_daily_users")
+export interface SenderFigures {
+  /** Distinct senders of each UTC day that had any. */
+  byDay: Map<number, number>;
+  /** Distinct senders over [fromDay, toDay]. */
+  users: number;
+  /** Distinct senders over [fromDay, splitDay). */
+  firstHalf: number;
+  /** Of those, how many sent again from splitDay on. */
+  retained: number;
+}
+
+/**
+ * Sender figures of a period from the senders rollup (migration 0014), at most 90 rows of a few
+ * gaps each. A sender's first day in the period is the one whose previous sending day lies before
+ * `fromDay` (gap > day - fromDay; a gap of 90 is "90 or more, or never", which no period of 90 days
+ * can tell from never). A retained user's first day from `splitDay` on has its previous day in
+ * [fromDay, splitDay), and every user has exactly one such day at most, so sums count users once.
+ */
+export async function senderFigures(knex: Knex, personaId: string, fromDay: number, splitDay: number, toDay: number): Promise<SenderFigures> {
+  const rows: { day: number; users: string | number; first: string | number | null; first_half: string | number | null; retained: string | number | null }[] = await knex("persona_daily_senders")
     .where({ persona_id: personaId })
     .whereBetween("day", [fromDay, toDay])
     .groupBy("day")
-    .select("day", knex.raw("sum(messages) AS messages"), knex.raw("count(*) FILTER (WHERE sent > 0) AS users"));
-  return rows.map((row) => ({ day: Number(row.day), messages: Number(row.messages), users: Number(row.users) }));
-}
-
-/** Distinct senders over [fromDay, toDay], and how many of those active in [fromDay, splitDay) were active again from splitDay on. */
-export async function periodUsers(knex: Knex, personaId: string, fromDay: number, splitDay: number, toDay: number): Promise<{ users: number; firstHalf: number; retained: number }> {
-  const row = await knex("persona_daily_users")
-    .where({ persona_id: personaId })
-    .whereBetween("day", [fromDay, toDay])
-    .where("sent", ">", 0)
     .select(
-      knex.raw("count(DISTINCT user_id) AS users"),
-      knex.raw("count(DISTINCT user_id) FILTER (WHERE day < ?) AS first_half", [splitDay]),
-    )
-    .first();
-  const retained = await knex
-    .from(
-      knex("persona_daily_users")
-        .where({ persona_id: personaId })
-        .whereBetween("day", [fromDay, toDay])
-        .where("sent", ">", 0)
-        .groupBy("user_id")
-        .havingRaw("bool_or(day < ?) AND bool_or(day >= ?)", [splitDay, splitDay])
-        .select("user_id")
-        .as("r"),
-    )
-    .count({ n: "*" })
-    .first();
-  return { users: Number(row?.users ?? 0), firstHalf: Number(row?.first_half ?? 0), retained: Number(retained?.n ?? 0) };
+      "day",
+      knex.raw("sum(users) AS users"),
+      knex.raw("sum(users) FILTER (WHERE gap > day - ?) AS first", [fromDay]),
+      knex.raw("sum(users) FILTER (WHERE day < ? AND gap > day - ?) AS first_half", [splitDay, fromDay]),
+      knex.raw("sum(users) FILTER (WHERE day >= ? AND gap > day - ? AND gap <= day - ?) AS retained", [splitDay, splitDay, fromDay]),
+    );
+  const total = (key: "first" | "first_half" | "retained") => rows.reduce((sum, row) => sum + Number(row[key] ?? 0), 0);
+  return {
+    byDay: new Map(rows.map((row) => [Number(row.day), Number(row.users)])),
+    users: total("first"),
+    firstHalf: total("first_half"),
+    retained: total("retained"),
+  };
 }
 
 /** Mean of the ratings of the persona's listing given or changed in [from, to]; null when none. */

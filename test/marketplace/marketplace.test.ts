@@ -3,6 +3,7 @@ import { archiveOf, purgeDeletedAccounts } from "../support/account-data.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nonCascadingUserReferences } from "../../server/auth/users/store.ts";
 import { feature, unfeature } from "../../server/marketplace/service.ts";
+import { refreshTrending } from "../../server/personas/trending.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
 import { call, deleteAccount, makePersona, messagesFor } from "../social/helpers.ts";
@@ -124,6 +125,7 @@ describe("marketplace reads", () => {
   it("sorts by uses, rating and trending", async () => {
     const fan = await registerUser(service);
     await messagesFor(service, fan, fresh.c.persona_id, 5, clock);
+    await refreshTrending(service.services);
     const trending = (await call(service, anonymous, "GET", "/v1/marketplace?sort=trending&limit=100", 200)).data.map((l: Json) => l.id);
     expect(trending[0]).toBe(fresh.c.id);
 

@@ -2,6 +2,7 @@ import { v7 as uuidv7 } from "uuid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ChatModelProvider } from "../../server/providers/llm/index.ts";
 import type { operations } from "../../generated/openapi.d.ts";
+import { refreshTrending } from "../../server/personas/trending.ts";
 import { expectError, expectOk } from "../support/assertions.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
@@ -98,6 +99,8 @@ beforeAll(async () => {
   // Remy: 3 messages in the last 7 days (one exactly 7 days old). Nova: 1 recent and 20 older.
   await messagesFor(remy, [60_000, DAY_MS, 7 * DAY_MS]);
   await messagesFor(nova, [2 * DAY_MS, ...Array.from({ length: 20 }, () => 7 * DAY_MS + 1)]);
+  // Trending sorts read the scores the periodic refresh stores.
+  await refreshTrending(service.services);
 });
 
 afterAll(async () => {

@@ -75,7 +75,8 @@ async function spawnService(args: string[]): Promise<Spawned> {
     child.once("exit", (code, signal) => done({ code, signal })),
   );
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
+  // A first embedded start runs initdb: 20 s and more on a busy runner.
+  const deadline = Date.now() + 60_000;
   while (Date.now() < deadline && child.exitCode === null) {
     const ok = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1_000) }).then((r) => r.ok, () => false);
     if (ok) return { child, url, output: () => log, stdout: () => stdout, exit };
@@ -97,7 +98,7 @@ async function terminate(service: Spawned): Promise<number> {
 }
 
 describe("a real process", () => {
-  it("node server/main.ts exits 0 on SIGTERM after shutting down", { timeout: 60_000 }, async () => {
+  it("node server/main.ts exits 0 on SIGTERM after shutting down", { timeout: 120_000 }, async () => {
     const service = await spawnService(["server/main.ts"]);
     const readyz = await fetch(`${service.url}/readyz`);
     expect(await readyz.json()).toEqual({ status: "ready", checks: { database: "ok", worker: "ok" } });
@@ -105,7 +106,7 @@ describe("a real process", () => {
     expect(service.stdout()).toContain('"msg":"shut down"');
   });
 
-  it("node cli/persona.ts serve --no-worker runs without a worker and exits 0 on SIGTERM", { timeout: 60_000 }, async () => {
+  it("node cli/persona.ts serve --no-worker runs without a worker and exits 0 on SIGTERM", { timeout: 120_000 }, async () => {
     const service = await spawnService(["cli/persona.ts", "serve", "--no-worker"]);
     const readyz = await fetch(`${service.url}/readyz`);
     expect(readyz.status).toBe(200);

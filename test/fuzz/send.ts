@@ -12,6 +12,9 @@ export interface FuzzAnswer {
   text: string;
 }
 
+/** How long an event stream that has not ended is read before it is judged. */
+const STREAM_WINDOW_MS = 3_000;
+
 const agent = new Agent({ keepAlive: true, maxSockets: 8 });
 
 function toHeaders(raw: Record<string, string | string[] | undefined>): Headers {
@@ -39,14 +42,28 @@ function once(baseUrl: string, r: FuzzRequest, timeoutMs: number): Promise<FuzzA
       },
       (res) => {
         const chunks: Buffer[] = [];
-        res.on("data", (chunk: Buffer) => chunks.push(chunk));
-        res.on("error", reject);
-        res.on("end", () => {
-          const bytes = new Uint8Array(Buffer.concat(chunks));
-          const contentType = (res.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
-          const text = /^(application\/json|text\/)/.test(contentType) ? new TextDecoder().decode(bytes) : "";
+        const contentType = (res.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
+        let done = false;
+        const finish = (cut: boolean) => {
+          if (done) return;
+          done = true;
+          clearTimeout(streamCut);
+          let bytes = new Uint8Array(Buffer.concat(chunks));
+          let text = /^(application\/json|text\/)/.test(contentType) ? new TextDecoder().decode(bytes) : "";
+          if (cut) {
+            // A stream that is still open is judged on its complete events so far.
+            text = text.slice(0, text.lastIndexOf("\n\n") + 2);
+            bytes = new TextEncoder().encode(text);
+          }
           resolve({ status: res.statusCode ?? 0, headers: toHeaders(res.headers), contentType, bytes, text });
-        });
+          if (cut) req.destroy();
+        };
+        // Some event streams stay open until the client leaves (a room's live events): what
+        // arrived in the first seconds is the answer.
+        const streamCut = contentType === "text/event-stream" ? setTimeout(() => finish(true), STREAM_WINDOW_MS) : undefined;
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("error", (error) => (done ? undefined : reject(error)));
+        res.on("end", () => finish(false));
       },
     );
     req.on("timeout", () => req.destroy(new Error(`no complete answer within ${timeoutMs} ms`)));

@@ -13,7 +13,7 @@ afterAll(async () => {
 });
 
 describe("client.billing", () => {
-  test("checkout, subscription, plan change, invoices, usage, portal and cancel", async () => {
+  test("checkout, subscription, plan change, invoices, usage, portal and cancel", { timeout: 120_000 }, async () => {
     const user = await registerUser(service);
     const client = createClient({ baseUrl: service.url, accessToken: user.accessToken, refreshToken: user.refreshToken });
     await expect(client.billing.subscription()).rejects.toBeInstanceOf(NotFoundError);

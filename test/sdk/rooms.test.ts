@@ -13,7 +13,7 @@ afterAll(async () => {
 });
 
 describe("client.rooms", () => {
-  test("creates a room, adds a member and a persona, sends, pages history, leaves and deletes", async () => {
+  test("creates a room, adds a member and a persona, sends, pages history, leaves and deletes", { timeout: 120_000 }, async () => {
     const [owner, guest] = [await registerUser(service), await registerUser(service)];
     const client = createClient({ baseUrl: service.url, accessToken: owner.accessToken, refreshToken: owner.refreshToken });
     const guestClient = createClient({ baseUrl: service.url, accessToken: guest.accessToken, refreshToken: guest.refreshToken });

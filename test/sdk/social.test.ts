@@ -13,7 +13,7 @@ afterAll(async () => {
 });
 
 describe("client.social", () => {
-  test("follows, searches, likes, reads the feed and shares", async () => {
+  test("follows, searches, likes, reads the feed and shares", { timeout: 120_000 }, async () => {
     const [star, fan] = [await registerUser(service, { username: "sdk_star" }), await registerUser(service)];
     const starClient = createClient({ baseUrl: service.url, accessToken: star.accessToken, refreshToken: star.refreshToken });
     const client = createClient({ baseUrl: service.url, accessToken: fan.accessToken, refreshToken: fan.refreshToken });

@@ -13,7 +13,7 @@ afterAll(async () => {
 });
 
 describe("client.studio and client.marketplace", () => {
-  test("versions, test chat, variants, analytics, publish, browse, rate and use", async () => {
+  test("versions, test chat, variants, analytics, publish, browse, rate and use", { timeout: 120_000 }, async () => {
     const [creator, fan] = [await registerUser(service), await registerUser(service)];
     const studioClient = createClient({ baseUrl: service.url, accessToken: creator.accessToken, refreshToken: creator.refreshToken });
     const client = createClient({ baseUrl: service.url, accessToken: fan.accessToken, refreshToken: fan.refreshToken });

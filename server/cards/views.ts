@@ -1,4 +1,4 @@
-import type { PersonaRow } from "../personas/store.ts";
+import type { PersonaRow } from "../personas/service.ts";
 import { instructionsOf, OWN_EXTENSION, type CardData, type CharacterCardV3 } from "./mapping.ts";
 import type { PersonaCardRow } from "./store.ts";
 

@@ -114,22 +114,33 @@ function parseBook(value: unknown, path: string): CharacterBook {
     for (const flag of ["enabled", "case_sensitive", "selective", "constant", "use_regex"]) {
       if (entry[flag] !== undefined && entry[flag] !== null && typeof entry[flag] !== "boolean") refuse(`${at}/${flag}`, "must be a boolean");
     }
-    // Unknown fields of an entry stay as they were; only the known ones are normalised.
+    // Unknown fields of an entry stay as they were; known ones of another type (often null) are dropped.
     return {
-      ...entry,
+      ...withoutMistyped(entry, ENTRY_TYPES),
       keys,
       secondary_keys: secondary,
       content: entry.content,
       extensions: isObject(entry.extensions) ? entry.extensions : {},
       enabled: entry.enabled !== false,
       insertion_order: order,
-      ...(entry.position === null ? { position: undefined } : {}),
     } as Schemas["CharacterBookEntry"];
   });
   for (const field of ["scan_depth", "token_budget"] as const) {
     if (value[field] !== undefined && value[field] !== null && (typeof value[field] !== "number" || !Number.isFinite(value[field]))) refuse(`${path}/${field}`, "must be a number");
   }
-  return { ...value, extensions: isObject(value.extensions) ? value.extensions : {}, entries } as CharacterBook;
+  return { ...withoutMistyped(value, BOOK_TYPES), extensions: isObject(value.extensions) ? value.extensions : {}, entries } as CharacterBook;
+}
+
+type Kind = "string" | "number" | "boolean" | "id";
+const ENTRY_TYPES: Record<string, Kind> = { name: "string", comment: "string", priority: "number", id: "id", case_sensitive: "boolean", selective: "boolean", constant: "boolean", use_regex: "boolean", position: "string" };
+const BOOK_TYPES: Record<string, Kind> = { name: "string", description: "string", scan_depth: "number", token_budget: "number", recursive_scanning: "boolean" };
+
+const isKind = (value: unknown, kind: Kind) =>
+  kind === "id" ? typeof value === "string" || (typeof value === "number" && Number.isFinite(value)) : kind === "number" ? typeof value === "number" && Number.isFinite(value) : typeof value === kind;
+
+/** The object without the known fields whose value is not of their type (a `null` where a card tool wrote one). */
+function withoutMistyped(value: Record<string, unknown>, types: Record<string, Kind>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(value).filter(([key, field]) => !(key in types) || isKind(field, types[key]!)));
 }
 
 function checkLimits(card: CardData, base: string): void {

@@ -77,6 +77,23 @@ describe("importing a card", () => {
     expect(data.character_book).toEqual({ ...LOREBOOK, entries: LOREBOOK.entries.map((entry) => ({ secondary_keys: [], ...entry })) });
   });
 
+  it("drops lorebook fields a card tool left null, so that the export keeps to the contract", async () => {
+    const book = {
+      name: null,
+      scan_depth: null,
+      token_budget: 100,
+      extensions: null,
+      entries: [{ keys: ["x"], content: "X", extensions: null, enabled: true, insertion_order: 1, id: null, comment: null, priority: null, position: null, case_sensitive: null, vendor_field: null }],
+    };
+    const persona = await imported(fixture.alice, JSON.stringify(v2Card({ character_book: book })), "nulls.json");
+    const { data } = await cardJson(fixture.alice, persona.id);
+    expect(data.character_book).toEqual({
+      token_budget: 100,
+      extensions: {},
+      entries: [{ keys: ["x"], secondary_keys: [], content: "X", extensions: {}, enabled: true, insertion_order: 1, vendor_field: null }],
+    });
+  });
+
   it("reads a PNG card, ccv3 winning over chara, and makes the image the avatar without its text chunks", async () => {
     const png = pngCard({ chara: v2Card({ name: "Old V2" }), ccv3: v3Card(), raw: { Comment: "made by a tool" } });
     const persona = await imported(fixture.alice, png);

@@ -5,6 +5,7 @@ import { registerBillingCommands } from "./commands/billing.ts";
 import { registerChatCommand } from "./commands/chat.ts";
 import { registerConversationCommands } from "./commands/conversations.ts";
 import { registerExportCommand } from "./commands/export.ts";
+import { registerImportCommand } from "./commands/cards.ts";
 import { registerKeyCommands } from "./commands/keys.ts";
 import { registerKnowledgeCommands } from "./commands/knowledge.ts";
 import { registerMailCommands } from "./commands/mail.ts";
@@ -63,6 +64,7 @@ export function buildProgram(): Command {
   registerRoomCommands(program);
   registerStudioCommands(program);
   registerExportCommand(program);
+  registerImportCommand(program);
   registerWebhookCommands(program);
   registerIntegrationCommands(program);
   registerBillingCommands(program);

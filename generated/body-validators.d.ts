@@ -33,6 +33,7 @@ export declare const body_oauth_consent_0: CompiledValidator;
 export declare const body_oauth_token_0: CompiledValidator;
 export declare const body_oauth_token_1: CompiledValidator;
 export declare const body_personas_create_0: CompiledValidator;
+export declare const body_cards_import_0: CompiledValidator;
 export declare const body_personas_update_0: CompiledValidator;
 export declare const body_rooms_create_0: CompiledValidator;
 export declare const body_rooms_update_0: CompiledValidator;

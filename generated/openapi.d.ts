@@ -1232,6 +1232,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/personas/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import a character card
+         * @description Create a persona owned by the caller from a character card (V2 or V3, JSON or PNG). The card's
+         *     `description`, `personality`, `scenario`, `system_prompt` and `post_history_instructions`
+         *     become the instructions; `first_mes` the greeting; a PNG becomes the avatar (without its text
+         *     chunks). Greetings, sample messages, tags, creator, version, notes, the lorebook and unknown
+         *     extensions are kept for export, and the lorebook is applied to replies. 400 for a card that is
+         *     not JSON, has no `name`, or is over a persona's limits (the error names the field); 413 over
+         *     2 MB of JSON or 10 MB of PNG, or an animated PNG too large to decode; 415 for a file that is
+         *     neither JSON nor PNG. Nothing is created on any refusal. 402 when the plan's persona limit is
+         *     reached. The mapping is in docs/decisions.md (Character cards).
+         */
+        post: operations["cards_import"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/personas/{id}": {
         parameters: {
             query?: never;
@@ -1255,6 +1283,29 @@ export interface paths {
          * @description Delete the caller's persona with all its conversations, documents and versions.
          */
         delete: operations["personas_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/personas/{id}/card": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export a persona as a character card
+         * @description A persona as a Character Card V3: JSON, or a PNG (its stored avatar, or a plain image) with a
+         *     `ccv3` chunk and a `chara` V2 fallback. The owner gets everything; anyone else gets a public
+         *     persona's public fields, as a marketplace listing shows them (no instructions, sample messages,
+         *     lorebook or extensions). Another user's private persona is 404.
+         */
+        get: operations["cards_export"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -2102,6 +2153,107 @@ export interface components {
          * @enum {string}
          */
         BillingInterval: "month" | "year";
+        /**
+         * @description Export format of a card.
+         * @enum {string}
+         */
+        CardFormat: "json" | "png";
+        CardImportForm: {
+            /**
+             * Format: binary
+             * @description A Character Card V2 (`chara_card_v2`) or V3 (`chara_card_v3`) JSON file, at most 2 MB, or a
+             *     PNG card (at most 10 MB) carrying it base64-encoded in a `ccv3` or `chara` tEXt chunk (`ccv3`
+             *     wins). The content decides which, not the file name.
+             */
+            file: string;
+        };
+        /** @description The lorebook of a card. */
+        CharacterBook: {
+            name?: string;
+            description?: string;
+            /** @description How many recent messages are scanned for keys. */
+            scan_depth?: number;
+            /** @description Tokens the inserted entries may take at most. */
+            token_budget?: number;
+            recursive_scanning?: boolean;
+            extensions: {
+                [key: string]: unknown;
+            };
+            entries: components["schemas"]["CharacterBookEntry"][];
+        };
+        /** @description One lorebook entry (Character Card V2/V3 `character_book.entries[]`). */
+        CharacterBookEntry: {
+            /** @description Any of these in the recent messages inserts the entry. */
+            keys: string[];
+            content: string;
+            extensions: {
+                [key: string]: unknown;
+            };
+            enabled: boolean;
+            /** @description Lower first. */
+            insertion_order: number;
+            case_sensitive?: boolean;
+            /** @description With `selective`, a key of `secondary_keys` must match as well. */
+            selective?: boolean;
+            secondary_keys?: string[];
+            /** @description Inserted whatever the messages say. */
+            constant?: boolean;
+            position?: components["schemas"]["CharacterBookPosition"];
+            name?: string;
+            priority?: number;
+            id?: number | string;
+            comment?: string;
+            /** @description Kept for export; keys are matched as plain text (docs/decisions.md, Character cards). */
+            use_regex?: boolean;
+        };
+        /**
+         * @description Where a lorebook entry goes: before or after the character's text in the model's context.
+         * @enum {string}
+         */
+        CharacterBookPosition: "before_char" | "after_char";
+        /** @description The fields of a Character Card V3 (`data`). */
+        CharacterCardData: {
+            name: string;
+            description: string;
+            personality: string;
+            scenario: string;
+            first_mes: string;
+            mes_example: string;
+            /** @description Shown to people; never in the model's context. */
+            creator_notes: string;
+            system_prompt: string;
+            post_history_instructions: string;
+            alternate_greetings: string[];
+            character_book?: components["schemas"]["CharacterBook"];
+            tags: string[];
+            creator: string;
+            character_version: string;
+            /** @description Extensions the service does not know, as they were imported; `persona` is the service's own. */
+            extensions: {
+                [key: string]: unknown;
+            };
+            group_only_greetings: string[];
+            nickname?: string;
+            source?: string[];
+            /** Format: int64 */
+            creation_date?: number;
+            /** Format: int64 */
+            modification_date?: number;
+            creator_notes_multilingual?: {
+                [key: string]: string;
+            };
+            assets?: {
+                [key: string]: unknown;
+            }[];
+        };
+        /** @description A Character Card V3 as JSON. */
+        CharacterCardV3: {
+            /** @enum {string} */
+            spec: "chara_card_v3";
+            /** @enum {string} */
+            spec_version: "3.0";
+            data: components["schemas"]["CharacterCardData"];
+        };
         /**
          * @description Data of a `delta` event: the next fragment of the reply; fragments concatenate in order.
          * @example {
@@ -4915,6 +5067,13 @@ export type SchemaApiKeyList = components['schemas']['ApiKeyList'];
 export type SchemaApiKeyRevoked = components['schemas']['ApiKeyRevoked'];
 export type SchemaApiKeyScope = components['schemas']['ApiKeyScope'];
 export type SchemaBillingInterval = components['schemas']['BillingInterval'];
+export type SchemaCardFormat = components['schemas']['CardFormat'];
+export type SchemaCardImportForm = components['schemas']['CardImportForm'];
+export type SchemaCharacterBook = components['schemas']['CharacterBook'];
+export type SchemaCharacterBookEntry = components['schemas']['CharacterBookEntry'];
+export type SchemaCharacterBookPosition = components['schemas']['CharacterBookPosition'];
+export type SchemaCharacterCardData = components['schemas']['CharacterCardData'];
+export type SchemaCharacterCardV3 = components['schemas']['CharacterCardV3'];
 export type SchemaChatStreamDelta = components['schemas']['ChatStreamDelta'];
 export type SchemaChatStreamDone = components['schemas']['ChatStreamDone'];
 export type SchemaChatStreamError = components['schemas']['ChatStreamError'];
@@ -8878,6 +9037,64 @@ export interface operations {
             501: components["responses"]["NotImplemented"];
         };
     };
+    cards_import: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @example 8d0f6c1e-2b7a-4e55-9a3c-1f2e3d4c5b6a */
+                "Idempotency-Key"?: components["parameters"]["PersonaHttp.IdempotencyHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["CardImportForm"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01",
+                     *       "name": "Captain Nova",
+                     *       "description": "A retired starship captain who explains astronomy with stories from the bridge.",
+                     *       "instructions": "## Description\nA retired starship captain who explains astronomy with stories from the bridge.",
+                     *       "model": "gpt-4o-mini",
+                     *       "avatar_url": "https://cdn.persona.example/v1/images/files/3f1c9a7e5b2d4c6f8a0e1d3b5c7f9a2e.png",
+                     *       "is_public": false,
+                     *       "category": "character",
+                     *       "greeting_message": "Welcome aboard, cadet!",
+                     *       "voice_id": "alloy",
+                     *       "message_count": 0,
+                     *       "creator_id": "0193a6c0-11aa-7e01-8c3d-5a6b7c8d9e01",
+                     *       "created_at": "2026-11-23T19:15:00Z",
+                     *       "updated_at": "2026-11-23T19:15:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Persona"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
     personas_get: {
         parameters: {
             query?: never;
@@ -9029,6 +9246,69 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
+        };
+    };
+    cards_export: {
+        parameters: {
+            query?: {
+                /** @example json */
+                format?: components["schemas"]["CardFormat"];
+            };
+            header?: never;
+            path: {
+                /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
+                id: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "spec": "chara_card_v3",
+                     *       "spec_version": "3.0",
+                     *       "data": {
+                     *         "name": "Captain Nova",
+                     *         "description": "A retired starship captain who explains astronomy with stories from the bridge.",
+                     *         "personality": "",
+                     *         "scenario": "",
+                     *         "first_mes": "Welcome aboard, cadet!",
+                     *         "mes_example": "",
+                     *         "creator_notes": "",
+                     *         "system_prompt": "",
+                     *         "post_history_instructions": "",
+                     *         "alternate_greetings": [],
+                     *         "tags": [
+                     *           "space"
+                     *         ],
+                     *         "creator": "nova",
+                     *         "character_version": "1.0",
+                     *         "extensions": {},
+                     *         "group_only_greetings": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CharacterCardV3"];
+                    "image/png": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            502: components["responses"]["UpstreamError"];
         };
     };
     rooms_list: {

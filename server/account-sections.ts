@@ -1,6 +1,7 @@
 import type { AccountDataSection } from "./account-data.ts";
 import { authAccountData } from "./auth/account-data.ts";
 import { billingAccountData } from "./billing/account-data.ts";
+import { cardAccountData } from "./cards/account-data.ts";
 import { conversationAccountData } from "./conversations/account-data.ts";
 import { imageAccountData } from "./images/account-data.ts";
 import { integrationsAccountData } from "./integrations/account-data.ts";
@@ -19,6 +20,7 @@ import { webhookAccountData } from "./webhooks/account-data.ts";
  */
 export const accountDataSections: readonly AccountDataSection[] = [
   ...personaAccountData,
+  ...cardAccountData,
   ...conversationAccountData,
   ...knowledgeAccountData,
   ...studioAccountData,

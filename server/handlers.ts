@@ -7,6 +7,7 @@ import { handlers as ops } from "./ops/handlers.ts";
 import { handlers as knowledge } from "./knowledge/handlers.ts";
 import { handlers as conversations } from "./conversations/handlers.ts";
 import { handlers as personas } from "./personas/handlers.ts";
+import { handlers as cards } from "./cards/handlers.ts";
 import { handlers as webhooks } from "./webhooks/handlers.ts";
 import { handlers as voice } from "./voice/handlers.ts";
 import { handlers as images } from "./images/handlers.ts";
@@ -28,6 +29,7 @@ export const handlers: HandlerMap = {
   ...account,
   ...oauth,
   ...personas,
+  ...cards,
   ...conversations,
   ...knowledge,
   ...marketplace,

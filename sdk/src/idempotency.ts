@@ -35,6 +35,7 @@ const KEYED_ROUTES = [
   "POST /v1/knowledge/{persona_id}/documents",
   "POST /v1/marketplace/{id}/rate",
   "POST /v1/personas",
+  "POST /v1/personas/import",
   "POST /v1/rooms",
   "POST /v1/rooms/{id}/messages",
   "POST /v1/studio/{persona_id}/variants",

@@ -102,7 +102,7 @@ export async function createPersona(services: Services, userId: string, input: P
       published_at: input.is_public ? now : null,
       source_listing_id: copy?.sourceListingId ?? null,
     });
-    if (copy) await copy.onCreated(trx);
+    if (copy) await copy.onCreated(trx, inserted);
     await recordActiveVersion(trx, inserted.id, inserted.instructions, now);
     if (inserted.greeting_message === null) await enqueueGreeting(trx, inserted.id);
     if (inserted.avatar_url === null && autoAvatars(services)) await enqueueAvatar(trx, inserted.id);
@@ -111,10 +111,13 @@ export async function createPersona(services: Services, userId: string, input: P
   return row;
 }
 
-/** A copy of a marketplace listing (`use`): where it came from, and what to record with it in the same transaction. */
+/**
+ * A persona made from something else (a marketplace listing's `use`, an imported character card):
+ * the listing it came from, if any, and what to record with it in the same transaction.
+ */
 export interface PersonaCopyOf {
-  sourceListingId: string;
-  onCreated: (trx: Knex.Transaction) => Promise<void>;
+  sourceListingId?: string;
+  onCreated: (trx: Knex.Transaction, persona: PersonaRow) => Promise<void>;
 }
 
 const CHANGEABLE = ["name", "description", "instructions", "model", "avatar_url", "is_public", "category", "greeting_message", "voice_id"] as const;

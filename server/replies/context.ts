@@ -1,3 +1,4 @@
+import { withCardContext, type CardContext } from "../cards/lorebook.ts";
 import type { RetrievedChunk } from "../knowledge/retrieval.ts";
 import { countTokens, truncateToTokens } from "../providers/llm/tokens.ts";
 import type { ChatTurn } from "../providers/llm/types.ts";
@@ -24,6 +25,8 @@ export interface ContextInput {
   knowledge: RetrievedChunk[];
   /** Tokens the whole context may use: the model's window minus room for the reply. */
   budget: number;
+  /** The lorebook and sample messages of a persona imported from a character card. */
+  card?: CardContext;
 }
 
 export interface AssembledContext {
@@ -47,7 +50,8 @@ export function formatKnowledge(chunk: RetrievedChunk): string {
  */
 export function assembleContext(input: ContextInput): AssembledContext {
   let remaining = input.budget;
-  const instructions = truncateToTokens(input.instructions, Math.floor(input.budget * INSTRUCTIONS_SHARE));
+  const recent = [input.userMessage, ...input.history.map((turn) => turn.content)];
+  const instructions = withCardContext(truncateToTokens(input.instructions, Math.floor(input.budget * INSTRUCTIONS_SHARE)), input.card, recent, input.budget);
   remaining -= turnTokens(instructions) + turnTokens(input.userMessage);
 
   const used: RetrievedChunk[] = [];

@@ -1,5 +1,6 @@
 import { v7 as uuidv7 } from "uuid";
 import { reserveMessage, type MessageReservation } from "../billing/usage.ts";
+import { cardContextOf } from "../cards/service.ts";
 import { ApiError } from "../http/errors.ts";
 import { countTokens } from "../providers/llm/tokens.ts";
 import { UpstreamError, type ChatRequest, type TokenUsage } from "../providers/llm/types.ts";
@@ -20,7 +21,11 @@ export async function beginReply(services: Services, request: ReplyRequest): Pro
   const signal = request.signal ? AbortSignal.any([request.signal, refused.signal]) : refused.signal;
   const reserving = request.reserved ? Promise.resolve(request.reserved) : reserveMessage(services, request.userId);
   reserving.catch(() => refused.abort());
-  const loading = (async () => request.context.load(text, signal))();
+  const loading = (async () => {
+    // The card's lorebook is read beside the context, so a reply waits for neither in turn.
+    const [context, card] = await Promise.all([request.context.load(text, signal), cardContextOf(services, request.persona.id)]);
+    return card ? { ...context, card } : context;
+  })();
   const [reserved, loaded] = await Promise.allSettled([reserving, loading]);
   if (reserved.status === "rejected") throw reserved.reason;
   if (loaded.status === "rejected") {
@@ -120,6 +125,7 @@ function modelRequest(services: Services, request: ReplyRequest, context: ReplyC
     userMessage: input.content,
     knowledge: context.knowledge,
     budget: llm.contextTokens - llm.maxOutputTokens,
+    ...(context.card ? { card: context.card } : {}),
   });
   return {
     call: {

@@ -1,4 +1,5 @@
 import type { MessageReservation } from "../billing/usage.ts";
+import type { CardContext } from "../cards/lorebook.ts";
 import type { ApiError } from "../http/errors.ts";
 import type { RetrievedChunk } from "../knowledge/retrieval.ts";
 import type { TokenUsage } from "../providers/llm/types.ts";
@@ -26,7 +27,8 @@ export interface ReplyContext {
   /** Earlier messages, newest first; as many as fit the budget are used. */
   history: PastTurn[];
   /** Knowledge excerpts for the input, best first; the ones that fit are put in and cited. */
-  knowledge: RetrievedChunk[];
+  knowledge: RetrievedChunk[];  /** The persona's character card, when it was imported from one (the engine loads it). */
+  card?: CardContext;
 }
 
 /**

@@ -34,6 +34,7 @@ const NOT_UUIDS: Record<string, string> = {
   "IntegrationDetail.workspace_id": "the chat platform's workspace id",
   "IntegrationDetail.channel_ids": "the chat platform's channel ids",
   "IntegrationTestOutcome.message_id": "the chat platform's id of the test message",
+  "CharacterBookEntry.id": "a lorebook entry's id as the character card's author numbered it",
 };
 
 /** Parameters and properties that carry an id under another name. */

@@ -52,8 +52,15 @@ describe("the contract's operations", () => {
       "GET /v1/marketplace/{id}/reviews",
     ];
     // The extensions are credential-free by design: probes, signed links, form posts, provider callbacks;
-    // except the webhook delivery log and the room event stream, the caller's own data like the rest of their areas.
-    const authedExtensions = ["GET /v1/webhooks/{id}/deliveries", "POST /v1/webhooks/{id}/deliveries/{delivery_id}/redeliver", "GET /v1/rooms/{id}/events"];
+    // except the webhook delivery log and the room event stream, the caller's own data like the rest of their areas, and character cards.
+    const authedExtensions = [
+      "GET /v1/webhooks/{id}/deliveries",
+      "POST /v1/webhooks/{id}/deliveries/{delivery_id}/redeliver",
+      "GET /v1/rooms/{id}/events",
+      // Character cards (issue 22): the personas scopes.
+      "POST /v1/personas/import",
+      "GET /v1/personas/{id}/card",
+    ];
     const extensions = documentedExtensions().map(key).filter((extension) => !authedExtensions.includes(extension));
     for (const op of operations) {
       const open = !op.security?.length || op.security.some((requirement) => Object.keys(requirement).length === 0);

@@ -1,6 +1,8 @@
 import { init, list, unwrap, type Core } from "../core.ts";
+import { errorFromResponse } from "../errors.ts";
 import type { PageIterator } from "../pagination.ts";
 import type { IdempotentRequestOptions, QueryOf, RequestBody, RequestOptions, ResponseOf, Schemas } from "../types.ts";
+import { uploadForm, type Uploadable, type UploadOptions } from "../upload.ts";
 
 /**
  * Personas: the characters users chat with.
@@ -61,6 +63,52 @@ export class Personas {
    */
   update(id: string, body: RequestBody<"personas_update">, options?: RequestOptions): Promise<ResponseOf<"personas_update">> {
     return unwrap(this.#core.raw.PUT("/v1/personas/{id}", { params: { path: { id } }, body, ...init(options) }));
+  }
+
+  /**
+   * Creates a persona from a Character Card V2/V3: a JSON file or a PNG card (which becomes the
+   * avatar). The content decides which, not the name. ValidationError (400) for a card that is
+   * not JSON or has no name, PayloadTooLargeError (413) over 2 MB of JSON, 415 for other files.
+   * @param file a Blob or File, bytes (Buffer, Uint8Array, ArrayBuffer), or in Node a filesystem path
+   * @example
+   * const persona = await client.personas.importCard("./nova.png");
+   * const again = await client.personas.importCard(new Blob([JSON.stringify(card)]), { filename: "nova.json" });
+   */
+  async importCard(file: Uploadable, options: UploadOptions & IdempotentRequestOptions = {}): Promise<ResponseOf<"cards_import">> {
+    const form = await uploadForm(file, options);
+    return unwrap(
+      this.#core.raw.POST("/v1/personas/import", {
+        // The contract types the part as a string; the form carries it as a Blob with its file name.
+        body: form as unknown as RequestBody<"cards_import">,
+        bodySerializer: (body: unknown) => body,
+        ...init(options),
+      }),
+    );
+  }
+
+  /**
+   * The persona as a Character Card V3 (JSON). Its owner gets everything; others a public
+   * persona's public fields.
+   * @example
+   * const card = await client.personas.exportCard(id);
+   */
+  exportCard(id: string, options?: RequestOptions): Promise<Schemas["CharacterCardV3"]> {
+    return unwrap(this.#core.raw.GET("/v1/personas/{id}/card", { params: { path: { id }, query: { format: "json" } }, ...init(options) })) as Promise<Schemas["CharacterCardV3"]>;
+  }
+
+  /**
+   * The persona as a PNG card: its avatar (or a plain image) with `ccv3` and `chara` chunks.
+   * @example
+   * await writeFile("nova.png", await client.personas.exportCardPng(id));
+   */
+  async exportCardPng(id: string, options?: RequestOptions): Promise<Uint8Array> {
+    const { data, error, response } = await this.#core.raw.GET("/v1/personas/{id}/card", {
+      params: { path: { id }, query: { format: "png" } },
+      parseAs: "arrayBuffer",
+      ...init(options),
+    });
+    if (!response.ok || !data) throw errorFromResponse(response, error);
+    return new Uint8Array(data as ArrayBuffer);
   }
 
   /**

@@ -14,6 +14,7 @@ import * as billing from "./0012_billing.ts";
 import * as integrations from "./0013_integrations.ts";
 import * as marketplaceRollups from "./0014_marketplace_rollups.ts";
 import * as roomEvents from "./0015_room_events.ts";
+import * as characterCards from "./0018_character_cards.ts";
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that they load the same
@@ -35,6 +36,7 @@ const migrations: Record<string, Knex.Migration> = {
   "0013_integrations": integrations,
   "0014_marketplace_rollups": marketplaceRollups,
   "0015_room_events": roomEvents,
+  "0018_character_cards": characterCards,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

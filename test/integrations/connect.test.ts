@@ -139,6 +139,16 @@ describe("connect", { timeout: 90_000 }, () => {
     expect(await service.services.db.knex("integrations").where({ persona_id: persona.id }).count({ n: "*" })).toEqual([{ n: 0 }]);
   });
 
+  it("answers 502 when the platform says 200 without the bot's account, and writes nothing", async () => {
+    const persona = await createPersona(service, owner);
+    const bot = platforms.discord.addBot();
+    platforms.discord.inject({ match: "/users/@me", status: 200, body: { hello: "world" } });
+    await expectApiError(client(owner).POST("/v1/integrations/forum", { body: { persona_id: persona.id, bot_token: bot.token, guild_id: GUILD, channel_ids: ["1"] } }), 502, "upstream_error");
+    platforms.telegram.inject({ match: "/getMe", status: 200, body: { ok: true, result: { first_name: "no id" } } });
+    await expectApiError(client(owner).POST("/v1/integrations/messenger", { body: { persona_id: persona.id, bot_token: platforms.telegram.addBot().token } }), 502, "upstream_error");
+    expect(await service.services.db.knex("integrations").where({ persona_id: persona.id }).count({ n: "*" })).toEqual([{ n: 0 }]);
+  });
+
   it("allows one integration per persona and platform, and one integration per bot (409)", async () => {
     const [first, second] = [await createPersona(service, owner), await createPersona(service, owner)];
     const bot = platforms.telegram.addBot();

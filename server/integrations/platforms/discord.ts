@@ -25,8 +25,10 @@ export class DiscordClient implements PlatformClient {
   }
 
   async whoAmI(): Promise<BotAccount> {
-    const user = (await call(() => this.#rest.get(Routes.user("@me")))) as RESTGetAPIUserResult;
-    return { id: user.id, username: user.username };
+    const user = (await call(() => this.#rest.get(Routes.user("@me")))) as Partial<RESTGetAPIUserResult> | null;
+    // An answer is checked before it is stored: a proxy or a broken platform may say 200 with anything.
+    if (typeof user?.id !== "string" || !user.id) throw new PlatformUnavailable("Discord answered /users/@me without a user id");
+    return { id: user.id, username: typeof user.username === "string" ? user.username : null };
   }
 
   /** Whether the bot is a member of the guild (the platform hides other guilds: 403 or 404). */
@@ -42,7 +44,8 @@ export class DiscordClient implements PlatformClient {
 
   async send(channelId: string, text: string, replyTo?: string): Promise<string> {
     const body = { content: text, ...(replyTo ? { message_reference: { message_id: replyTo, fail_if_not_exists: false } } : {}), allowed_mentions: { parse: [] } };
-    const message = (await call(() => this.#rest.post(Routes.channelMessages(channelId), { body }))) as RESTPostAPIChannelMessageResult;
+    const message = (await call(() => this.#rest.post(Routes.channelMessages(channelId), { body }))) as Partial<RESTPostAPIChannelMessageResult> | null;
+    if (typeof message?.id !== "string") throw new PlatformUnavailable("Discord answered a sent message without its id");
     return message.id;
   }
 }

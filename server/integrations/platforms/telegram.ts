@@ -21,8 +21,10 @@ export class TelegramClient implements PlatformClient {
   }
 
   async whoAmI(): Promise<BotAccount> {
-    const me = await call(() => this.#api.getMe());
-    return { id: String(me.id), username: me.username };
+    const me = (await call(() => this.#api.getMe())) as { id?: unknown; username?: unknown } | null;
+    // An answer is checked before it is stored: a proxy or a broken platform may say ok with anything.
+    if (typeof me?.id !== "number") throw new PlatformUnavailable("Telegram answered getMe without a bot id");
+    return { id: String(me.id), username: typeof me.username === "string" ? me.username : null };
   }
 
   /** Points the bot's updates at `url`; the platform sends `secret` with each one. */
@@ -36,7 +38,8 @@ export class TelegramClient implements PlatformClient {
 
   async send(chatId: string, text: string, replyTo?: string): Promise<string> {
     const options = replyTo ? { reply_parameters: { message_id: Number(replyTo), allow_sending_without_reply: true } } : {};
-    const message = await call(() => this.#api.sendMessage(chatId, text, options));
+    const message = (await call(() => this.#api.sendMessage(chatId, text, options))) as { message_id?: unknown } | null;
+    if (typeof message?.message_id !== "number") throw new PlatformUnavailable("Telegram answered sendMessage without a message id");
     return String(message.message_id);
   }
 }

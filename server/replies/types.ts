@@ -27,6 +27,8 @@ export interface ReplyContext {
   history: PastTurn[];
   /** Knowledge excerpts for the input, best first; the ones that fit are put in and cited. */
   knowledge: RetrievedChunk[];
+  /** A rolling summary of the messages before `history` (long chats), put right after the instructions. */
+  summary?: string;
 }
 
 /**

@@ -54,7 +54,9 @@ describe("the contract's operations", () => {
     // The extensions are credential-free by design: probes, signed links, form posts, provider callbacks;
     // except the webhook delivery log, which is the caller's own data like the rest of webhooks.
     const authedExtensions = ["GET /v1/webhooks/{id}/deliveries", "POST /v1/webhooks/{id}/deliveries/{delivery_id}/redeliver"];
-    const extensions = documentedExtensions().map(key).filter((extension) => !authedExtensions.includes(extension));
+    // Chat control on one's own conversations (issue 21) needs the conversations scopes too.
+    const chatControl = /^(GET|POST) \/v1\/conversations\/\{id\}\//;
+    const extensions = documentedExtensions().map(key).filter((extension) => !authedExtensions.includes(extension) && !chatControl.test(extension));
     for (const op of operations) {
       const open = !op.security?.length || op.security.some((requirement) => Object.keys(requirement).length === 0);
       if (specCredentialFree.includes(key(op)) || extensions.includes(key(op))) {

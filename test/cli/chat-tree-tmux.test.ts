@@ -85,7 +85,7 @@ describe("persona chat's conversation-tree commands in a terminal", { timeout: 1
     text = await waitForScreen((t) => /you> \/edit Tell me about Deneb\nOrion> .*Deneb.*\n/m.test(t), "the edited branch's reply");
 
     type("/branch");
-    text = await waitForScreen((t) => /\* 1\. 2 messages, last: .*Deneb/.test(t) && /  2\. 2 messages, last: .*Vega/.test(t), "the branch list");
+    text = await waitForScreen((t) => /\* 1\. 2 messages, last: .*Deneb/.test(t) && / {2}2\. 2 messages, last: .*Vega/.test(t), "the branch list");
 
     type("/branch 2");
     await waitForScreen((t) => t.includes("(switched to branch 2;"), "the switch");

@@ -52,8 +52,8 @@ describe("the contract's operations", () => {
       "GET /v1/marketplace/{id}/reviews",
     ];
     // The extensions are credential-free by design: probes, signed links, form posts, provider callbacks;
-    // except the webhook delivery log, which is the caller's own data like the rest of webhooks.
-    const authedExtensions = ["GET /v1/webhooks/{id}/deliveries", "POST /v1/webhooks/{id}/deliveries/{delivery_id}/redeliver"];
+    // except the webhook delivery log and the room event stream, the caller's own data like the rest of their areas.
+    const authedExtensions = ["GET /v1/webhooks/{id}/deliveries", "POST /v1/webhooks/{id}/deliveries/{delivery_id}/redeliver", "GET /v1/rooms/{id}/events"];
     // Chat control on one's own conversations (issue 21) needs the conversations scopes too.
     const chatControl = /^(GET|POST) \/v1\/conversations\/\{id\}\//;
     const extensions = documentedExtensions().map(key).filter((extension) => !authedExtensions.includes(extension) && !chatControl.test(extension));

@@ -2,6 +2,7 @@ import { v7 as uuidv7 } from "uuid";
 import { describe, expect, it, vi } from "vitest";
 import { SUMMARY_PREAMBLE, assembleContext } from "../../server/replies/context.ts";
 import type { ChatRequest } from "../../server/providers/llm/types.ts";
+import { archiveOf } from "../support/account-data.ts";
 import { createConversation, createPersona, eventually, sendBlocking } from "../support/chat.ts";
 import { useTestService } from "../support/fixtures.ts";
 
@@ -56,6 +57,11 @@ describe("long-chat memory", () => {
     const read = await (await fx.service.fetch(`/v1/conversations/${conversation.id}`, { headers: fx.alice.auth })).json();
     expect(read.message_count).toBe(402);
     complete.mockRestore();
+
+    // The data export carries the summaries with the conversation.
+    const archive = await archiveOf(fx.service.services, fx.alice.id);
+    const exported = (archive.conversations as { id: string; summaries: { content: string }[] }[]).find((row) => row.id === conversation.id)!;
+    expect(exported.summaries.some((row) => row.content.includes(FACT))).toBe(true);
   });
 
   it("keeps summaries per path prefix: a branch from before the summarised part does not see it", async () => {

@@ -1,5 +1,6 @@
 import { createInterface } from "node:readline";
-import type { PersonaClient, Schemas } from "../sdk/src/index.ts";
+import type { ChatStream, PersonaClient, Schemas } from "../sdk/src/index.ts";
+import { TREE_HELP, treeCommands } from "./chat-tree.ts";
 import { describeError } from "./errors.ts";
 import type { Output } from "./output.ts";
 
@@ -57,14 +58,15 @@ export function runChatSession({ client, baseUrl, out, target, history }: Sessio
       return;
     }
     show(`Chatting with ${bold(name)} (conversation ${conversationId}).\n`);
-    if (terminal) show("Ctrl-C stops a reply, /new starts a new conversation, /exit quits.\n");
+    if (terminal) show(`Ctrl-C stops a reply, /new starts a new conversation, /exit quits.\n${TREE_HELP}\n`);
     // The greeting is the persona's first turn of every new conversation; it is not stored.
     if (isNew && target.persona?.greeting_message) show(`\n${bold(`${name}>`)} ${target.persona.greeting_message}\n`);
     show("\n");
   };
 
-  const send = async (content: string) => {
-    const stream = client.conversations.stream(conversationId, { content });
+  const send = (content: string) => play(client.conversations.stream(conversationId, { content }));
+
+  async function play(stream: ChatStream) {
     const handle = { abort: () => stream.abort(), stopped: false };
     current = handle;
     show(`${bold(`${name}>`)} `);
@@ -92,6 +94,15 @@ export function runChatSession({ client, baseUrl, out, target, history }: Sessio
     } finally {
       current = undefined;
       show("\n\n");
+    }
+  }
+
+  const tree = treeCommands({ client, conversationId: () => conversationId, play, show });
+  const command = async (line: string) => {
+    try {
+      if (!(await tree(line))) show(`(unknown command ${line}; try /new, /regen, /edit, /branch or /exit)\n`);
+    } catch (error) {
+      process.stderr.write(`persona: ${describeError(error, baseUrl).message}\n`);
     }
   };
 
@@ -130,7 +141,7 @@ export function runChatSession({ client, baseUrl, out, target, history }: Sessio
         // Piped input is not echoed by a terminal: the transcript shows it like a typed line.
         if (!terminal) show(`${PROMPT}${line}\n`);
         if (line === "/new") await startNew();
-        else if (line.startsWith("/") && !line.startsWith("//")) show(`(unknown command ${line}; try /new or /exit)\n`);
+        else if (line.startsWith("/") && !line.startsWith("//")) await command(line);
         else await send(line.startsWith("//") ? line.slice(1) : line);
       }
       pumping = false;

@@ -19,6 +19,8 @@ export declare const body_billing_provider_webhook_0: CompiledValidator;
 export declare const body_conversations_create_0: CompiledValidator;
 export declare const body_conversations_send_message_0: CompiledValidator;
 export declare const body_conversations_stream_message_0: CompiledValidator;
+export declare const body_conversation_tree_edit_0: CompiledValidator;
+export declare const body_conversation_tree_edit_stream_0: CompiledValidator;
 export declare const body_images_generate_0: CompiledValidator;
 export declare const body_integrations_connect_forum_0: CompiledValidator;
 export declare const body_integrations_connect_messenger_0: CompiledValidator;

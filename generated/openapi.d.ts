@@ -617,6 +617,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/conversations/{id}/branches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List branches
+         * @description The conversation's branches (one per leaf), newest leaf first, with the active one flagged.
+         */
+        get: operations["conversation_tree_list_branches"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{id}/branches/{leaf_id}/activate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Switch branch
+         * @description Make a branch active: its leaf becomes the conversation's active leaf. 404 when `leaf_id` is not a leaf of it.
+         */
+        post: operations["conversation_tree_activate_branch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/conversations/{id}/messages": {
         parameters: {
             query?: never;
@@ -679,6 +719,123 @@ export interface paths {
          *     stored; a failed or aborted stream gives its count back.
          */
         post: operations["conversations_stream_message"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{id}/messages/{message_id}/edit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Edit a message
+         * @description Edit an earlier user message and wait for the reply: a new user message with the new content
+         *     becomes a sibling of the edited one (same parent), the persona answers it from the context
+         *     before it, and this new branch becomes active. The edited message and everything after it
+         *     stay, on their own branch. Quota, provider failure and 409 as for `regenerate`; 409 also when
+         *     `message_id` is not a user message.
+         */
+        post: operations["conversation_tree_edit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{id}/messages/{message_id}/edit/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Edit a message, streamed
+         * @description Edit an earlier user message and receive the reply as server-sent events (`ChatStreamEvent`).
+         *     The new user message is stored (and its branch made active) when the stream starts and stays
+         *     if the reply fails, as with the streamed send.
+         */
+        post: operations["conversation_tree_edit_stream"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{id}/messages/{message_id}/regenerate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Regenerate a reply
+         * @description Regenerate the last reply of the active path and wait for it. The new reply is an alternative
+         *     of the old one (same user message, same context before it) and becomes the active leaf; the
+         *     old one is kept (`select` brings it back). Counts one message against the monthly quota (402
+         *     when used up; nothing is stored then); a provider failure (502) stores nothing and gives the
+         *     count back. 409 when `message_id` is not the active path's last message or not a reply, or
+         *     while another regeneration or edit of the conversation is being answered. Another user's
+         *     conversation or an unknown message is 404.
+         */
+        post: operations["conversation_tree_regenerate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{id}/messages/{message_id}/regenerate/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Regenerate a reply, streamed
+         * @description Regenerate the last reply of the active path and receive it as server-sent events, with the
+         *     same events as the streamed send (`delta`, then `done` or `error`; `ChatStreamEvent`). The
+         *     rules and the errors before the stream starts are those of `regenerate`; a failed or aborted
+         *     stream stores nothing and gives its count back.
+         */
+        post: operations["conversation_tree_regenerate_stream"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{id}/messages/{message_id}/select": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Choose an alternative
+         * @description Choose a message (an alternative reply, an edited user message) to continue from: the newest
+         *     leaf under it becomes the active leaf (the message itself when nothing follows it), so only the
+         *     chosen alternative is in later context. Answers the conversation as read afterwards.
+         */
+        post: operations["conversation_tree_select"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2373,9 +2530,44 @@ export interface components {
             updated_at: string;
             /**
              * Format: int32
-             * @description Stored user and assistant messages; 0 at creation (the persona's greeting is not stored).
+             * @description Stored user and assistant messages on the active path; 0 at creation (the persona's greeting is
+             *     not stored). Messages of other branches are kept but not counted here.
              */
             message_count: number;
+            /**
+             * Format: uuid
+             * @description The last message of the active path (the branch lists, reads and replies follow); null before the first.
+             */
+            active_message_id?: string | null;
+        };
+        /** @description One branch of a conversation: a path from the first message to a leaf. */
+        ConversationBranch: {
+            /** @description The branch's last message (the id to activate it with). */
+            leaf_id: components["schemas"]["Uuid"];
+            /**
+             * Format: uuid
+             * @description The message after which this branch parts from another one; null when it shares no message
+             *     with any other branch (a single path, or an edited first message).
+             */
+            fork_point_id: string | null;
+            /**
+             * Format: int32
+             * @description Messages on the branch, from the first to the leaf.
+             */
+            message_count: number;
+            last_message: components["schemas"]["Message"];
+            /** @description The conversation's active branch: lists, reads, search and replies follow it. */
+            active: boolean;
+        };
+        /** @description A conversation's branches, newest leaf first; `has_more` is true when branches remain after this page. */
+        ConversationBranchList: {
+            data: components["schemas"]["ConversationBranch"][];
+            has_more: boolean;
+            /**
+             * Format: int32
+             * @description Branches over all pages.
+             */
+            total: number;
         };
         ConversationCreate: {
             /** @description A persona the caller owns, or a public one. */
@@ -2398,9 +2590,15 @@ export interface components {
             updated_at: string;
             /**
              * Format: int32
-             * @description Stored user and assistant messages; 0 at creation (the persona's greeting is not stored).
+             * @description Stored user and assistant messages on the active path; 0 at creation (the persona's greeting is
+             *     not stored). Messages of other branches are kept but not counted here.
              */
             message_count: number;
+            /**
+             * Format: uuid
+             * @description The last message of the active path (the branch lists, reads and replies follow); null before the first.
+             */
+            active_message_id?: string | null;
             /** @description The 50 most recent messages, oldest first; page further back with the messages list. */
             messages: components["schemas"]["Message"][];
         };
@@ -3416,6 +3614,23 @@ export interface components {
              *     for this reply, best first; empty when none were relevant or the persona has no documents.
              */
             citations?: components["schemas"]["Citation"][];
+            /**
+             * Format: uuid
+             * @description The previous message on this message's path (a conversation is a tree: regenerated replies and
+             *     edited messages are siblings); null for a first message.
+             */
+            parent_id?: string | null;
+            /**
+             * Format: int32
+             * @description Position among its alternatives: the messages of the same role with the same parent (the
+             *     regenerated replies of one turn, the edited versions of one user message), oldest first, from 0.
+             */
+            alternative_index?: number;
+            /**
+             * Format: int32
+             * @description How many alternatives the turn has, this one included (1 when it was never regenerated or edited).
+             */
+            alternative_count?: number;
         };
         MessageCreate: {
             content: string;
@@ -3443,6 +3658,10 @@ export interface components {
             role: "user" | "assistant";
             content: string;
             persona_id: components["schemas"]["Uuid"];
+        };
+        /** @description A new version of an earlier user message; it starts a new branch. */
+        MessageEdit: {
+            content: string;
         };
         /** @description The caller's message and the persona's reply, both stored. */
         MessageExchange: {
@@ -5085,6 +5304,8 @@ export type SchemaCodeChallengeMethod = components['schemas']['CodeChallengeMeth
 export type SchemaConflictError = components['schemas']['ConflictError'];
 export type SchemaConsentDecision = components['schemas']['ConsentDecision'];
 export type SchemaConversation = components['schemas']['Conversation'];
+export type SchemaConversationBranch = components['schemas']['ConversationBranch'];
+export type SchemaConversationBranchList = components['schemas']['ConversationBranchList'];
 export type SchemaConversationCreate = components['schemas']['ConversationCreate'];
 export type SchemaConversationDetail = components['schemas']['ConversationDetail'];
 export type SchemaConversationList = components['schemas']['ConversationList'];
@@ -5175,6 +5396,7 @@ export type SchemaMarketplaceSort = components['schemas']['MarketplaceSort'];
 export type SchemaMessage = components['schemas']['Message'];
 export type SchemaMessageCreate = components['schemas']['MessageCreate'];
 export type SchemaMessageCreatedEventData = components['schemas']['MessageCreatedEventData'];
+export type SchemaMessageEdit = components['schemas']['MessageEdit'];
 export type SchemaMessageExchange = components['schemas']['MessageExchange'];
 export type SchemaMessageList = components['schemas']['MessageList'];
 export type SchemaMessageResponse = components['schemas']['MessageResponse'];
@@ -7099,6 +7321,129 @@ export interface operations {
             501: components["responses"]["NotImplemented"];
         };
     };
+    conversation_tree_list_branches: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size.
+                 * @example 20
+                 */
+                limit?: number;
+                /**
+                 * @description Items to skip.
+                 * @example 0
+                 */
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                /** @example 0193a6e8-3d4e-7a5b-8c6d-7e8f9a0b1c01 */
+                id: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "leaf_id": "0193a6f3-1b2c-7d3e-8f4a-5b6c7d8e9f15",
+                     *           "fork_point_id": null,
+                     *           "message_count": 2,
+                     *           "last_message": {
+                     *             "id": "0193a6f3-1b2c-7d3e-8f4a-5b6c7d8e9f15",
+                     *             "conversation_id": "0193a6e8-3d4e-7a5b-8c6d-7e8f9a0b1c01",
+                     *             "role": "assistant",
+                     *             "content": "That's Mars, cadet. Red from the rust in its dust.",
+                     *             "created_at": "2026-11-22T19:04:03Z",
+                     *             "citations": [],
+                     *             "parent_id": "0193a6f3-1a2b-7c3d-8e4f-5a6b7c8d9e14",
+                     *             "alternative_index": 0,
+                     *             "alternative_count": 1
+                     *           },
+                     *           "active": true
+                     *         }
+                     *       ],
+                     *       "has_more": false,
+                     *       "total": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConversationBranchList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    conversation_tree_activate_branch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 0193a6e8-3d4e-7a5b-8c6d-7e8f9a0b1c01 */
+                id: components["schemas"]["Uuid"];
+                /** @example 0193a6f3-1b2c-7d3e-8f4a-5b6c7d8e9f15 */
+                leaf_id: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "leaf_id": "0193a6f3-1b2c-7d3e-8f4a-5b6c7d8e9f15",
+                     *       "fork_point_id": null,
+                     *       "message_count": 2,
+                     *       "last_message": {
+                     *         "id": "0193a6f3-1b2c-7d3e-8f4a-5b6c7d8e9f15",
+                     *         "conversation_id": "0193a6e8-3d4e-7a5b-8c6d-7e8f9a0b1c01",
+                     *         "role": "assistant",
+                     *         "content": "That's Mars, cadet. Red from the rust in its dust.",
+                     *         "created_at": "2026-11-22T19:04:03Z",
+                     *         "citations": [],
+                     *         "parent_id": "0193a6f3-1a2b-7c3d-8e4f-5a6b7c8d9e14",
+                     *         "alternative_index": 0,
+                     *         "alternative_count": 1
+                     *       },
+                     *       "active": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConversationBranch"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
     conversations_list_messages: {
         parameters: {
             query?: {
@@ -7307,6 +7652,277 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    conversation_tree_edit: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 0193a6e8-3d4e-7a5b-8c6d-7e8f9a0b1c01 */
+                id: components["schemas"]["Uuid"];
+                /** @example 0193a6f1-2b1c-7d3e-9f4a-5b6c7d8e9f11 */
+                message_id: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "content": "Which planet is the reddish one high in the south?"
+                 *     }
+                 */
+                "application/json": components["schemas"]["MessageEdit"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "user_message": {
+                     *         "id": "0193a6f3-1a2b-7c3d-8e4f-5a6b7c8d9e14",
+                     *         "conversation_id": "0193a6e8-3d4e-7a5b-8c6d-7e8f9a0b1c01",
+                     *         "role": "user",
+                     *         "content": "Which planet is the reddish one high in the south?",
+                     *         "created_at": "2026-11-22T19:04:00Z",
+                     *         "parent_id": null,
+                     *         "alternative_index": 1,
+                     *         "alternative_count": 2
+                     *       },
+                     *       "assistant_message": {
+                     *         "id": "0193a6f3-1b2c-7d3e-8f4a-5b6c7d8e9f15",
+                     *         "conversation_id": "0193a6e8-3d4e-7a5b-8c6d-7e8f9a0b1c01",
+                     *         "role": "assistant",
+                     *         "content": "That's Mars, cadet. Red from the rust in its dust.",
+                     *         "created_at": "2026-11-22T19:04:03Z",
+                     *         "citations": [],
+                     *         "parent_id": "0193a6f3-1a2b-7c3d-8e4f-5a6b7c8d9e14",
+                     *         "alternative_index": 0,
+                     *         "alternative_count": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MessageExchange"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            502: components["responses"]["UpstreamError"];
+        };
+    };
+    conversation_tree_edit_stream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 0193a6e8-3d4e-7a5b-8c6d-7e8f9a0b1c01 */
+                id: components["schemas"]["Uuid"];
+                /** @example 0193a6f1-2b1c-7d3e-9f4a-5b6c7d8e9f11 */
+                message_id: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "content": "Which planet is the reddish one high in the south?"
+                 *     }
+                 */
+                "application/json": components["schemas"]["MessageEdit"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example event: delta
+                     *     data: {"content":"Venus, cadet"}
+                     *
+                     *     event: done
+                     *     data: {"message_id":"0193a6f2-4d5e-7f60-8a1b-2c3d4e5f6a13"}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    conversation_tree_regenerate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 0193a6e8-3d4e-7a5b-8c6d-7e8f9a0b1c01 */
+                id: components["schemas"]["Uuid"];
+                /** @example 0193a6f1-2c3d-7e4f-8a5b-6c7d8e9f0a12 */
+                message_id: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0193a6f2-4d5e-7f60-8a1b-2c3d4e5f6a13",
+                     *       "conversation_id": "0193a6e8-3d4e-7a5b-8c6d-7e8f9a0b1c01",
+                     *       "role": "assistant",
+                     *       "content": "Venus, cadet: the evening star. She rides close to the Sun, so look west just after dusk.",
+                     *       "created_at": "2026-11-22T19:03:05Z",
+                     *       "citations": [],
+                     *       "parent_id": "0193a6f1-2b1c-7d3e-9f4a-5b6c7d8e9f11",
+                     *       "alternative_index": 1,
+                     *       "alternative_count": 2
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            502: components["responses"]["UpstreamError"];
+        };
+    };
+    conversation_tree_regenerate_stream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 0193a6e8-3d4e-7a5b-8c6d-7e8f9a0b1c01 */
+                id: components["schemas"]["Uuid"];
+                /** @example 0193a6f1-2c3d-7e4f-8a5b-6c7d8e9f0a12 */
+                message_id: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example event: delta
+                     *     data: {"content":"Venus, cadet"}
+                     *
+                     *     event: done
+                     *     data: {"message_id":"0193a6f2-4d5e-7f60-8a1b-2c3d4e5f6a13"}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    conversation_tree_select: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 0193a6e8-3d4e-7a5b-8c6d-7e8f9a0b1c01 */
+                id: components["schemas"]["Uuid"];
+                /** @example 0193a6f1-2c3d-7e4f-8a5b-6c7d8e9f0a12 */
+                message_id: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0193a6e8-3d4e-7a5b-8c6d-7e8f9a0b1c01",
+                     *       "persona_id": "0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01",
+                     *       "title": "The bright planet in the west",
+                     *       "created_at": "2026-11-22T19:01:40Z",
+                     *       "updated_at": "2026-11-22T19:03:05Z",
+                     *       "message_count": 2,
+                     *       "active_message_id": "0193a6f1-2c3d-7e4f-8a5b-6c7d8e9f0a12",
+                     *       "messages": []
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConversationDetail"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];

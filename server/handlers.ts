@@ -6,6 +6,7 @@ import { handlers as sessions } from "./auth/sessions/handlers.ts";
 import { handlers as ops } from "./ops/handlers.ts";
 import { handlers as knowledge } from "./knowledge/handlers.ts";
 import { handlers as conversations } from "./conversations/handlers.ts";
+import { handlers as conversationTree } from "./conversations/tree-handlers.ts";
 import { handlers as personas } from "./personas/handlers.ts";
 import { handlers as cards } from "./cards/handlers.ts";
 import { handlers as webhooks } from "./webhooks/handlers.ts";
@@ -31,6 +32,7 @@ export const handlers: HandlerMap = {
   ...personas,
   ...cards,
   ...conversations,
+  ...conversationTree,
   ...knowledge,
   ...marketplace,
   ...voice,

@@ -11,6 +11,7 @@ import { avatarTasks } from "./personas/avatar-job.ts";
 import { personaTasks } from "./personas/greeting-job.ts";
 import { trendingCrontab, trendingTasks } from "./personas/trending.ts";
 import { titleTask } from "./conversations/title-job.ts";
+import { summaryTask } from "./conversations/memory-job.ts";
 import { webhookCrontab, webhookTasks } from "./webhooks/jobs.ts";
 import { billingCrontab, billingTasks } from "./billing/jobs.ts";
 import { integrationCrontab, integrationTasks } from "./integrations/jobs.ts";
@@ -28,7 +29,7 @@ export function taskList(services: Services): TaskList {
     const [codes, mails] = await Promise.all([purgeExpiredCodes(services), purgeOutbox(services.db.knex, services.now())]);
     if (codes || mails) services.log.info({ codes, mails }, "expired OAuth codes and old outbox mails purged");
   };
-  return { idempotency_purge: purgeIdempotencyKeys, expired_rows_purge: purgeExpiredRows, ...accountTasks(services, accountDataSections), ...emailTasks(services), ...personaTasks(services), ...avatarTasks(services), ...trendingTasks(services), ...knowledgeTasks(services), conversation_title: titleTask(services), ...webhookTasks(services), ...integrationTasks(services), ...billingTasks(services), ...roomEventTasks(services) };
+  return { idempotency_purge: purgeIdempotencyKeys, expired_rows_purge: purgeExpiredRows, ...accountTasks(services, accountDataSections), ...emailTasks(services), ...personaTasks(services), ...avatarTasks(services), ...trendingTasks(services), ...knowledgeTasks(services), conversation_title: titleTask(services), ...webhookTasks(services), ...integrationTasks(services), ...billingTasks(services), ...roomEventTasks(services), conversation_summary: summaryTask(services) };
 }
 
 /** Recurring schedule (graphile-worker crontab syntax). */

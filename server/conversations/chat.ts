@@ -5,7 +5,7 @@ import { visiblePersonas } from "../personas/service.ts";
 import { beginReply } from "../replies/engine.ts";
 import type { Reply } from "../replies/types.ts";
 import type { Services } from "../services.ts";
-import { conversationReply, HISTORY_WINDOW, messageRow, storedInput } from "./replying.ts";
+import { conversationReply, HISTORY_WINDOW, storedInput } from "./replying.ts";
 import { requireOwnConversation } from "./service.ts";
 import { findMessage, loadTurn, type MessageRow } from "./store.ts";
 
@@ -15,7 +15,7 @@ import { findMessage, loadTurn, type MessageRow } from "./store.ts";
  * (`loadTurn`). Errors come out as before: 404 for the conversation, 404 for a persona no longer
  * available, then 402, and nothing stays reserved after any of them.
  */
-async function replyTurn(services: Services, userId: string, conversationId: string, retryOf?: string) {
+export async function replyTurn(services: Services, userId: string, conversationId: string, retryOf?: string, historyFrom?: string | null) {
   if (!isUuid(conversationId)) throw notFound("Conversation");
   const quota = messageQuota(services);
   const turn = await loadTurn(services.db.knex, {
@@ -24,6 +24,7 @@ async function replyTurn(services: Services, userId: string, conversationId: str
     visiblePersonas: visiblePersonas(services, userId),
     historyWindow: HISTORY_WINDOW,
     retryOf: retryOf !== undefined && isUuid(retryOf) ? retryOf : undefined,
+    historyFrom,
     quota,
     now: services.now(),
   });
@@ -37,7 +38,7 @@ async function replyTurn(services: Services, userId: string, conversationId: str
     persona,
     stored: turn.stored ?? undefined,
     reserved: heldMessage(services, userId, turn.period_start),
-    preloaded: { history: turn.history, hasKnowledge: turn.has_knowledge },
+    preloaded: { history: turn.history, hasKnowledge: turn.has_knowledge, summary: turn.summary },
   };
 }
 
@@ -47,11 +48,10 @@ async function replyTurn(services: Services, userId: string, conversationId: str
  */
 export async function sendMessage(services: Services, userId: string, conversationId: string, content: string): Promise<{ userMessage: MessageRow; reply: MessageRow }> {
   const { conversation, persona, reserved, preloaded } = await replyTurn(services, userId, conversationId);
-  const reply = await beginReply(services, { userId, persona, ...conversationReply(services, conversation, persona.id, preloaded), input: content, mode: "whole", reserved });
+  const { context, sink, stored } = conversationReply(services, conversation, persona.id, preloaded);
+  const reply = await beginReply(services, { userId, persona, context, sink, input: content, mode: "whole", reserved });
   for await (const event of reply) {
-    if (event.type === "done") {
-      return { userMessage: messageRow(conversation, persona.id, event.input), reply: messageRow(conversation, persona.id, event.reply) };
-    }
+    if (event.type === "done") return { userMessage: stored.get(event.input.id)!, reply: stored.get(event.reply.id)! };
     if (event.type === "error") throw event.error;
   }
   throw new Error("The reply ended without done or error");
@@ -74,7 +74,7 @@ export async function beginStreamedReply(
   return beginReply(services, {
     userId,
     persona,
-    ...conversationReply(services, conversation, persona.id, preloaded),
+    ...conversationReply(services, conversation, persona.id, preloaded, stored ? { answering: { id: stored.id, depth: stored.depth } } : {}),
     input: stored ? storedInput(stored) : content,
     mode: "stream",
     signal: options.signal,

@@ -32,6 +32,7 @@ export async function createConversation(services: Services, userId: string, inp
       persona_id: persona.id,
       title: input.title ?? null,
       message_count: 0,
+      active_message_id: null,
       created_at: now,
       updated_at: now,
     });

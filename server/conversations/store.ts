@@ -2,13 +2,17 @@ import type { Knex } from "knex";
 import { offsetPage } from "../db/paging.ts";
 import type { PageWindow } from "../http/paging.ts";
 import type { Citation } from "../replies/types.ts";
+import { alternativeColumns, pathCte, pathQuery } from "./path-sql.ts";
 
 export interface ConversationRow {
   id: string;
   user_id: string;
   persona_id: string;
   title: string | null;
+  /** Length of the active path (the depth of its leaf). */
   message_count: number;
+  /** The leaf of the active path; null before the first message. */
+  active_message_id: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -29,13 +33,34 @@ export interface MessageRow {
   output_tokens: number | null;
   citations: CitationRecord[] | null;
   created_at: Date;
+  /** The previous message on its path; null for a first message. */
+  parent_id: string | null;
+  /** Position on its path, from 1. */
+  depth: number;
+  /** Among its siblings of the same role (alternatives), when the query read them. */
+  alternative_index?: number;
+  alternative_count?: number;
 }
 
-const CONVERSATION_COLUMNS = ["id", "user_id", "persona_id", "title", "message_count", "created_at", "updated_at"] as const;
-const MESSAGE_COLUMNS = [
+const CONVERSATION_COLUMNS = ["id", "user_id", "persona_id", "title", "message_count", "active_message_id", "created_at", "updated_at"] as const;
+export const MESSAGE_COLUMNS = [
   "id", "conversation_id", "user_id", "persona_id", "role", "content", "content_tokens", "model", "input_tokens",
-  "output_tokens", "citations", "created_at",
+  "output_tokens", "citations", "created_at", "parent_id", "depth",
 ] as const;
+
+/** The active path of conversation `?` as the CTE `path`, for `knex.withRecursive`. */
+function activePath(knex: Knex, conversationId: string): Knex.Raw {
+  return knex.raw(pathQuery("path", MESSAGE_COLUMNS, "(SELECT active_message_id FROM conversations WHERE id = ?)"), [conversationId]);
+}
+
+/** Messages of the active path with their alternatives, from the CTE `path`. */
+function fromPath(knex: Knex, conversationId: string): Knex.QueryBuilder {
+  return knex
+    .withRecursive("path", activePath(knex, conversationId))
+    .from("path")
+    .select([...MESSAGE_COLUMNS].map((column) => `path.${column}`))
+    .select(knex.raw(alternativeColumns("path")));
+}
 
 export async function insertConversation(knex: Knex, row: ConversationRow): Promise<ConversationRow> {
   const [inserted] = await knex("conversations").insert(row).returning([...CONVERSATION_COLUMNS]);
@@ -72,13 +97,9 @@ export async function setTitleIfUnset(knex: Knex, id: string, title: string): Pr
   await knex("conversations").where({ id }).whereNull("title").update({ title });
 }
 
-/** The `count` most recent messages, newest first. */
+/** The `count` most recent messages of the active path, newest first. */
 export async function recentMessages(knex: Knex, conversationId: string, count: number): Promise<MessageRow[]> {
-  return knex("messages")
-    .select([...MESSAGE_COLUMNS])
-    .where({ conversation_id: conversationId })
-    .orderBy([{ column: "created_at", order: "desc" }, { column: "id", order: "desc" }])
-    .limit(count);
+  return fromPath(knex, conversationId).orderBy("path.depth", "desc").limit(count);
 }
 
 /** The first user message and the first reply of a conversation (for its title). */
@@ -90,23 +111,28 @@ export async function firstMessages(knex: Knex, conversationId: string): Promise
     .limit(2);
 }
 
+/** A message of the conversation on any of its paths, with its alternatives. */
 export async function findMessage(knex: Knex, conversationId: string, id: string): Promise<MessageRow | undefined> {
-  return knex("messages").select([...MESSAGE_COLUMNS]).where({ id, conversation_id: conversationId }).first();
+  return knex("messages as m")
+    .select([...MESSAGE_COLUMNS].map((column) => `m.${column}`))
+    .select(knex.raw(alternativeColumns("m")))
+    .where({ "m.id": id, "m.conversation_id": conversationId })
+    .first();
 }
 
 /**
- * A page of messages, newest first, optionally only those older than `before` (by creation time,
- * then id, so that messages of the same instant still page stably). One extra row tells `hasMore`.
+ * A page of the active path, newest first, optionally only the messages before `before` on it (by
+ * depth: a message of another branch stands for its position). One extra row tells `hasMore`.
  */
 export async function pageMessages(
   knex: Knex,
   conversationId: string,
   page: { before?: MessageRow | undefined; limit: number; offset: number },
 ): Promise<{ rows: MessageRow[]; hasMore: boolean }> {
-  const query = knex("messages").select([...MESSAGE_COLUMNS]).where({ conversation_id: conversationId });
-  if (page.before) query.andWhereRaw("(created_at, id) < (?, ?)", [page.before.created_at, page.before.id]);
+  const query = fromPath(knex, conversationId);
+  if (page.before) query.where("path.depth", "<", page.before.depth);
   const rows = (await query
-    .orderBy([{ column: "created_at", order: "desc" }, { column: "id", order: "desc" }])
+    .orderBy("path.depth", "desc")
     .limit(page.limit + 1)
     .offset(page.offset)) as MessageRow[];
   return { rows: rows.slice(0, page.limit), hasMore: rows.length > page.limit };
@@ -118,12 +144,14 @@ export async function pageMessages(
  * transaction's extra round trips, which matters on the chat path where every round trip is latency.
  */
 export async function insertMessages(knex: Knex, conversation: ConversationRow, messages: MessageRow[], events: object[], at: Date): Promise<void> {
-  const rows = messages.map((m) => ({ ...m, citations: m.citations === null ? null : JSON.stringify(m.citations) }));
+  const rows = messages.map(({ alternative_index: _index, alternative_count: _count, ...m }) => ({ ...m, citations: m.citations === null ? null : JSON.stringify(m.citations) }));
+  // The last message stored is the new active leaf, and the active path is as long as its depth.
+  const leaf = messages.at(-1)!;
   await knex
     .with("stored", (q) => q.insert(rows).into("messages"))
     .with("events", (q) => q.insert(events).into("event_outbox"))
     .with("conversation", (q) =>
-      q.table("conversations").where({ id: conversation.id }).update({ message_count: knex.raw("message_count + ?", [messages.length]), updated_at: at }),
+      q.table("conversations").where({ id: conversation.id }).update({ message_count: leaf.depth, active_message_id: leaf.id, updated_at: at }),
     )
     .with("persona", (q) => q.table("personas").where({ id: conversation.persona_id }).update({ message_count: knex.raw("message_count + ?", [messages.length]) }))
     .select(knex.raw("1"));
@@ -159,8 +187,14 @@ export async function searchUserMessages(
     )
     // Selected under a name so that the order, which takes no bindings, can refer to it.
     .select(knex.raw("ts_rank_cd(m.search, ?) as search_rank", [query]))
+    .select(knex.raw(alternativeColumns("m")))
     .where("m.user_id", userId)
-    .whereRaw("m.search @@ ?", [query]);
+    .whereRaw("m.search @@ ?", [query])
+    // Only the active path of each conversation: other branches are kept, not shown.
+    .whereRaw(
+      `m.id IN (WITH RECURSIVE ${pathCte("active", ["id", "parent_id"], "ANY (SELECT active_message_id FROM conversations WHERE user_id = ?)")} SELECT id FROM active)`,
+      [userId],
+    );
   return offsetPage<SearchHitRow>(hits, "search_rank desc, m.created_at desc, m.id desc", window);
 }
 
@@ -172,8 +206,10 @@ export interface TurnRow {
   persona: { id: string; model: string; instructions: string; greeting_message: string | null } | null;
   /** The instructions of the A/B variant the conversation was assigned, if any. */
   variant_instructions: string | null;
-  /** The most recent messages, newest first. */
+  /** The most recent messages of the history path after its summary, newest first. */
   history: { id: string; role: "user" | "assistant"; content: string; content_tokens: number }[];
+  /** The latest rolling summary of the history path's prefix, when one was written. */
+  summary: { through_message_id: string; through_depth: number; content: string; content_tokens: number } | null;
   /** The month's message count after this reservation; null when none was made (quota used up, or 404). */
   reserved: number | null;
   plan: string;
@@ -194,6 +230,11 @@ export interface TurnQuery {
   /** `personas as p` limited to the personas the user may see (the personas area's rule). */
   visiblePersonas: Knex.QueryBuilder;
   historyWindow: number;
+  /**
+   * Where the history path ends: undefined for the active leaf, a message id of this conversation
+   * (an edit or a regeneration answers from an earlier point), null for no history at all.
+   */
+  historyFrom?: string | null | undefined;
   retryOf: string | undefined;
   /** The month's quota: first day of the period, message limit by plan, the limit of any other plan. */
   quota: { periodStart: string; limits: Record<string, number>; fallback: number };
@@ -213,7 +254,10 @@ export async function loadTurn(knex: Knex, q: TurnQuery): Promise<TurnRow> {
   const limitOf = `CASE u.plan ${entries.map(() => "WHEN ? THEN ?::int").join(" ")} ELSE ?::int END`;
   const persona = q.visiblePersonas.clone().select("p.id", "p.model", "p.instructions", "p.greeting_message");
   const result = await knex.raw<{ rows: Record<string, unknown>[] }>(
-    `WITH c AS (SELECT ${CONVERSATION_COLUMNS.join(", ")} FROM conversations WHERE id = ? AND user_id = ?),
+    `WITH RECURSIVE c AS (SELECT ${CONVERSATION_COLUMNS.join(", ")} FROM conversations WHERE id = ? AND user_id = ?),
+     ${pathCte("hpath", ["id", "parent_id", "depth"], `(CASE WHEN ?::boolean THEN (SELECT id FROM messages WHERE id = ?::uuid AND conversation_id = (SELECT id FROM c)) ELSE (SELECT active_message_id FROM c) END)`)},
+     summary AS (SELECT s.through_message_id, s.through_depth, s.content, s.content_tokens FROM conversation_summaries s
+       JOIN hpath ON hpath.id = s.through_message_id WHERE s.conversation_id = (SELECT id FROM c) ORDER BY s.through_depth DESC LIMIT 1),
      p AS (SELECT vp.* FROM ? AS vp WHERE vp.id = (SELECT persona_id FROM c)),
      quota AS (SELECT ${limitOf} AS messages_limit, u.plan FROM users u WHERE u.id = ?),
      -- The usage period as billing counts it: a paid subscription's current period, else the month.
@@ -233,9 +277,11 @@ export async function loadTurn(knex: Knex, q: TurnQuery): Promise<TurnRow> {
        (SELECT row_to_json(p) FROM p) AS persona,
        (SELECT v.instructions FROM variant_assignments a JOIN persona_variants v ON v.id = a.variant_id
          WHERE a.conversation_id = (SELECT id FROM c)) AS variant_instructions,
-       (SELECT coalesce(json_agg(h ORDER BY h.created_at DESC, h.id DESC), '[]'::json) FROM (
-         SELECT id, role, content, content_tokens, created_at FROM messages WHERE conversation_id = (SELECT id FROM c)
-         ORDER BY created_at DESC, id DESC LIMIT ?) h) AS history,
+       (SELECT coalesce(json_agg(h ORDER BY h.depth DESC), '[]'::json) FROM (
+         SELECT m.id, m.role, m.content, m.content_tokens, m.depth FROM hpath JOIN messages m ON m.id = hpath.id
+         WHERE hpath.depth > coalesce((SELECT through_depth FROM summary), 0)
+         ORDER BY hpath.depth DESC LIMIT ?) h) AS history,
+       (SELECT row_to_json(summary) FROM summary) AS summary,
        (SELECT messages_sent FROM reserved) AS reserved,
        coalesce((SELECT plan FROM quota), 'free') AS plan,
        (SELECT messages_limit FROM quota) AS messages_limit,
@@ -246,6 +292,7 @@ export async function loadTurn(knex: Knex, q: TurnQuery): Promise<TurnRow> {
          WHERE id = ? AND conversation_id = (SELECT id FROM c)) m) AS stored`,
     [
       q.conversationId, q.userId,
+      q.historyFrom !== undefined, q.historyFrom ?? null,
       persona,
       ...entries.flat(), q.quota.fallback, q.userId,
       q.now, q.userId, q.quota.periodStart,

@@ -1,4 +1,5 @@
 import type { components } from "../../generated/openapi.d.ts";
+import type { BranchRow } from "./branches.ts";
 import { renderHighlight } from "./highlight.ts";
 import type { ConversationRow, MessageRow, SearchHitRow } from "./store.ts";
 
@@ -18,6 +19,10 @@ export function toMessage(row: MessageRow): Message {
     created_at: row.created_at.toISOString(),
   };
   if (row.role === "assistant") message.citations = row.citations ?? [];
+  message.parent_id = row.parent_id;
+  // A message fresh from a reply was not read back with its siblings: it is then the only one.
+  message.alternative_index = row.alternative_index ?? 0;
+  message.alternative_count = row.alternative_count ?? 1;
   return message;
 }
 
@@ -29,6 +34,7 @@ export function toConversation(row: ConversationRow): Conversation {
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
     message_count: row.message_count,
+    active_message_id: row.active_message_id,
   };
 }
 
@@ -47,4 +53,10 @@ export function toSearchHit(row: SearchHitRow): SearchHit {
 
 export function toExchange(exchange: { userMessage: MessageRow; reply: MessageRow }): MessageExchange {
   return { user_message: toMessage(exchange.userMessage), assistant_message: toMessage(exchange.reply) };
+}
+
+type Branch = components["schemas"]["ConversationBranch"];
+
+export function toBranch(row: BranchRow): Branch {
+  return { leaf_id: row.leaf.id, fork_point_id: row.forkPointId, message_count: row.leaf.depth, last_message: toMessage(row.leaf), active: row.active };
 }

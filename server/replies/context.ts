@@ -11,6 +11,10 @@ const TURN_OVERHEAD = 4;
 const KNOWLEDGE_SHARE = 0.4;
 // Instructions longer than this share of the budget are cut (a persona's prompt can be 32,000 chars).
 const INSTRUCTIONS_SHARE = 0.5;
+// A long chat's rolling summary takes at most this share (its job writes it to fit; older ones are cut).
+const SUMMARY_SHARE = 0.15;
+
+export const SUMMARY_PREAMBLE = "Summary of the earlier part of this conversation:";
 
 export const KNOWLEDGE_PREAMBLE =
   "Relevant excerpts from your knowledge base follow. Use them when they help answer, and say which source you used. " +
@@ -23,6 +27,8 @@ export interface ContextInput {
   history: readonly PastTurn[];
   userMessage: string;
   knowledge: RetrievedChunk[];
+  /** The rolling summary of the messages before `history`, if any. */
+  summary?: string;
   /** Tokens the whole context may use: the model's window minus room for the reply. */
   budget: number;
   /** The lorebook and sample messages of a persona imported from a character card. */
@@ -44,7 +50,8 @@ export function formatKnowledge(chunk: RetrievedChunk): string {
 }
 
 /**
- * The model's context: the persona's active instructions, then knowledge excerpts for this message,
+ * The model's context: the persona's active instructions, the summary of a long chat's earlier part,
+ * then knowledge excerpts for this message,
  * the greeting as the first assistant turn, as many recent messages as fit the budget (oldest
  * first), and the new user message. Messages that do not fit are left out from the oldest on.
  */
@@ -53,6 +60,10 @@ export function assembleContext(input: ContextInput): AssembledContext {
   const recent = [input.userMessage, ...input.history.map((turn) => turn.content)];
   const instructions = withCardContext(truncateToTokens(input.instructions, Math.floor(input.budget * INSTRUCTIONS_SHARE)), input.card, recent, input.budget);
   remaining -= turnTokens(instructions) + turnTokens(input.userMessage);
+  const summaryTurn: ChatTurn | undefined = input.summary
+    ? { role: "system", content: `${SUMMARY_PREAMBLE}\n${truncateToTokens(input.summary, Math.floor(input.budget * SUMMARY_SHARE))}` }
+    : undefined;
+  if (summaryTurn) remaining -= turnTokens(summaryTurn.content);
 
   const used: RetrievedChunk[] = [];
   let knowledgeTurn: ChatTurn | undefined;
@@ -86,6 +97,7 @@ export function assembleContext(input: ContextInput): AssembledContext {
 
   const turns: ChatTurn[] = [
     { role: "system", content: instructions },
+    ...(summaryTurn ? [summaryTurn] : []),
     ...(knowledgeTurn ? [knowledgeTurn] : []),
     ...(greetingTurn ? [greetingTurn] : []),
     ...history,

@@ -124,6 +124,7 @@ function modelRequest(services: Services, request: ReplyRequest, context: ReplyC
     history: context.history.filter((turn) => turn.id === undefined || turn.id !== input.id),
     userMessage: input.content,
     knowledge: context.knowledge,
+    ...(context.summary ? { summary: context.summary } : {}),
     budget: llm.contextTokens - llm.maxOutputTokens,
     ...(context.card ? { card: context.card } : {}),
   });

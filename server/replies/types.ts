@@ -27,7 +27,10 @@ export interface ReplyContext {
   /** Earlier messages, newest first; as many as fit the budget are used. */
   history: PastTurn[];
   /** Knowledge excerpts for the input, best first; the ones that fit are put in and cited. */
-  knowledge: RetrievedChunk[];  /** The persona's character card, when it was imported from one (the engine loads it). */
+  knowledge: RetrievedChunk[];
+  /** A rolling summary of the messages before `history` (long chats), put right after the instructions. */
+  summary?: string;
+  /** The persona's character card, when it was imported from one (the engine loads it). */
   card?: CardContext;
 }
 

@@ -60,6 +60,7 @@ describe("a blocking send", () => {
     expect(events.map((e) => e.data.role).sort()).toEqual(["assistant", "user"]);
     expect(events.find((e) => e.data.role === "assistant").data).toEqual({
       conversation_id: conversation.id, message_id: body.assistant_message.id, role: "assistant", content: "That is Venus, cadet.", persona_id: persona.id,
+      parent_id: body.user_message.id, alternative_index: 0,
     });
     const read = await (await service.fetch(`/v1/conversations/${conversation.id}`, { headers: alice.auth })).json();
     expect(read.message_count).toBe(2);

@@ -40,9 +40,12 @@ async function seedMessages(conversationId: string, user: TestUser, personaId: s
     content: `message ${i}`,
     content_tokens: 3,
     created_at: new Date(start + i * 1000),
+    depth: i + 1,
   }));
-  await service.services.db.knex("messages").insert(rows);
-  await service.services.db.knex("conversations").where({ id: conversationId }).update({ message_count: count });
+  // One straight path: each message follows the one before, the last is the active leaf.
+  const chained = rows.map((row, i) => ({ ...row, parent_id: i === 0 ? null : rows[i - 1]!.id }));
+  await service.services.db.knex("messages").insert(chained);
+  await service.services.db.knex("conversations").where({ id: conversationId }).update({ message_count: count, active_message_id: rows.at(-1)?.id ?? null });
   return rows;
 }
 
@@ -56,6 +59,7 @@ describe("creating a conversation", () => {
       persona_id: alicePersona.id,
       title: "Stars",
       message_count: 0,
+      active_message_id: null,
       created_at: expect.any(String),
       updated_at: body.created_at,
     });
@@ -140,6 +144,9 @@ describe("reading a conversation and its messages", () => {
       content: "message 11",
       created_at: rows[11]!.created_at.toISOString(),
       citations: [],
+      parent_id: rows[10]!.id,
+      alternative_index: 0,
+      alternative_count: 1,
     });
   });
 
@@ -224,11 +231,13 @@ describe("searching messages", () => {
     const conversation = await createConversation(service, erin, persona.id, "Planets <b>");
     const knex = service.services.db.knex;
     const base = { conversation_id: conversation.id, user_id: erin.id, persona_id: persona.id, content_tokens: 5 };
+    const ids = [uuidv7(), uuidv7(), uuidv7()];
     await knex("messages").insert([
-      { ...base, id: uuidv7(), role: "user", content: `Is Venus <script>alert("x")</script> & Mars "red"?`, created_at: new Date(Date.UTC(2026, 0, 1)) },
-      { ...base, id: uuidv7(), role: "assistant", content: "Venus is bright; Venus is hot.", created_at: new Date(Date.UTC(2026, 0, 2)) },
-      { ...base, id: uuidv7(), role: "user", content: "Tell me about Jupiter \u0001 and \u0002 markers", created_at: new Date(Date.UTC(2026, 0, 3)) },
+      { ...base, id: ids[0], depth: 1, role: "user", content: `Is Venus <script>alert("x")</script> & Mars "red"?`, created_at: new Date(Date.UTC(2026, 0, 1)) },
+      { ...base, id: ids[1], parent_id: ids[0], depth: 2, role: "assistant", content: "Venus is bright; Venus is hot.", created_at: new Date(Date.UTC(2026, 0, 2)) },
+      { ...base, id: ids[2], parent_id: ids[1], depth: 3, role: "user", content: "Tell me about Jupiter \u0001 and \u0002 markers", created_at: new Date(Date.UTC(2026, 0, 3)) },
     ]);
+    await knex("conversations").where({ id: conversation.id }).update({ active_message_id: ids[2], message_count: 3 });
     const body = await (await get(erin, "/v1/conversations/search?q=venus")).json();
     expect(body.total).toBe(2);
     expect(body.has_more).toBe(false);

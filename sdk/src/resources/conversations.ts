@@ -104,6 +104,100 @@ export class Conversations {
   search(query: QueryOf<"conversations_search">, options?: RequestOptions): PageIterator<Schemas["ConversationSearchHit"], ResponseOf<"conversations_search">> {
     return list((q) => this.#core.raw.GET("/v1/conversations/search", { params: { query: q as QueryOf<"conversations_search"> }, ...init(options) }), query);
   }
+
+  // ------------------------------------------------------------ the conversation tree (issue 21)
+
+  /**
+   * Regenerates the active branch's last reply: a new alternative that becomes active.
+   * @example
+   * const again = await client.conversations.regenerate(id, reply.id); // again.alternative_index === 1
+   */
+  regenerate(id: string, messageId: string, options?: RequestOptions): Promise<ResponseOf<"conversation_tree_regenerate">> {
+    return unwrap(this.#core.raw.POST("/v1/conversations/{id}/messages/{message_id}/regenerate", { params: { path: { id, message_id: messageId } }, ...init(options) }));
+  }
+
+  /**
+   * Regenerates the last reply and streams it, with the same events as `stream`.
+   * @example
+   * const text = await client.conversations.regenerateStream(id, reply.id).text();
+   */
+  regenerateStream(id: string, messageId: string, options: RequestOptions = {}): ChatStream {
+    return this.#treeStream(options, (signal) =>
+      this.#core.raw.POST("/v1/conversations/{id}/messages/{message_id}/regenerate/stream", {
+        params: { path: { id, message_id: messageId } },
+        parseAs: "stream",
+        ...init({ ...options, signal }),
+      }),
+    );
+  }
+
+  /**
+   * Continues from an alternative (a reply or an edited message): its newest leaf becomes active.
+   * @example
+   * const conversation = await client.conversations.select(id, firstReply.id);
+   */
+  select(id: string, messageId: string, options?: RequestOptions): Promise<ResponseOf<"conversation_tree_select">> {
+    return unwrap(this.#core.raw.POST("/v1/conversations/{id}/messages/{message_id}/select", { params: { path: { id, message_id: messageId } }, ...init(options) }));
+  }
+
+  /**
+   * Edits an earlier user message: a new branch with the persona's reply, made active.
+   * @example
+   * const { assistant_message } = await client.conversations.edit(id, question.id, { content: "And Mars?" });
+   */
+  edit(id: string, messageId: string, body: RequestBody<"conversation_tree_edit">, options?: RequestOptions): Promise<ResponseOf<"conversation_tree_edit">> {
+    return unwrap(this.#core.raw.POST("/v1/conversations/{id}/messages/{message_id}/edit", { params: { path: { id, message_id: messageId } }, body, ...init(options) }));
+  }
+
+  /**
+   * Edits an earlier user message and streams the reply of the new branch.
+   * @example
+   * const text = await client.conversations.editStream(id, question.id, { content: "And Mars?" }).text();
+   */
+  editStream(id: string, messageId: string, body: RequestBody<"conversation_tree_edit_stream">, options: RequestOptions = {}): ChatStream {
+    return this.#treeStream(options, (signal) =>
+      this.#core.raw.POST("/v1/conversations/{id}/messages/{message_id}/edit/stream", {
+        params: { path: { id, message_id: messageId } },
+        body,
+        parseAs: "stream",
+        ...init({ ...options, signal }),
+      }),
+    );
+  }
+
+  /**
+   * The conversation's branches, newest leaf first, the active one flagged.
+   * @example
+   * for await (const branch of client.conversations.branches(id)) console.log(branch.leaf_id, branch.active);
+   */
+  branches(id: string, query: QueryOf<"conversation_tree_list_branches"> = {}, options?: RequestOptions): PageIterator<Schemas["ConversationBranch"], ResponseOf<"conversation_tree_list_branches">> {
+    return list((q) => this.#core.raw.GET("/v1/conversations/{id}/branches", { params: { path: { id }, query: q }, ...init(options) }), query);
+  }
+
+  /**
+   * Switches to the branch ending at `leafId`.
+   * @example
+   * await client.conversations.activateBranch(id, branch.leaf_id);
+   */
+  activateBranch(id: string, leafId: string, options?: RequestOptions): Promise<ResponseOf<"conversation_tree_activate_branch">> {
+    return unwrap(this.#core.raw.POST("/v1/conversations/{id}/branches/{leaf_id}/activate", { params: { path: { id, leaf_id: leafId } }, ...init(options) }));
+  }
+
+  /** A streamed tree reply; it has no Idempotency-Key (a retry would make another alternative). */
+  #treeStream(
+    options: RequestOptions,
+    post: (signal: AbortSignal) => Promise<{ data?: ReadableStream<Uint8Array> | null | undefined; error?: unknown; response: Response }>,
+  ): ChatStream {
+    return new ChatStream(
+      async (signal) => {
+        const { data, error, response } = await post(signal);
+        if (!response.ok) throw errorFromResponse(response, error);
+        if (!data) throw errorFromResponse(response, undefined);
+        return data;
+      },
+      { idempotencyKey: "", idleTimeout: this.#core.timeout, signal: options.signal },
+    );
+  }
 }
 
 export class Messages {

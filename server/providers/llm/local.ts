@@ -40,7 +40,10 @@ const OFFLINE_LABEL = "(offline local model)";
 export function localReply(request: ChatRequest): string {
   const persona = personaName(request.messages);
   const text =
-    request.purpose === "title" ? titleFor(request.messages) : request.purpose === "greeting" ? greetingFor(persona) : replyFor(persona, request.messages);
+    request.purpose === "title" ? titleFor(request.messages)
+    : request.purpose === "greeting" ? greetingFor(persona)
+    : request.purpose === "summary" ? summaryFor(request.messages)
+    : replyFor(persona, request.messages);
   return request.maxOutputTokens === undefined ? text : truncateToTokens(text, request.maxOutputTokens);
 }
 
@@ -56,6 +59,26 @@ function replyFor(persona: string | undefined, turns: ChatTurn[]): string {
     earlier === 0 ? "This is the start of our conversation." : `We have exchanged ${earlier} earlier ${earlier === 1 ? "message" : "messages"}.`,
   );
   return sentences.join(" ");
+}
+
+/**
+ * An extractive summary, deterministic and fact-preserving: the summary so far, then every
+ * statement the user made (questions and the offline model's own echoes carry no new facts), once
+ * each, as bullets, oldest first. Cut to the output limit, it loses the newest facts first, which
+ * the recent history still holds.
+ */
+function summaryFor(turns: ChatTurn[]): string {
+  const input = turns.findLast((turn) => turn.role === "user")?.content ?? "";
+  const [, previous = "", messages = ""] = /^Summary so far:\n([\s\S]*?)\n\nMessages:\n([\s\S]*)$/.exec(input) ?? [];
+  const facts = previous.split("\n").map((line) => line.replace(/^-\s*/, "").trim()).filter((line) => line && line !== "(none)");
+  for (const line of messages.split("\n")) {
+    const said = /^User:\s*(.*)$/.exec(line)?.[1];
+    for (const sentence of said?.match(/[^.!?]+[.!?]*/g) ?? []) {
+      const fact = sentence.trim();
+      if (fact && !fact.endsWith("?") && !facts.includes(fact)) facts.push(fact);
+    }
+  }
+  return facts.map((fact) => `- ${fact}`).join("\n");
 }
 
 function greetingFor(persona: string | undefined): string {

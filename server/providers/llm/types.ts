@@ -10,9 +10,10 @@ export interface ChatRequest {
   maxOutputTokens?: number;
   /**
    * What the call is for. Real providers ignore it (the instructions say it); the offline local
-   * model uses it to answer in kind: a reply, a short conversation title, or a persona's greeting.
+   * model uses it to answer in kind: a reply, a short conversation title, a persona's greeting, or
+   * the rolling summary of a long conversation.
    */
-  purpose?: "reply" | "title" | "greeting";
+  purpose?: "reply" | "title" | "greeting" | "summary";
   /** Aborting it cancels the upstream call (a client that disconnected). */
   signal?: AbortSignal;
 }

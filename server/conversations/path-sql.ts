@@ -1,0 +1,32 @@
+/**
+ * SQL pieces for walking a conversation tree. A conversation's messages form a tree by
+ * `parent_id`; what the API shows, searches and sends to the model is one path of it: from a leaf
+ * (usually the conversation's `active_message_id`) up to the first message.
+ */
+
+/**
+ * A recursive CTE named `name` holding the path that ends at the message `leafSql` evaluates to
+ * (one row per message, any order; `depth` orders it). `columns` are plain message columns.
+ */
+export function pathCte(name: string, columns: readonly string[], leafSql: string): string {
+  return `${name} AS (${pathQuery(name, columns, leafSql)})`;
+}
+
+/** The body of `pathCte`, for builders that name the CTE themselves. */
+export function pathQuery(name: string, columns: readonly string[], leafSql: string): string {
+  const cols = columns.map((column) => `m.${column}`).join(", ");
+  return `SELECT ${cols} FROM messages m WHERE m.id = ${leafSql}
+    UNION ALL
+    SELECT ${cols} FROM messages m JOIN ${name} ON m.id = ${name}.parent_id`;
+}
+
+/**
+ * `alternative_index` and `alternative_count` of the message under `alias`: its siblings of the same
+ * role (regenerated replies of one turn, edited versions of one user message), oldest first.
+ */
+export function alternativeColumns(alias: string): string {
+  const siblings = `FROM messages s WHERE s.conversation_id = ${alias}.conversation_id AND s.role = ${alias}.role
+    AND (s.parent_id = ${alias}.parent_id OR (s.parent_id IS NULL AND ${alias}.parent_id IS NULL))`;
+  return `(SELECT count(*) ${siblings} AND (s.created_at, s.id) < (${alias}.created_at, ${alias}.id))::int AS alternative_index,
+    (SELECT count(*) ${siblings})::int AS alternative_count`;
+}

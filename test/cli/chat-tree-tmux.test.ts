@@ -1,0 +1,104 @@
+import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { root } from "../support/contract.ts";
+import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
+import { registerUser, type TestUser } from "../support/users.ts";
+import { cliPath, runCli, tempConfigDir } from "./run-cli.ts";
+
+// `/regen`, `/edit` and `/branch` in `persona chat`, typed into a real terminal (tmux) and read
+// back with capture-pane, against the offline model.
+const tmuxInstalled = spawnSync("tmux", ["-V"]).status === 0;
+const skipReason = tmuxInstalled ? undefined : "tmux is not installed (scripts/ci/tmux.sh installs it)";
+
+const socket = `persona-cli-tree-${randomBytes(4).toString("hex")}`;
+const tmux = (...args: string[]) => spawnSync("tmux", ["-L", socket, ...args], { encoding: "utf8" });
+const screen = () => tmux("capture-pane", "-p", "-J", "-t", "chat", "-S", "-500").stdout;
+const quote = (value: string) => `'${value.replace(/'/g, `'\\''`)}'`;
+
+async function waitForScreen(test: (text: string) => boolean, what: string, timeoutMs = 20_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  let text = "";
+  while (Date.now() < deadline) {
+    text = screen();
+    if (test(text)) return text;
+    await new Promise((wait) => setTimeout(wait, 100));
+  }
+  throw new Error(`timed out waiting for ${what}; the screen:\n${text}`);
+}
+
+function type(text: string): void {
+  tmux("send-keys", "-t", "chat", "-l", text);
+  tmux("send-keys", "-t", "chat", "Enter");
+}
+
+let service: TestService;
+let user: TestUser;
+let env: Record<string, string>;
+let personaId: string;
+
+describe("persona chat's conversation-tree commands in a terminal", { timeout: 120_000 }, () => {
+  beforeAll(async () => {
+    if (skipReason) return;
+    service = await startTestService();
+    user = await registerUser(service);
+    env = { PERSONA_CONFIG_DIR: await tempConfigDir(), PERSONA_BASE_URL: service.url };
+    const login = await runCli(["login", "--email", user.email, "--password-stdin"], { env, input: user.password });
+    expect(login.code, login.stderr).toBe(0);
+    const response = await service.fetch("/v1/personas", {
+      method: "POST",
+      headers: { ...jsonHeaders, ...user.auth },
+      body: JSON.stringify({ name: "Orion", instructions: "You are Orion, a stargazing guide.", greeting_message: "Clear skies, cadet!" }),
+    });
+    const persona = await response.json();
+    expect(response.status, JSON.stringify(persona)).toBe(201);
+    personaId = persona.id;
+  });
+
+  afterAll(async () => {
+    if (tmuxInstalled) tmux("kill-server");
+    await service?.close();
+  });
+
+  it.skipIf(skipReason)(`regenerates, edits and switches branches${skipReason ? ` (skipped: ${skipReason})` : ""}`, async () => {
+    const command = `${quote(process.execPath)} ${quote(cliPath)} chat ${personaId}; echo "[exit $?]"; sleep 600`;
+    const { TMUX: _nested, ...outer } = process.env;
+    const started = spawnSync("tmux", ["-L", socket, "new-session", "-d", "-s", "chat", "-x", "200", "-y", "60", "-c", root, command], {
+      encoding: "utf8",
+      env: { ...outer, ...env },
+    });
+    expect(started.status, started.stderr).toBe(0);
+    let text = await waitForScreen((t) => /^you> $/m.test(t), "the prompt");
+    expect(text).toContain("/regen answers again");
+    const conversationId = /\(conversation ([0-9a-f-]{36})\)/.exec(text)![1]!;
+
+    type("/regen");
+    await waitForScreen((t) => t.includes("(there is no reply to regenerate yet)"), "the note that nothing can be regenerated");
+
+    type("Tell me about Vega");
+    await waitForScreen((t) => /you> Tell me about Vega\nOrion> .*Vega.*\n(\n)*you> $/m.test(t), "the first reply");
+
+    type("/regen");
+    await waitForScreen((t) => t.includes("(alternative 2 of 2)"), "the regenerated reply");
+
+    type("/edit Tell me about Deneb");
+    text = await waitForScreen((t) => /you> \/edit Tell me about Deneb\nOrion> .*Deneb.*\n/m.test(t), "the edited branch's reply");
+
+    type("/branch");
+    text = await waitForScreen((t) => /\* 1\. 2 messages, last: .*Deneb/.test(t) && / {2}2\. 2 messages, last: .*Vega/.test(t), "the branch list");
+
+    type("/branch 2");
+    await waitForScreen((t) => t.includes("(switched to branch 2;"), "the switch");
+
+    type("/exit");
+    text = await waitForScreen((t) => t.includes("[exit "), "the chat to end");
+    expect(text).toContain("[exit 0]");
+
+    // What the screen showed was stored: three replies (two alternatives and the edit's), the Vega branch active.
+    const read = await (await service.fetch(`/v1/conversations/${conversationId}`, { headers: user.auth })).json();
+    expect(read.messages.map((m: { content: string }) => m.content)[0]).toBe("Tell me about Vega");
+    expect(read.messages.at(-1)).toMatchObject({ role: "assistant", alternative_index: 1, alternative_count: 2 });
+    const stored = await service.services.db.knex("messages").where({ conversation_id: conversationId, role: "assistant" }).count({ n: "*" }).first();
+    expect(Number(stored?.n)).toBe(3);
+  });
+});

@@ -32,7 +32,10 @@ export async function startWorker(services: Services, taskList: TaskList, cronta
     crontab,
     // One poller fetches jobs for all workers of this process, instead of each worker polling:
     // on the embedded database every poll costs the API thread real time.
-    preset: { worker: { localQueue: { size: config.worker.concurrency } } },
+    // Job completions and failures go through graphile-worker's batcher, which retries them with
+    // backoff (minutes) through a database outage; unbatched, a refused connection there is an
+    // unhandled rejection (they are not awaited), which ends the process.
+    preset: { worker: { localQueue: { size: config.worker.concurrency }, completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
   });
   runner.promise.catch((error: unknown) => {
     services.health.worker = "error";

@@ -46,13 +46,25 @@ export async function freeDeadWorkersLocks(db: Database, log: Logger): Promise<L
   const held: string[] = [];
   let holder = await db.pool.connect();
   // A lost connection (database restart) drops the locks: take them again on a new one.
+  let stopped = false;
   const rehold = (error: Error) => {
+    // pg may report one broken connection more than once: replace it once.
+    const lost = holder;
+    lost.removeAllListeners("error");
+    lost.on("error", () => undefined);
+    try {
+      lost.release(true);
+    } catch {
+      // already given back
+    }
+    if (stopped) return;
     log.warn({ err: error }, "worker liveness connection lost; reconnecting");
-    holder.release(true);
     void (async () => {
-      for (;;) {
+      while (!stopped) {
         try {
-          holder = await db.pool.connect();
+          const replacement = await db.pool.connect();
+          if (stopped) return replacement.release();
+          holder = replacement;
           holder.on("error", rehold);
           for (const id of held) await holder.query("SELECT pg_advisory_lock($1, hashtext($2))", [LOCK_CLASS, id]);
           return;
@@ -105,9 +117,15 @@ export async function freeDeadWorkersLocks(db: Database, log: Logger): Promise<L
       await sweep();
     },
     stop: async () => {
+      stopped = true;
       clearInterval(timer);
       holder.removeAllListeners("error");
-      holder.release();
+      holder.on("error", () => undefined);
+      try {
+        holder.release();
+      } catch {
+        // lost with the database and given back already
+      }
     },
   };
 }

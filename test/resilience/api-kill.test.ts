@@ -27,6 +27,8 @@ afterAll(async () => {
 });
 
 const env = () => ({ ...store.env, OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-test-secret-key", LLM_MAX_RETRIES: "0" });
+// The conversation has a title, so no title job asks the model in between (it would take the
+// behaviour queued for the send).
 const chatCalls = () => fake.requests.filter((request) => request.path === "/v1/chat/completions").length;
 
 async function restart(): Promise<void> {
@@ -41,7 +43,7 @@ describe(`the API killed mid-reply (${databaseKind})`, () => {
     procs.push(api);
     const user = await register(api.url);
     const persona = await call(api.url, user.auth, "POST", "/v1/personas", { name: "Nova", instructions: "You are Nova." });
-    const conversation = await call(api.url, user.auth, "POST", "/v1/conversations", { persona_id: persona.body.id });
+    const conversation = await call(api.url, user.auth, "POST", "/v1/conversations", { persona_id: persona.body.id, title: "Crash" });
     expect(conversation.status).toBe(201);
     const path = `/v1/conversations/${conversation.body.id}/messages`;
     // Oldest first (the list answers newest first).
@@ -58,7 +60,7 @@ describe(`the API killed mid-reply (${databaseKind})`, () => {
     fake.chat.next({ firstTokenDelayMs: 600_000 });
     const calls = chatCalls();
     const blocking = fetch(`${api.url}${path}`, { method: "POST", headers: { "content-type": "application/json", ...user.auth }, body: JSON.stringify({ content: "cut short" }) }).catch((error: Error) => error);
-    await until("the blocking send reaches the model", async () => chatCalls() > calls);
+    await until("the blocking send reaches the model", async () => chatCalls() > calls && JSON.stringify(fake.requests.at(-1)?.body).includes("cut short"));
     await restart();
     expect(await blocking).toBeInstanceOf(Error);
     expect(await messages(), "a blocking send cut short stores nothing").toEqual(before);

@@ -1,6 +1,7 @@
 import { Command, Option } from "commander";
 import { registerApiCommand } from "./commands/api.ts";
 import { registerAuthCommands } from "./commands/auth.ts";
+import { registerBackupCommands } from "./commands/backup.ts";
 import { registerBillingCommands } from "./commands/billing.ts";
 import { registerChatCommand } from "./commands/chat.ts";
 import { registerConversationCommands } from "./commands/conversations.ts";
@@ -51,6 +52,7 @@ export function buildProgram(): Command {
     );
 
   registerServerCommands(program);
+  registerBackupCommands(program);
   registerAuthCommands(program);
   registerKeyCommands(program);
   registerOAuthClientCommands(program);

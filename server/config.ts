@@ -26,6 +26,7 @@ export const settings = {
   WORKER_ENABLED: { key: "worker.enabled", schema: bool.default(true), doc: "Run the job worker inside the API process (`persona serve --no-worker` sets false)." },
   WORKER_CONCURRENCY: { key: "worker.concurrency", schema: int(1, 100).default(4), doc: "Jobs run at once per worker process." },
   WORKER_POLL_INTERVAL_MS: { key: "worker.pollIntervalMs", schema: int(50, 60_000).optional(), doc: "How often the worker polls for jobs; default 2000, or 500 on the embedded database (which has no LISTEN/NOTIFY)." },
+  LOAD_SHED_DELAY_MS: { key: "loadShedDelayMs", schema: int(0, 60_000).default(0), doc: "Answer new requests 429 with Retry-After while the event loop's p99 delay exceeds this many milliseconds (load shedding); 0 turns it off. See docs/operations.md." },
   RATE_LIMIT_PER_MINUTE: { key: "rateLimitPerMinute", schema: int(1, 1_000_000).default(600), doc: "Requests per minute per client (user, key or IP) across all processes." },
   BODY_LIMIT_BYTES: { key: "bodyLimitBytes", schema: int(1024, 100 * 1024 * 1024).default(1024 * 1024), doc: "Largest JSON or form body accepted (uploads have their own limits)." },
   TRUST_PROXY: { key: "trustProxy", schema: bool.default(false), doc: "Take the client IP from `X-Forwarded-For` (behind a reverse proxy)." },

@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler } from "express";
 import type { components } from "../../generated/openapi.d.ts";
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from "../db/unavailable.ts";
 
 export type ErrorCode = components["schemas"]["ErrorCode"];
 export type ErrorBody = components["schemas"]["Error"];
@@ -76,6 +77,9 @@ export function toApiError(error: unknown): ApiError {
     if (status === 415) return new ApiError(415, "unsupported_media_type", e.message ?? "Unsupported content type");
     if (status === 413) return new ApiError(413, "payload_too_large", e.message ?? "The request body is too large");
     return new ApiError(status, codeByStatus[status]!, e.message ?? "Request refused");
+  }
+  if (isDatabaseUnavailable(error)) {
+    return new ApiError(503, "service_unavailable", "The database is unreachable; retry shortly", undefined, { "Retry-After": String(DATABASE_RETRY_AFTER_SECONDS) });
   }
   return new ApiError(500, "internal_error", "Internal server error");
 }

@@ -1,6 +1,8 @@
-import { run, type Runner, type TaskList } from "graphile-worker";
+import { EventEmitter } from "node:events";
+import { run, type Runner, type TaskList, type WorkerEvents } from "graphile-worker";
 import type { Services } from "../services.ts";
 import { workerLogger } from "./logger.ts";
+import { freeDeadWorkersLocks } from "./stale-locks.ts";
 
 export interface RunningWorker {
   stop: () => Promise<void>;
@@ -13,7 +15,13 @@ export interface RunningWorker {
  */
 export async function startWorker(services: Services, taskList: TaskList, crontab: string): Promise<RunningWorker> {
   const { config, db, log } = services;
+  const liveness = await freeDeadWorkersLocks(db, log);
+  const events: WorkerEvents = new EventEmitter();
+  events.on("pool:create", ({ workerPool }) => {
+    liveness.hold(workerPool.id).catch((error: unknown) => log.warn({ err: error }, "could not mark the worker pool alive"));
+  });
   const runner: Runner = await run({
+    events,
     pgPool: db.pool,
     noPreparedStatements: true,
     concurrency: config.worker.concurrency,
@@ -24,7 +32,10 @@ export async function startWorker(services: Services, taskList: TaskList, cronta
     crontab,
     // One poller fetches jobs for all workers of this process, instead of each worker polling:
     // on the embedded database every poll costs the API thread real time.
-    preset: { worker: { localQueue: { size: config.worker.concurrency } } },
+    // Job completions and failures go through graphile-worker's batcher, which retries them with
+    // backoff (minutes) through a database outage; unbatched, a refused connection there is an
+    // unhandled rejection (they are not awaited), which ends the process.
+    preset: { worker: { localQueue: { size: config.worker.concurrency }, completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
   });
   runner.promise.catch((error: unknown) => {
     services.health.worker = "error";
@@ -33,6 +44,7 @@ export async function startWorker(services: Services, taskList: TaskList, cronta
   return {
     stop: async () => {
       await runner.stop();
+      await liveness.stop();
     },
   };
 }

@@ -1,0 +1,83 @@
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { CliError } from "../errors.ts";
+
+// Backup and restore of the embedded database (PGlite) as PGlite's own data-dir archive
+// (`dumpDataDir`, a gzipped tar of the PostgreSQL data directory). The dir must not be in use:
+// only one process may open it, and a copy taken under a running server would not be consistent.
+
+type Progress = (line: string) => void;
+
+async function openPglite(dataDir: string, loadDataDir?: Blob) {
+  const [{ PGlite }, { pg_trgm }, { vector }] = await Promise.all([
+    import("@electric-sql/pglite"),
+    import("@electric-sql/pglite/contrib/pg_trgm"),
+    import("@electric-sql/pglite-pgvector"),
+  ]);
+  return PGlite.create({ dataDir, extensions: { vector, pg_trgm }, ...(loadDataDir ? { loadDataDir } : {}) });
+}
+
+async function withLock<T>(dataDir: string, work: () => Promise<T>): Promise<T> {
+  const { DataDirLock } = await import("../../server/db/data-dir-lock.ts");
+  const lock = DataDirLock.acquire(dataDir);
+  if (!(lock instanceof DataDirLock)) {
+    throw new CliError(
+      `the embedded database in ${dataDir} is in use by process ${lock.pid}: stop the server first (a copy of a data dir in use is not consistent), ` +
+        "or back up a PostgreSQL deployment with pg_dump (docs/operations.md)",
+    );
+  }
+  try {
+    return await work();
+  } finally {
+    lock.release();
+  }
+}
+
+const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+
+export async function backupDataDir(dataDir: string, file: string, progress: Progress): Promise<{ bytes: number }> {
+  if (!existsSync(join(dataDir, "PG_VERSION"))) throw new CliError(`no embedded database in ${dataDir} (PERSONA_DATA_DIR); nothing to back up`);
+  return withLock(dataDir, async () => {
+    const started = Date.now();
+    progress(`opening ${dataDir}`);
+    const db = await openPglite(dataDir);
+    try {
+      progress("checkpoint and archive");
+      await db.exec("CHECKPOINT");
+      const archive = await db.dumpDataDir("gzip");
+      const bytes = Buffer.from(await archive.arrayBuffer());
+      // Written beside the target, then renamed: an interrupted backup never leaves a truncated file.
+      const partial = `${file}.partial`;
+      writeFileSync(partial, bytes, { mode: 0o600 });
+      renameSync(partial, file);
+      progress(`wrote ${mb(bytes.length)} to ${file} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      return { bytes: bytes.length };
+    } finally {
+      await db.close();
+    }
+  });
+}
+
+export async function restoreDataDir(dataDir: string, file: string, force: boolean, progress: Progress): Promise<void> {
+  if (!existsSync(file) || !statSync(file).isFile()) throw new CliError(`no backup file ${file}`);
+  const nonEmpty = existsSync(dataDir) && readdirSync(dataDir).length > 0;
+  if (nonEmpty && !force) throw new CliError(`${dataDir} is not empty: pass --force to replace its database with the backup`);
+  await withLock(dataDir, async () => {
+    const started = Date.now();
+    // Restored beside the target and swapped in at the end, so a failed restore keeps the old data.
+    const staging = join(dirname(dataDir), `.restoring-${process.pid}`);
+    rmSync(staging, { recursive: true, force: true });
+    progress(`unpacking ${file} (${mb(statSync(file).size)})`);
+    try {
+      const db = await openPglite(staging, new Blob([readFileSync(file)]));
+      await db.query("SELECT 1");
+      await db.close();
+    } catch (error) {
+      rmSync(staging, { recursive: true, force: true });
+      throw new CliError(`${file} is not a backup this version can restore: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+    renameSync(staging, dataDir);
+    progress(`restored into ${dataDir} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  });
+}

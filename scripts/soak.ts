@@ -1,0 +1,133 @@
+// `npm run soak` (issue 23 item 4; not in CI, run before each release): SOAK_MINUTES (default 10)
+// of streaming chats and knowledge uploads against the service (embedded database in a temporary data dir), run in this process so that its
+// open handles (process.getActiveResourcesInfo()) can be counted. After a warm-up (a third of the
+// run, at most 2 minutes) RSS and the handle count are taken; at the end, once the traffic has
+// stopped and a garbage collection has run, both must be within 10% of that level, else exit 1.
+// The load is a fixed number of clients (SOAK_CLIENTS, default 8), so the driver's own share of
+// memory and sockets stays constant. Offline model and embeddings.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadConfig } from "../server/config.ts";
+import { startService } from "../server/runtime.ts";
+
+const MINUTES = Number(process.env.SOAK_MINUTES ?? 10);
+const CLIENTS = Number(process.env.SOAK_CLIENTS ?? 8);
+const TOLERANCE = 0.1;
+const gc = (globalThis as { gc?: () => void }).gc;
+
+const sleep = (ms: number) => new Promise((wait) => setTimeout(wait, ms));
+const rssMb = () => process.memoryUsage().rss / 1024 / 1024;
+const handles = () => process.getActiveResourcesInfo().filter((kind) => kind !== "Timeout" && kind !== "Immediate").length;
+async function settle(): Promise<{ rss: number; handles: number }> {
+  for (let i = 0; i < 3; i++) {
+    gc?.();
+    await sleep(500);
+  }
+  return { rss: rssMb(), handles: handles() };
+}
+
+// On disk: an in-memory database keeps every row (and dead row) in this process's RSS, which
+// would be counted as a leak of the service.
+const dataDir = mkdtempSync(join(tmpdir(), "persona-soak-"));
+const service = await startService(
+  loadConfig({
+    ...process.env,
+    PORT: "0",
+    DATABASE_URL: "",
+    EMBEDDED_DB_IN_MEMORY: "false",
+    PERSONA_DATA_DIR: dataDir,
+    LOG_LEVEL: "warn",
+    LLM_PROVIDER: "local",
+    RATE_LIMIT_PER_MINUTE: "1000000",
+    AUTH_ATTEMPTS_PER_IP: "1000000",
+    AUTH_ATTEMPTS_PER_EMAIL: "1000000",
+    WORKER_POLL_INTERVAL_MS: "200",
+  }),
+);
+const url = service.url;
+const knex = service.services.db.knex;
+
+async function client(i: number, until: () => boolean, counts: { streams: number; uploads: number; errors: number }) {
+  const suffix = `${Date.now().toString(36)}${i}`;
+  const registered = (await fetch(`${url}/v1/auth/register`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ email: `soak_${suffix}@example.com`, username: `soak_${suffix}`, password: "Correct-horse-9" }),
+  }).then((r) => r.json())) as { access_token: string; user: { id: string } };
+  await knex("users").where({ id: registered.user.id }).update({ plan: "creator" });
+  const auth = { authorization: `Bearer ${registered.access_token}` };
+  const json = { ...auth, "content-type": "application/json" };
+  const persona = (await fetch(`${url}/v1/personas`, { method: "POST", headers: json, body: JSON.stringify({ name: `Soak ${i}`, instructions: "Answer briefly." }) }).then((r) => r.json())) as { id: string };
+  let conversation = "";
+  for (let n = 0; until(); n++) {
+    try {
+      // A fresh conversation now and then, so that history does not grow without bound.
+      if (n % 20 === 0) {
+        conversation = ((await fetch(`${url}/v1/conversations`, { method: "POST", headers: json, body: JSON.stringify({ persona_id: persona.id }) }).then((r) => r.json())) as { id: string }).id;
+      }
+      if (n % 10 === 9) {
+        const form = new FormData();
+        form.append("file", new Blob([`Soak note ${n} of client ${i}.\n`.repeat(60)]), `note-${n}.txt`);
+        const uploaded = await fetch(`${url}/v1/knowledge/${persona.id}/documents`, { method: "POST", headers: auth, body: form });
+        const body = (await uploaded.json()) as { id?: string };
+        if (uploaded.status !== 202) counts.errors++;
+        else {
+          counts.uploads++;
+          // Kept small: the document is deleted again once processed (or after a while).
+          for (let wait = 0; wait < 50; wait++) {
+            const got = (await fetch(`${url}/v1/knowledge/${persona.id}/documents/${body.id}`, { headers: auth }).then((r) => r.json())) as { status: string };
+            if (got.status === "ready" || got.status === "failed") break;
+            await sleep(100);
+          }
+          await fetch(`${url}/v1/knowledge/${persona.id}/documents/${body.id}`, { method: "DELETE", headers: auth }).then((r) => r.arrayBuffer());
+        }
+      } else {
+        const response = await fetch(`${url}/v1/conversations/${conversation}/messages/stream`, { method: "POST", headers: json, body: JSON.stringify({ content: `tell me something ${n}` }) });
+        const text = await response.text();
+        if (response.status !== 200 || !text.includes("event: done")) counts.errors++;
+        else counts.streams++;
+      }
+      if (n % 20 === 19) await fetch(`${url}/v1/conversations/${conversation}`, { method: "DELETE", headers: auth }).then((r) => r.arrayBuffer());
+    } catch {
+      counts.errors++;
+    }
+  }
+}
+
+const totalMs = MINUTES * 60_000;
+const warmupMs = Math.min(totalMs / 3, 120_000);
+const started = Date.now();
+const counts = { streams: 0, uploads: 0, errors: 0 };
+let running = true;
+const clients = Array.from({ length: CLIENTS }, (_, i) => client(i, () => running, counts));
+console.log(`soak: ${MINUTES} min, ${CLIENTS} clients, warm-up ${(warmupMs / 1000).toFixed(0)} s${gc ? "" : " (no --expose-gc: figures are noisier)"}`);
+await sleep(warmupMs);
+const warm = { rss: rssMb(), handles: handles() };
+console.log(`after warm-up: RSS ${warm.rss.toFixed(0)} MB, handles ${warm.handles}, ${counts.streams} streams, ${counts.uploads} uploads`);
+while (Date.now() - started < totalMs) {
+  await sleep(Math.min(60_000, totalMs - (Date.now() - started)));
+  console.log(`${((Date.now() - started) / 60_000).toFixed(1)} min: RSS ${rssMb().toFixed(0)} MB, handles ${handles()}, ${counts.streams} streams, ${counts.uploads} uploads, ${counts.errors} errors`);
+}
+// The reference is taken the same way as the end: with traffic paused and after a GC.
+running = false;
+await Promise.all(clients);
+const end = await settle();
+const rssRatio = end.rss / warm.rss;
+const handleRatio = warm.handles ? end.handles / warm.handles : 1;
+console.log(
+  `figures: ${counts.streams} streams, ${counts.uploads} uploads, ${counts.errors} errors; RSS ${warm.rss.toFixed(0)} -> ${end.rss.toFixed(0)} MB (${rssRatio.toFixed(3)}x); handles ${warm.handles} -> ${end.handles} (${handleRatio.toFixed(3)}x)`,
+);
+await service.stop();
+rmSync(dataDir, { recursive: true, force: true });
+const failures = [
+  rssRatio > 1 + TOLERANCE ? `RSS grew ${((rssRatio - 1) * 100).toFixed(1)}%` : "",
+  handleRatio > 1 + TOLERANCE ? `open handles grew ${((handleRatio - 1) * 100).toFixed(1)}%` : "",
+  counts.errors > 0 ? `${counts.errors} failed requests` : "",
+].filter(Boolean);
+if (failures.length) {
+  console.log(`FAIL: ${failures.join("; ")}`);
+  process.exit(1);
+}
+console.log("PASS");
+process.exit(0);

@@ -2,6 +2,7 @@ import type { AccountDataSection } from "./account-data.ts";
 import { authAccountData } from "./auth/account-data.ts";
 import { billingAccountData } from "./billing/account-data.ts";
 import { conversationAccountData } from "./conversations/account-data.ts";
+import { generationAccountData } from "./conversations/generation-account-data.ts";
 import { imageAccountData } from "./images/account-data.ts";
 import { integrationsAccountData } from "./integrations/account-data.ts";
 import { knowledgeAccountData } from "./knowledge/account-data.ts";
@@ -20,6 +21,7 @@ import { webhookAccountData } from "./webhooks/account-data.ts";
 export const accountDataSections: readonly AccountDataSection[] = [
   ...personaAccountData,
   ...conversationAccountData,
+  ...generationAccountData,
   ...knowledgeAccountData,
   ...studioAccountData,
   ...marketplaceAccountData,

@@ -40,7 +40,10 @@ export function conversationReply(
         outboxRow({
           userId: conversation.user_id,
           type: "message.created",
-          data: { conversation_id: conversation.id, message_id: message.id, role: message.role, content: message.content, persona_id: personaId },
+          data: {
+            conversation_id: conversation.id, message_id: message.id, role: message.role, content: message.content, persona_id: personaId,
+            ...(message.stopped ? { stopped: true } : {}),
+          },
           at,
         }),
       );
@@ -78,6 +81,7 @@ export function messageRow(conversation: ConversationRow, personaId: string, rec
     input_tokens: reply?.usage.inputTokens ?? null,
     output_tokens: reply?.usage.outputTokens ?? null,
     citations: reply?.citations ?? null,
+    stopped: reply?.stopped === true,
     created_at: record.createdAt,
   };
 }

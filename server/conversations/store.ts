@@ -9,6 +9,9 @@ export interface ConversationRow {
   persona_id: string;
   title: string | null;
   message_count: number;
+  /** Token totals of its replies (bigint columns: strings from pg, numbers from PGlite). */
+  input_tokens_total: number | string;
+  output_tokens_total: number | string;
   created_at: Date;
   updated_at: Date;
 }
@@ -28,16 +31,20 @@ export interface MessageRow {
   input_tokens: number | null;
   output_tokens: number | null;
   citations: CitationRecord[] | null;
+  /** A reply stopped on request (issue 21). */
+  stopped: boolean;
   created_at: Date;
 }
 
-const CONVERSATION_COLUMNS = ["id", "user_id", "persona_id", "title", "message_count", "created_at", "updated_at"] as const;
+const CONVERSATION_COLUMNS = [
+  "id", "user_id", "persona_id", "title", "message_count", "input_tokens_total", "output_tokens_total", "created_at", "updated_at",
+] as const;
 const MESSAGE_COLUMNS = [
   "id", "conversation_id", "user_id", "persona_id", "role", "content", "content_tokens", "model", "input_tokens",
-  "output_tokens", "citations", "created_at",
+  "output_tokens", "citations", "stopped", "created_at",
 ] as const;
 
-export async function insertConversation(knex: Knex, row: ConversationRow): Promise<ConversationRow> {
+export async function insertConversation(knex: Knex, row: Omit<ConversationRow, "input_tokens_total" | "output_tokens_total">): Promise<ConversationRow> {
   const [inserted] = await knex("conversations").insert(row).returning([...CONVERSATION_COLUMNS]);
   return inserted as ConversationRow;
 }
@@ -123,10 +130,19 @@ export async function insertMessages(knex: Knex, conversation: ConversationRow, 
     .with("stored", (q) => q.insert(rows).into("messages"))
     .with("events", (q) => q.insert(events).into("event_outbox"))
     .with("conversation", (q) =>
-      q.table("conversations").where({ id: conversation.id }).update({ message_count: knex.raw("message_count + ?", [messages.length]), updated_at: at }),
+      q.table("conversations").where({ id: conversation.id }).update({
+        message_count: knex.raw("message_count + ?", [messages.length]),
+        input_tokens_total: knex.raw("input_tokens_total + ?", [sum(messages, "input_tokens")]),
+        output_tokens_total: knex.raw("output_tokens_total + ?", [sum(messages, "output_tokens")]),
+        updated_at: at,
+      }),
     )
     .with("persona", (q) => q.table("personas").where({ id: conversation.persona_id }).update({ message_count: knex.raw("message_count + ?", [messages.length]) }))
     .select(knex.raw("1"));
+}
+
+function sum(messages: MessageRow[], column: "input_tokens" | "output_tokens"): number {
+  return messages.reduce((total, message) => total + (message[column] ?? 0), 0);
 }
 
 export interface SearchHitRow extends MessageRow {

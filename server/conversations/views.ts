@@ -18,6 +18,10 @@ export function toMessage(row: MessageRow): Message {
     created_at: row.created_at.toISOString(),
   };
   if (row.role === "assistant") message.citations = row.citations ?? [];
+  if (row.role === "assistant" && row.input_tokens !== null && row.output_tokens !== null) {
+    message.usage = { input_tokens: row.input_tokens, output_tokens: row.output_tokens };
+  }
+  if (row.stopped) message.stopped = true;
   return message;
 }
 
@@ -29,6 +33,7 @@ export function toConversation(row: ConversationRow): Conversation {
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
     message_count: row.message_count,
+    usage: { input_tokens: Number(row.input_tokens_total), output_tokens: Number(row.output_tokens_total) },
   };
 }
 

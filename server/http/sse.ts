@@ -51,9 +51,9 @@ export class SSEWriter {
     return !this.#closed && !this.#signal.aborted;
   }
 
-  /** One event; its data is JSON on a single line, so it needs no `data:` splitting. */
-  event(name: string, data: unknown): void {
-    if (this.open) this.#res.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
+  /** One event; its data is JSON on a single line, so it needs no `data:` splitting. `id` is what a client resumes from. */
+  event(name: string, data: unknown, id?: number): void {
+    if (this.open) this.#res.write(`${id === undefined ? "" : `id: ${id}\n`}event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
   }
 
   comment(text: string): void {

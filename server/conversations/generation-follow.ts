@@ -2,7 +2,7 @@ import type { Response } from "express";
 import { SSEWriter } from "../http/sse.ts";
 import type { Services } from "../services.ts";
 import { generations, onStoredEvents, TERMINAL_EVENTS, type LiveGeneration } from "./generation.ts";
-import { findGeneration, generationEventsAfter, type GenerationEventRow, type GenerationRow } from "./generation-store.ts";
+import { findGeneration, generationEventsAfter, hasEndEvent, type GenerationEventRow, type GenerationRow } from "./generation-store.ts";
 import { findMessage } from "./store.ts";
 
 /** A follower of another process's generation reads the table this often when no notification came. */
@@ -82,6 +82,8 @@ async function followStored(services: Services, sse: SSEWriter, generation: Pick
         // Ended without a stored end (its process died while writing): say so rather than wait forever.
         const ended = await generationEventsAfter(knex, generation.id, last);
         if (ended.length > 0) continue;
+        // The client had everything already (Last-Event-ID at or past the end).
+        if (await hasEndEvent(knex, generation.id)) return;
         sse.event("error", { code: "internal_error", message: "The generation ended without a result" }, last + 1);
         return;
       }

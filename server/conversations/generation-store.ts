@@ -46,6 +46,10 @@ export async function generationEventsAfter(knex: Knex, generationId: string, af
   return knex("generation_events").select("seq", "event", "data").where({ generation_id: generationId }).andWhere("seq", ">", afterSeq).orderBy("seq");
 }
 
+export async function hasEndEvent(knex: Knex, generationId: string): Promise<boolean> {
+  return Boolean(await knex("generation_events").select("seq").where({ generation_id: generationId }).whereIn("event", ["done", "error"]).first());
+}
+
 /**
  * Records the end: the last events (the remaining deltas and the `done` or `error`) and the final
  * state, in one statement, so a resume that sees the state also finds the events.

@@ -3384,6 +3384,11 @@ export interface components {
             role: "user" | "assistant";
             content: string;
             persona_id: components["schemas"]["Uuid"];
+            /**
+             * @description Present (true) only for a reply stopped on request: `content` is what was generated until then (issue 21).
+             * @enum {boolean}
+             */
+            stopped?: true;
         };
         /** @description The caller's message and the persona's reply, both stored. */
         MessageExchange: {

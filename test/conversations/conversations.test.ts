@@ -56,6 +56,7 @@ describe("creating a conversation", () => {
       persona_id: alicePersona.id,
       title: "Stars",
       message_count: 0,
+      usage: { input_tokens: 0, output_tokens: 0 },
       created_at: expect.any(String),
       updated_at: body.created_at,
     });

@@ -53,7 +53,13 @@ describe("the contract's operations", () => {
     ];
     // The extensions are credential-free by design: probes, signed links, form posts, provider callbacks;
     // except the webhook delivery log, which is the caller's own data like the rest of webhooks.
-    const authedExtensions = ["GET /v1/webhooks/{id}/deliveries", "POST /v1/webhooks/{id}/deliveries/{delivery_id}/redeliver"];
+    const authedExtensions = [
+      "GET /v1/webhooks/{id}/deliveries",
+      "POST /v1/webhooks/{id}/deliveries/{delivery_id}/redeliver",
+      "GET /v1/conversations/{id}/generations/{generation_id}",
+      "GET /v1/conversations/{id}/generations/{generation_id}/stream",
+      "POST /v1/conversations/{id}/generations/{generation_id}/stop",
+    ];
     const extensions = documentedExtensions().map(key).filter((extension) => !authedExtensions.includes(extension));
     for (const op of operations) {
       const open = !op.security?.length || op.security.some((requirement) => Object.keys(requirement).length === 0);

@@ -1,9 +1,10 @@
+import knexOf from "knex";
 import { describe, expect, it } from "vitest";
 import { purgeGenerationDeltas } from "../../server/conversations/generation-store.ts";
-import { createConversation, eventually, sendStream } from "../support/chat.ts";
+import { createConversation, createPersona, eventually, sendStream } from "../support/chat.ts";
 import { contentOf, readIdEvents, useTwoProcesses, type IdEvent } from "../support/generations.ts";
-import { databaseKind, type TestService } from "../support/service.ts";
-import type { TestUser } from "../support/users.ts";
+import { databaseKind, startTestService, type TestService } from "../support/service.ts";
+import { registerUser, type TestUser } from "../support/users.ts";
 
 // Issue 21: a streamed reply is a generation that outlives its connection. Every event has an id;
 // a resume with Last-Event-ID on another API process replays what was missed and follows live.
@@ -138,5 +139,35 @@ describe(`resume: bad input and access (${databaseKind})`, () => {
       expect((await response.json()).error.code).toBe("invalid_request");
     }
     expect((await a.fetch(`/v1/conversations/${conversation.id}/generations/${generationId}/stream`)).status).toBe(401);
+  });
+});
+
+describe(`shutdown (${databaseKind})`, () => {
+  it("waits for a running generation whose client has gone: its reply is stored before the database closes", async () => {
+    const { fake } = ctx;
+    const service = await startTestService({ env: { OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-test-secret", LLM_MAX_RETRIES: "0" } });
+    const user = await registerUser(service);
+    const persona = await createPersona(service, user);
+    const conversation = await createConversation(service, user, persona.id, "shutdown");
+    fake.chat.next(slowChunks(6, 100));
+    const first = await readIdEvents(await sendStream(service, user, conversation.id, "bye"), (events) => events.length >= 2);
+    const { knex } = service.services.db;
+    const stored: string[] = [];
+    // The last write of the generation: its end, recorded before the database closes.
+    knex.on("query", (query: { sql: string }) => {
+      if (query.sql.includes("generation_events") && query.sql.includes("update")) stored.push("end");
+    });
+    await service.stop();
+    expect(stored).toEqual(["end"]);
+    expect(fake.requests.filter((r) => r.path === "/v1/chat/completions" && r.aborted)).toEqual([]);
+    if (databaseKind === "postgres") {
+      const reader = knexOf({ client: "pg", connection: service.database.url! });
+      const row = await reader("generations").where({ id: generationOf(first) }).first();
+      const reply = await reader("messages").where({ id: row.reply_message_id }).first();
+      await reader.destroy();
+      expect(row.status).toBe("done");
+      expect(reply.content).toBe(fullReply(6));
+    }
+    await service.close();
   });
 });

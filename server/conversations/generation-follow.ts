@@ -36,7 +36,7 @@ function followLive(sse: SSEWriter, live: LiveGeneration, afterSeq: number): Pro
     let unsubscribe = () => {};
     const write = (event: GenerationEventRow) => {
       if (event.seq <= afterSeq) return;
-      sse.event(event.event, event.data, event.seq);
+      sse.event(event.event, event.data, String(event.seq));
       if (TERMINAL_EVENTS.has(event.event)) end();
     };
     const end = () => {
@@ -73,7 +73,7 @@ async function followStored(services: Services, sse: SSEWriter, generation: Pick
       const events = await generationEventsAfter(knex, generation.id, last);
       if (events.length > 0 && events[0]!.seq > last + 1) await writePurged(services, sse, generation, last, events[0]!.seq);
       for (const event of events) {
-        sse.event(event.event, event.data, event.seq);
+        sse.event(event.event, event.data, String(event.seq));
         last = event.seq;
         if (TERMINAL_EVENTS.has(event.event)) return;
       }
@@ -84,7 +84,7 @@ async function followStored(services: Services, sse: SSEWriter, generation: Pick
         if (ended.length > 0) continue;
         // The client had everything already (Last-Event-ID at or past the end).
         if (await hasEndEvent(knex, generation.id)) return;
-        sse.event("error", { code: "internal_error", message: "The generation ended without a result" }, last + 1);
+        sse.event("error", { code: "internal_error", message: "The generation ended without a result" }, String(last + 1));
         return;
       }
       await Promise.race([next, left]);
@@ -105,8 +105,8 @@ async function isRunning(services: Services, id: string): Promise<boolean> {
  */
 async function writePurged(services: Services, sse: SSEWriter, generation: Pick<GenerationRow, "id" | "conversation_id">, last: number, firstKept: number): Promise<void> {
   if (last > 0) return;
-  sse.event("start", { generation_id: generation.id }, 1);
+  sse.event("start", { generation_id: generation.id }, "1");
   const replyId = (await findGeneration(services.db.knex, generation.id))?.reply_message_id;
   const reply = replyId ? await findMessage(services.db.knex, generation.conversation_id, replyId) : undefined;
-  if (reply && firstKept - 1 > 1) sse.event("delta", { content: reply.content }, firstKept - 1);
+  if (reply && firstKept - 1 > 1) sse.event("delta", { content: reply.content }, String(firstKept - 1));
 }

@@ -41,7 +41,7 @@ export function runChatSession({ client, baseUrl, out, target, history }: Sessio
   };
 
   let conversationId = target.conversationId;
-  let current: { abort: () => void; stopped: boolean } | undefined;
+  let current: { stop: () => void; abort: () => void; stopped: boolean } | undefined;
   const queue: string[] = [];
   let pumping = false;
   let inputClosed = false;
@@ -57,7 +57,7 @@ export function runChatSession({ client, baseUrl, out, target, history }: Sessio
       return;
     }
     show(`Chatting with ${bold(name)} (conversation ${conversationId}).\n`);
-    if (terminal) show("Ctrl-C stops a reply, /new starts a new conversation, /exit quits.\n");
+    if (terminal) show("Ctrl-C (or /stop) stops a reply, /new starts a new conversation, /exit quits.\n");
     // The greeting is the persona's first turn of every new conversation; it is not stored.
     if (isNew && target.persona?.greeting_message) show(`\n${bold(`${name}>`)} ${target.persona.greeting_message}\n`);
     show("\n");
@@ -65,7 +65,9 @@ export function runChatSession({ client, baseUrl, out, target, history }: Sessio
 
   const send = async (content: string) => {
     const stream = client.conversations.stream(conversationId, { content });
-    const handle = { abort: () => stream.abort(), stopped: false };
+    // Stop on the server (issue 21): the partial reply is stored and the stream ends with its done.
+    // Before the stream has started there is no generation to stop: stop reading instead.
+    const handle = { stop: () => void stream.stop().catch(() => stream.abort()), abort: () => stream.abort(), stopped: false };
     current = handle;
     show(`${bold(`${name}>`)} `);
     let ended = false;
@@ -130,6 +132,7 @@ export function runChatSession({ client, baseUrl, out, target, history }: Sessio
         // Piped input is not echoed by a terminal: the transcript shows it like a typed line.
         if (!terminal) show(`${PROMPT}${line}\n`);
         if (line === "/new") await startNew();
+        else if (line === "/stop") show("(no reply is running)\n");
         else if (line.startsWith("/") && !line.startsWith("//")) show(`(unknown command ${line}; try /new or /exit)\n`);
         else await send(line.startsWith("//") ? line.slice(1) : line);
       }
@@ -140,8 +143,12 @@ export function runChatSession({ client, baseUrl, out, target, history }: Sessio
 
     const interrupt = () => {
       if (current) {
-        current.stopped = true;
-        current.abort();
+        // The first Ctrl-C stops the generation and waits for its stored end; a second stops waiting.
+        if (current.stopped) current.abort();
+        else {
+          current.stopped = true;
+          current.stop();
+        }
         return;
       }
       if (Date.now() - lastIdleInterrupt < QUIT_WINDOW_MS) {
@@ -158,6 +165,8 @@ export function runChatSession({ client, baseUrl, out, target, history }: Sessio
     rl.on("SIGINT", interrupt);
     process.on("SIGINT", onProcessSigint);
     rl.on("line", (line) => {
+      // `/stop` acts on the reply under way at once rather than waiting its turn behind it.
+      if (line.trim() === "/stop" && current) return interrupt();
       queue.push(line);
       void pump();
     });

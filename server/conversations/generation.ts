@@ -59,8 +59,10 @@ export function generations(services: Services): Registry {
     notifications.listen(EVENTS_CHANNEL, (id) => {
       for (const wake of wakers.get(id) ?? []) wake();
     }),
-  ]).then(() => void notifications.onReconnect(wakeAll));
-  ready.catch((error: unknown) => services.log.error({ err: error }, "could not listen for generation events"));
+  ])
+    .then(() => void notifications.onReconnect(wakeAll))
+    // Not fatal: without notifications, followers still poll and stops still reach this process's own generations.
+    .catch((error: unknown) => services.log.error({ err: error }, "could not listen for generation events"));
   registry = { running, wakers, ready };
   registries.set(services, registry);
   return registry;

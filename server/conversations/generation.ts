@@ -152,6 +152,8 @@ export async function startGeneration(services: Services, start: GenerationStart
   };
 
   const run = async () => {
+    // With an Idempotency-Key, the client hears of the generation only once a retry would find it.
+    await recording;
     queue(emit("start", { generation_id: id }), 0);
     let end: Pick<GenerationRow, "status" | "user_message_id" | "reply_message_id" | "error"> = {
       status: "failed", user_message_id: null, reply_message_id: null, error: { code: "internal_error", message: "The reply ended unexpectedly" },

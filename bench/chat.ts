@@ -4,10 +4,13 @@
 // sends per second; (c) GET /v1/personas/:id requests/s as a ratio to GET /healthz. Persona runs in
 // its own child process on the embedded in-memory database; the fake runs in this process, where the
 // baseline and the measured streams share the same client overhead. With BENCH_DATABASE_URL (a
-// PostgreSQL server with pgvector) Persona runs on a fresh database there instead.
+// PostgreSQL server with pgvector) Persona runs on a fresh database there instead. (d) Issue 21:
+// resume latency to the first missed event across processes, and stop-to-upstream-abort time
+// (BENCH_CHAT_PART=control runs only these).
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { startFakeOpenAI, type FakeOpenAI } from "../test/fakes/openai-server.ts";
+import { chatControlFigures } from "./lib/chat-control.ts";
 import { childGroup } from "./lib/children.ts";
 import { scratchDatabase } from "./lib/database.ts";
 import { expectAll, measure, type LoadOptions, type LoadResult } from "./lib/load.ts";
@@ -108,6 +111,11 @@ async function main(fake: FakeOpenAI, database: { url: string } | undefined): Pr
     conversations.push(conversation.body.id as string);
   }
 
+  if (process.env.BENCH_CHAT_PART === "control") {
+    for (const line of await controlFigures(fake, database, url, auth, conversations)) console.log(line);
+    return 0;
+  }
+
   const upstreamBody = JSON.stringify({ model: "gpt-4o-mini", stream: true, messages: [{ role: "user", content: "Say hello" }] });
   const direct = () =>
     timeToMarker(`${fake.baseUrl}/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer bench" }, body: upstreamBody }, '"content"');
@@ -151,8 +159,25 @@ async function main(fake: FakeOpenAI, database: { url: string } | undefined): Pr
   console.log(`bench:chat first-delta through/direct p50 = ${(through.p50 / base.p50).toFixed(2)}`);
   console.log(`bench:chat blocking messages/s = ${send.requestsPerSecond.toFixed(0)} (each stores 2 messages)`);
   console.log(`bench:chat get-persona/healthz = ${(getPersona.requestsPerSecond / healthz.requestsPerSecond).toFixed(2)}`);
+  process.stderr.write("  resume and stop (issue 21)...\n");
+  for (const line of await controlFigures(fake, database, url, auth, conversations)) console.log(line);
   for (const problem of problems) console.log(`bench:chat: ${problem}`);
   return problems.length ? 1 : 0;
+}
+
+/**
+ * Issue 21: resume and stop across two API processes on PostgreSQL (a second Persona on the same
+ * database); on the embedded default one process owns the data, so "other" is the same process.
+ */
+async function controlFigures(fake: FakeOpenAI, database: { url: string } | undefined, url: string, auth: Record<string, string>, conversations: string[]): Promise<string[]> {
+  let other = url;
+  if (database) {
+    const second = await startPersona({ DATABASE_URL: database.url, LLM_PROVIDER: "openai", EMBEDDINGS_PROVIDER: "local", OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "bench" });
+    group.add(second.child);
+    other = second.url;
+  }
+  const lines = await chatControlFigures({ fake, generating: url, other, auth, conversations });
+  return [`(resume and stop: ${database ? "two API processes on PostgreSQL" : "one process on the embedded database"})`, ...lines];
 }
 
 const fake = await startFakeOpenAI();

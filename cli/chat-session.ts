@@ -42,7 +42,7 @@ export function runChatSession({ client, baseUrl, out, target, history }: Sessio
   };
 
   let conversationId = target.conversationId;
-  let current: { abort: () => void; stopped: boolean } | undefined;
+  let current: { stop: () => void; abort: () => void; stopped: boolean } | undefined;
   const queue: string[] = [];
   let pumping = false;
   let inputClosed = false;
@@ -58,7 +58,7 @@ export function runChatSession({ client, baseUrl, out, target, history }: Sessio
       return;
     }
     show(`Chatting with ${bold(name)} (conversation ${conversationId}).\n`);
-    if (terminal) show(`Ctrl-C stops a reply, /new starts a new conversation, /exit quits.\n${TREE_HELP}\n`);
+    if (terminal) show(`Ctrl-C (or /stop) stops a reply, /new starts a new conversation, /exit quits.\n${TREE_HELP}\n`);
     // The greeting is the persona's first turn of every new conversation; it is not stored.
     if (isNew && target.persona?.greeting_message) show(`\n${bold(`${name}>`)} ${target.persona.greeting_message}\n`);
     show("\n");
@@ -67,7 +67,9 @@ export function runChatSession({ client, baseUrl, out, target, history }: Sessio
   const send = (content: string) => play(client.conversations.stream(conversationId, { content }));
 
   async function play(stream: ChatStream) {
-    const handle = { abort: () => stream.abort(), stopped: false };
+    // Stop on the server (issue 21): the partial reply is stored and the stream ends with its done.
+    // Before the stream has started there is no generation to stop: stop reading instead.
+    const handle = { stop: () => void stream.stop().catch(() => stream.abort()), abort: () => stream.abort(), stopped: false };
     current = handle;
     show(`${bold(`${name}>`)} `);
     let ended = false;
@@ -141,6 +143,7 @@ export function runChatSession({ client, baseUrl, out, target, history }: Sessio
         // Piped input is not echoed by a terminal: the transcript shows it like a typed line.
         if (!terminal) show(`${PROMPT}${line}\n`);
         if (line === "/new") await startNew();
+        else if (line === "/stop") show("(no reply is running)\n");
         else if (line.startsWith("/") && !line.startsWith("//")) await command(line);
         else await send(line.startsWith("//") ? line.slice(1) : line);
       }
@@ -151,8 +154,12 @@ export function runChatSession({ client, baseUrl, out, target, history }: Sessio
 
     const interrupt = () => {
       if (current) {
-        current.stopped = true;
-        current.abort();
+        // The first Ctrl-C stops the generation and waits for its stored end; a second stops waiting.
+        if (current.stopped) current.abort();
+        else {
+          current.stopped = true;
+          current.stop();
+        }
         return;
       }
       if (Date.now() - lastIdleInterrupt < QUIT_WINDOW_MS) {
@@ -169,6 +176,8 @@ export function runChatSession({ client, baseUrl, out, target, history }: Sessio
     rl.on("SIGINT", interrupt);
     process.on("SIGINT", onProcessSigint);
     rl.on("line", (line) => {
+      // `/stop` acts on the reply under way at once rather than waiting its turn behind it.
+      if (line.trim() === "/stop" && current) return interrupt();
       queue.push(line);
       void pump();
     });

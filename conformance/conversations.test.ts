@@ -10,12 +10,13 @@ import { parseSse } from "../test/support/sse.ts";
 import { target } from "./support/target.ts";
 
 // The data of each stream event, by event name (the contract declares them as named schemas).
-const EVENT_SCHEMAS: Record<string, string> = { delta: "ChatStreamDelta", done: "ChatStreamDone", error: "ChatStreamError" };
+const EVENT_SCHEMAS: Record<string, string> = { start: "ChatStreamStart", delta: "ChatStreamDelta", done: "ChatStreamDone", error: "ChatStreamError" };
 
 describe("conversations", () => {
   let user: TestUser;
   let personaId: string | undefined;
   let conversationId: string | undefined;
+  let generationId: string | undefined;
 
   beforeAll(async () => {
     user = await registerUser("chat");
@@ -58,8 +59,36 @@ describe("conversations", () => {
     }
     // A stream ends with exactly one done or error event; the offline model does not fail.
     expect(events.at(-1)!.event).toBe("done");
-    expect(events.slice(0, -1).every((e) => e.event === "delta")).toBe(true);
+    // Issue 21: it opens with `start`, naming the generation to resume or stop.
+    if (events[0]!.event === "start") generationId = (JSON.parse(events[0]!.data) as { generation_id: string }).generation_id;
+    expect(events.slice(1, -1).every((e) => e.event === "delta")).toBe(true);
   }, 60_000);
+
+  op("conversation_generations_get", async () => {
+    const answer = await call("conversation_generations_get", { token: user.token, path: { id: idOr(conversationId), generation_id: idOr(generationId) }, expect: [200] });
+    if (target.stateful) expect(answer.json).toMatchObject({ id: generationId, conversation_id: conversationId, status: "done" });
+  });
+
+  op("conversation_generations_stream", async () => {
+    const answer = await call("conversation_generations_stream", {
+      token: user.token,
+      path: { id: idOr(conversationId), generation_id: idOr(generationId) },
+      headers: { "last-event-id": "1" },
+      expect: [200],
+    });
+    if (answer.status !== 200) return;
+    expect(answer.contentType).toBe("text/event-stream");
+    const { events } = parseSse(answer.text);
+    for (const event of events) expect(schemaErrors(contract.components.schemas[EVENT_SCHEMAS[event.event]!]!, JSON.parse(event.data))).toEqual([]);
+    // A finished generation replays the events after the given id, up to its end.
+    if (target.stateful) expect(events.at(-1)!.event).toBe("done");
+  });
+
+  op("conversation_generations_stop", async () => {
+    const answer = await call("conversation_generations_stop", { token: user.token, path: { id: idOr(conversationId), generation_id: idOr(generationId) }, expect: [200] });
+    // Stopping a finished generation is harmless: 200 with its final state.
+    if (target.stateful) expect(answer.json).toMatchObject({ id: generationId, status: "done" });
+  });
 
   op("conversations_list_messages", async () => {
     const answer = await call("conversations_list_messages", { token: user.token, path: { id: idOr(conversationId) }, query: { limit: 20 }, expect: [200] });

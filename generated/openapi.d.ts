@@ -657,6 +657,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/conversations/{id}/generations/{generation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a generation
+         * @description A generation of one of the caller's conversations; another user's is 404.
+         */
+        get: operations["conversation_generations_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{id}/generations/{generation_id}/stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stop a streamed reply
+         * @description Stop a running generation, from any API process: the model call is aborted within a second and
+         *     what was generated so far is stored as the reply, marked `stopped` (one message of the quota).
+         *     Answers the generation once it has ended (`stopped`). Stopping a generation that has already
+         *     ended is harmless: 200 with its final state, unchanged.
+         */
+        post: operations["conversation_generations_stop"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{id}/generations/{generation_id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Resume a streamed reply
+         * @description Resume a streamed reply (`text/event-stream`), from any API process. Every event of a chat
+         *     stream carries an SSE `id` (1, 2, 3, ... per generation); with `Last-Event-ID` the events after
+         *     it are replayed, then the stream follows the generation live until its `done` or `error`, and
+         *     ends. Without it the stream starts from the `start` event. A finished generation replays to its
+         *     end at once. The deltas are kept for an hour after the generation ends; later, a resume from
+         *     the beginning gets the stored reply as one `delta`, and one from a later id only the last event.
+         */
+        get: operations["conversation_generations_stream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/conversations/{id}/messages": {
         parameters: {
             query?: never;
@@ -700,8 +768,10 @@ export interface paths {
          * @description Send a message and receive the reply as server-sent events (`text/event-stream`). Failures
          *     found before the stream starts (validation, credentials, unknown conversation, quota,
          *     Idempotency-Key conflict) answer JSON errors with their status; once the 200 is sent, every
-         *     outcome arrives as an event:
+         *     outcome arrives as an event. Every event carries an SSE `id` (1, 2, 3, ... per generation):
          *
+         *     - `event: start`, `data: {"generation_id": "..."}` (`ChatStreamStart`): first; names the
+         *     generation, to resume the stream with `Last-Event-ID` or to stop it.
          *     - `event: delta`, `data: {"content": "..."}` (`ChatStreamDelta`): the next fragment of the
          *     reply; fragments concatenate in order.
          *     - `event: done`, `data: {"message_id": "..."}` (`ChatStreamDone`): sent after the user message
@@ -711,11 +781,14 @@ export interface paths {
          *     stored when the stream started, stays; the stream then ends.
          *     - a comment line `: keep-alive` every 15 seconds keeps proxies from closing the connection.
          *
-         *     A client that disconnects aborts the model call; its user message stays and no reply is
-         *     stored. A connection that drops before `done` or `error` is a network failure: retry with the
-         *     same message and `Idempotency-Key`; the retry reuses the stored user message instead of
-         *     storing it twice. A retry after `done` replays the stored reply as one `delta` and the same
-         *     `done`. The message counts against the monthly quota (402 when used up) once the reply is
+         *     The reply is generated on the server independently of this connection: a client that
+         *     disconnects does not stop it, and the reply is stored and `done` recorded anyway. Reconnect
+         *     with `GET .../generations/{generation_id}/stream` and `Last-Event-ID`, or stop it with
+         *     `POST .../generations/{generation_id}/stop` (the reply then ends with `done` and
+         *     `"stopped": true`). A retry with the same message and `Idempotency-Key` while the generation
+         *     runs follows it from its start; one after `done` replays the stored reply as one `delta` and
+         *     the same `done`; one after a failure reuses the stored user message instead of storing it
+         *     twice. The message counts against the monthly quota (402 when used up) once the reply is
          *     stored; a failed or aborted stream gives its count back.
          */
         post: operations["conversations_stream_message"];
@@ -2437,6 +2510,11 @@ export interface components {
             citations?: components["schemas"]["Citation"][];
             /** @description What the reply took, as reported when it was generated (a replay repeats it). */
             usage?: components["schemas"]["TokenUsage"];
+            /**
+             * @description Present (true) only when the generation was stopped on request: the reply stored is the part generated until then.
+             * @enum {boolean}
+             */
+            stopped?: true;
         };
         /**
          * @description Data of an `error` event: the stream failed and no assistant message was stored. `code` is
@@ -2451,7 +2529,17 @@ export interface components {
             message: string;
         };
         /** @description The events of a chat stream, keyed by their SSE event name. */
-        ChatStreamEvent: components["schemas"]["ChatStreamDelta"] | components["schemas"]["ChatStreamDone"] | components["schemas"]["ChatStreamError"];
+        ChatStreamEvent: components["schemas"]["ChatStreamStart"] | components["schemas"]["ChatStreamDelta"] | components["schemas"]["ChatStreamDone"] | components["schemas"]["ChatStreamError"];
+        /**
+         * @description Data of a `start` event, the first event of a streamed reply: the generation's id, to resume the
+         *     stream (`GET .../generations/{generation_id}/stream`) or stop it.
+         * @example {
+         *       "generation_id": "0193a6f1-2b2c-7d3e-9f4a-5b6c7d8e9f20"
+         *     }
+         */
+        ChatStreamStart: {
+            generation_id: components["schemas"]["Uuid"];
+        };
         CheckoutInput: {
             plan: components["schemas"]["PaidPlan"];
             interval: components["schemas"]["BillingInterval"];
@@ -2539,6 +2627,8 @@ export interface components {
              * @description The last message of the active path (the branch lists, reads and replies follow); null before the first.
              */
             active_message_id?: string | null;
+            /** @description The tokens of all its replies together (stopped ones included); zeros at creation. */
+            usage: components["schemas"]["TokenUsage"];
         };
         /** @description One branch of a conversation: a path from the first message to a leaf. */
         ConversationBranch: {
@@ -2599,6 +2689,8 @@ export interface components {
              * @description The last message of the active path (the branch lists, reads and replies follow); null before the first.
              */
             active_message_id?: string | null;
+            /** @description The tokens of all its replies together (stopped ones included); zeros at creation. */
+            usage: components["schemas"]["TokenUsage"];
             /** @description The 50 most recent messages, oldest first; page further back with the messages list. */
             messages: components["schemas"]["Message"][];
         };
@@ -3023,6 +3115,37 @@ export interface components {
             /** @description Channels to listen and answer in. */
             channel_ids: components["schemas"]["PlatformChannelId"][];
         };
+        /**
+         * @description One streamed reply. It runs on the server independently of the connection that asked for it: a
+         *     client that drops does not stop it, and the reply is stored whatever the client does.
+         */
+        Generation: {
+            id: components["schemas"]["Uuid"];
+            conversation_id: components["schemas"]["Uuid"];
+            status: components["schemas"]["GenerationStatus"];
+            /**
+             * Format: uuid
+             * @description The user message it answers; null until it is stored.
+             */
+            user_message_id: string | null;
+            /**
+             * Format: uuid
+             * @description The stored reply; null until the generation is `done` or `stopped`.
+             */
+            reply_message_id: string | null;
+            /** Format: date-time */
+            started_at: string;
+            /**
+             * Format: date-time
+             * @description Null while `running`.
+             */
+            finished_at: string | null;
+        };
+        /**
+         * @description Where a generation stands.
+         * @enum {string}
+         */
+        GenerationStatus: "running" | "done" | "stopped" | "failed";
         /** @description Liveness: the process is up and serving HTTP. */
         Health: {
             /** @enum {string} */
@@ -3631,6 +3754,13 @@ export interface components {
              * @description How many alternatives the turn has, this one included (1 when it was never regenerated or edited).
              */
             alternative_count?: number;
+            /** @description Assistant messages only: the tokens the reply took (the provider's count, or the local tokenizer's). */
+            usage?: components["schemas"]["TokenUsage"];
+            /**
+             * @description Present (true) only on a reply stopped on request: its content is what was generated until then.
+             * @enum {boolean}
+             */
+            stopped?: true;
         };
         MessageCreate: {
             content: string;
@@ -3658,6 +3788,11 @@ export interface components {
             role: "user" | "assistant";
             content: string;
             persona_id: components["schemas"]["Uuid"];
+            /**
+             * @description Present (true) only for a reply stopped on request: `content` is what was generated until then (issue 21).
+             * @enum {boolean}
+             */
+            stopped?: true;
         };
         /** @description A new version of an earlier user message; it starts a new branch. */
         MessageEdit: {
@@ -5302,6 +5437,7 @@ export type SchemaChatStreamDelta = components['schemas']['ChatStreamDelta'];
 export type SchemaChatStreamDone = components['schemas']['ChatStreamDone'];
 export type SchemaChatStreamError = components['schemas']['ChatStreamError'];
 export type SchemaChatStreamEvent = components['schemas']['ChatStreamEvent'];
+export type SchemaChatStreamStart = components['schemas']['ChatStreamStart'];
 export type SchemaCheckoutInput = components['schemas']['CheckoutInput'];
 export type SchemaCheckoutSession = components['schemas']['CheckoutSession'];
 export type SchemaCitation = components['schemas']['Citation'];
@@ -5349,6 +5485,8 @@ export type SchemaFollowEntryList = components['schemas']['FollowEntryList'];
 export type SchemaForbiddenError = components['schemas']['ForbiddenError'];
 export type SchemaForgotPasswordRequest = components['schemas']['ForgotPasswordRequest'];
 export type SchemaForumConnect = components['schemas']['ForumConnect'];
+export type SchemaGeneration = components['schemas']['Generation'];
+export type SchemaGenerationStatus = components['schemas']['GenerationStatus'];
 export type SchemaHealth = components['schemas']['Health'];
 export type SchemaHttpsUrl = components['schemas']['HttpsUrl'];
 export type SchemaImage = components['schemas']['Image'];
@@ -7094,7 +7232,11 @@ export interface operations {
                      *           "title": "The bright planet in the west",
                      *           "created_at": "2026-11-22T19:01:40Z",
                      *           "updated_at": "2026-11-22T19:02:14Z",
-                     *           "message_count": 2
+                     *           "message_count": 2,
+                     *           "usage": {
+                     *             "input_tokens": 412,
+                     *             "output_tokens": 38
+                     *           }
                      *         }
                      *       ],
                      *       "has_more": false,
@@ -7151,7 +7293,11 @@ export interface operations {
                      *       "title": "The bright planet in the west",
                      *       "created_at": "2026-11-22T19:01:40Z",
                      *       "updated_at": "2026-11-22T19:01:40Z",
-                     *       "message_count": 0
+                     *       "message_count": 0,
+                     *       "usage": {
+                     *         "input_tokens": 0,
+                     *         "output_tokens": 0
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Conversation"];
@@ -7276,6 +7422,10 @@ export interface operations {
                      *       "created_at": "2026-11-22T19:01:40Z",
                      *       "updated_at": "2026-11-22T19:02:14Z",
                      *       "message_count": 2,
+                     *       "usage": {
+                     *         "input_tokens": 412,
+                     *         "output_tokens": 38
+                     *       },
                      *       "messages": [
                      *         {
                      *           "id": "0193a6f1-2b1c-7d3e-9f4a-5b6c7d8e9f11",
@@ -7481,6 +7631,151 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    conversation_generations_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 0193a6e8-3d4e-7a5b-8c6d-7e8f9a0b1c01 */
+                id: components["schemas"]["Uuid"];
+                /** @example 0193a6f1-2b2c-7d3e-9f4a-5b6c7d8e9f20 */
+                generation_id: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0193a6f1-2b2c-7d3e-9f4a-5b6c7d8e9f20",
+                     *       "conversation_id": "0193a6e8-3d4e-7a5b-8c6d-7e8f9a0b1c01",
+                     *       "status": "stopped",
+                     *       "user_message_id": "0193a6f1-2b1c-7d3e-9f4a-5b6c7d8e9f11",
+                     *       "reply_message_id": "0193a6f1-2c3d-7e4f-8a5b-6c7d8e9f0a12",
+                     *       "started_at": "2026-11-22T19:02:11Z",
+                     *       "finished_at": "2026-11-22T19:02:13Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Generation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    conversation_generations_stop: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 0193a6e8-3d4e-7a5b-8c6d-7e8f9a0b1c01 */
+                id: components["schemas"]["Uuid"];
+                /** @example 0193a6f1-2b2c-7d3e-9f4a-5b6c7d8e9f20 */
+                generation_id: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0193a6f1-2b2c-7d3e-9f4a-5b6c7d8e9f20",
+                     *       "conversation_id": "0193a6e8-3d4e-7a5b-8c6d-7e8f9a0b1c01",
+                     *       "status": "stopped",
+                     *       "user_message_id": "0193a6f1-2b1c-7d3e-9f4a-5b6c7d8e9f11",
+                     *       "reply_message_id": "0193a6f1-2c3d-7e4f-8a5b-6c7d8e9f0a12",
+                     *       "started_at": "2026-11-22T19:02:11Z",
+                     *       "finished_at": "2026-11-22T19:02:13Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Generation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    conversation_generations_stream: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The `id` of the last event the client received; the events after it are sent.
+                 * @example 2
+                 */
+                "Last-Event-ID"?: string;
+            };
+            path: {
+                /** @example 0193a6e8-3d4e-7a5b-8c6d-7e8f9a0b1c01 */
+                id: components["schemas"]["Uuid"];
+                /** @example 0193a6f1-2b2c-7d3e-9f4a-5b6c7d8e9f20 */
+                generation_id: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example id: 3
+                     *     event: delta
+                     *     data: {"content":" there, crew!"}
+                     *
+                     *     id: 4
+                     *     event: done
+                     *     data: {"message_id":"0193a6f1-2c3d-7e4f-8a5b-6c7d8e9f0a12"}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     conversations_list_messages: {
         parameters: {
             query?: {
@@ -7671,12 +7966,19 @@ export interface operations {
                 };
                 content: {
                     /**
-                     * @example event: delta
+                     * @example id: 1
+                     *     event: start
+                     *     data: {"generation_id":"0193a6f1-2b2c-7d3e-9f4a-5b6c7d8e9f20"}
+                     *
+                     *     id: 2
+                     *     event: delta
                      *     data: {"content":"Hello"}
                      *
+                     *     id: 3
                      *     event: delta
                      *     data: {"content":" there, crew!"}
                      *
+                     *     id: 4
                      *     event: done
                      *     data: {"message_id":"0193a6f1-2c3d-7e4f-8a5b-6c7d8e9f0a12"}
                      */
@@ -7957,6 +8259,10 @@ export interface operations {
                      *       "updated_at": "2026-11-22T19:03:05Z",
                      *       "message_count": 2,
                      *       "active_message_id": "0193a6f1-2c3d-7e4f-8a5b-6c7d8e9f0a12",
+                     *       "usage": {
+                     *         "input_tokens": 824,
+                     *         "output_tokens": 76
+                     *       },
                      *       "messages": []
                      *     }
                      */

@@ -3,6 +3,7 @@ import { authAccountData } from "./auth/account-data.ts";
 import { billingAccountData } from "./billing/account-data.ts";
 import { cardAccountData } from "./cards/account-data.ts";
 import { conversationAccountData } from "./conversations/account-data.ts";
+import { generationAccountData } from "./conversations/generation-account-data.ts";
 import { imageAccountData } from "./images/account-data.ts";
 import { integrationsAccountData } from "./integrations/account-data.ts";
 import { knowledgeAccountData } from "./knowledge/account-data.ts";
@@ -22,6 +23,7 @@ export const accountDataSections: readonly AccountDataSection[] = [
   ...personaAccountData,
   ...cardAccountData,
   ...conversationAccountData,
+  ...generationAccountData,
   ...knowledgeAccountData,
   ...studioAccountData,
   ...marketplaceAccountData,

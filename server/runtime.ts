@@ -2,6 +2,7 @@ import type { Server } from "node:http";
 import type { TaskList } from "graphile-worker";
 import { createApp } from "./app.ts";
 import { instanceSecret } from "./auth/secrets.ts";
+import { settleGenerations } from "./conversations/generation.ts";
 import { TokenSigner } from "./auth/tokens.ts";
 import type { Config } from "./config.ts";
 import { openDatabase, type Database } from "./db/database.ts";
@@ -118,6 +119,8 @@ export async function startService(config: Config, options: StartOptions = {}): 
         log.info("shutting down: draining requests");
         shuttingDown.abort();
         await drain?.(config.shutdownTimeoutMs);
+        // Streamed replies outlive their requests (issue 21): they end and are stored before the database closes.
+        await settleGenerations(services);
         await connections?.stop();
         await worker?.stop();
         await jobs.release();

@@ -1,5 +1,6 @@
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { ConnectionError, StreamError, TimeoutError } from "./errors.ts";
+import { retryDelayMs } from "./retry.ts";
 import { anySignal } from "./signal.ts";
 import type { Schemas } from "./types.ts";
 
@@ -9,18 +10,29 @@ export type ChatStreamEvent =
   | ({ type: "done" } & Schemas["ChatStreamDone"])
   | ({ type: "error" } & Schemas["ChatStreamError"]);
 
-const EVENT_TYPES = new Set(["delta", "done", "error"]);
+const EVENT_TYPES = new Set(["start", "delta", "done", "error"]);
+/** Reconnections in a row without an event in between before a drop is the caller's problem. */
+const MAX_RESUMES = 5;
 
 /** Starts the request; rejects with the typed error when the service refuses before streaming. */
 export type OpenStream = (signal: AbortSignal) => Promise<ReadableStream<Uint8Array>>;
+/** Reconnects to a generation, asking for the events after `lastEventId`. */
+export type ResumeStream = (generationId: string, lastEventId: string | undefined, signal: AbortSignal) => Promise<ReadableStream<Uint8Array>>;
+/** Asks the service to stop the generation. */
+export type StopGeneration = (generationId: string) => Promise<Schemas["Generation"]>;
+
+type WireEvent = ChatStreamEvent | ({ type: "start" } & Schemas["ChatStreamStart"]);
 
 /**
  * A streamed chat reply. Iterate it for typed events, or call `text()` for the whole reply. The
  * request starts at once; errors the service answers before streaming (404, 402, 409, ...) are
  * thrown by the first `next()` or by `text()`.
  *
- * A connection that breaks before `done` throws ConnectionError: send again with the same
- * `idempotencyKey` and the service reuses the stored user message (or replays a finished reply).
+ * The reply is generated on the service whatever the connection does. A connection that breaks
+ * before `done` is resumed by itself (the resume operation with `Last-Event-ID`, with backoff), so
+ * no delta is lost or repeated; only when that keeps failing does iteration throw ConnectionError.
+ * `generationId` names the generation once the stream has started; `stop()` ends it early, keeping
+ * the partial reply (the stream then ends with `done` and `stopped: true`).
  *
  * @example
  * const stream = client.conversations.stream(conversation.id, { content: "Hello!" });
@@ -37,16 +49,55 @@ export class ChatStream implements AsyncIterable<ChatStreamEvent> {
   readonly #userSignal: AbortSignal | undefined;
   readonly #body: Promise<ReadableStream<Uint8Array>>;
   readonly #idleTimeout: number;
+  readonly #resume: ResumeStream | undefined;
+  readonly #stop: StopGeneration | undefined;
   #started = false;
   #aborted = false;
+  #generationId: string | undefined;
+  #lastEventId: string | undefined;
+  #resumes = 0;
 
-  constructor(open: OpenStream, options: { idempotencyKey: string; idleTimeout: number; signal?: AbortSignal | undefined }) {
+  constructor(
+    open: OpenStream,
+    options: {
+      idempotencyKey: string;
+      idleTimeout: number;
+      signal?: AbortSignal | undefined;
+      resume?: ResumeStream;
+      stop?: StopGeneration;
+      /** Known up front when following an existing generation. */
+      generationId?: string;
+    },
+  ) {
+    this.#generationId = options.generationId;
     this.idempotencyKey = options.idempotencyKey;
     this.#idleTimeout = options.idleTimeout;
     this.#userSignal = options.signal;
+    this.#resume = options.resume;
+    this.#stop = options.stop;
     this.#body = open(anySignal([options.signal, this.#controller.signal]));
     // Observed here so that a stream nobody reads does not raise an unhandled rejection.
     this.#body.catch(() => undefined);
+  }
+
+  /** The generation's id, once its `start` event has arrived: resume it elsewhere or stop it. */
+  get generationId(): string | undefined {
+    return this.#generationId;
+  }
+
+  /** How many times the stream reconnected after a drop. */
+  get resumes(): number {
+    return this.#resumes;
+  }
+
+  /**
+   * Stops the generation on the service (from any process): the model call is aborted and the
+   * partial reply stored, marked stopped; reading on gets its `done`. Answers the generation.
+   * @throws Error before the stream has started (no generation id yet)
+   */
+  async stop(): Promise<Schemas["Generation"]> {
+    if (!this.#generationId || !this.#stop) throw new Error("The chat stream has not started yet: nothing to stop");
+    return this.#stop(this.#generationId);
   }
 
   /** Id of the stored assistant message, once `done` has arrived. */
@@ -59,7 +110,7 @@ export class ChatStream implements AsyncIterable<ChatStreamEvent> {
     return this.#final;
   }
 
-  /** Stops the stream: iteration ends quietly and the service aborts the model call. */
+  /** Stops reading: iteration ends quietly; the reply is still generated and stored (see `stop()`). */
   abort(): void {
     this.#aborted = true;
     this.#controller.abort(new DOMException("The chat stream was aborted", "AbortError"));
@@ -83,18 +134,44 @@ export class ChatStream implements AsyncIterable<ChatStreamEvent> {
   async *[Symbol.asyncIterator](): AsyncGenerator<ChatStreamEvent, void, undefined> {
     if (this.#started) throw new Error("A ChatStream can be read only once");
     this.#started = true;
+    let body: Promise<ReadableStream<Uint8Array>> = this.#body;
+    for (let failures = 0; ; ) {
+      try {
+        yield* this.#read(body, () => (failures = 0));
+        return;
+      } catch (error) {
+        const generationId = this.#generationId;
+        if (!(error instanceof ConnectionError) || !generationId || !this.#resume || failures >= MAX_RESUMES) throw error;
+        const delay = retryDelayMs(failures++)!;
+        await new Promise((resolve) => setTimeout(resolve, delay));
+        if (this.#aborted) return;
+        if (this.#userSignal?.aborted) throw this.#userSignal.reason;
+        this.#resumes++;
+        body = this.#resume(generationId, this.#lastEventId, anySignal([this.#userSignal, this.#controller.signal]));
+        body.catch(() => undefined);
+      }
+    }
+  }
+
+  /** One connection's events; ConnectionError when it breaks (worth resuming once started). */
+  async *#read(opening: Promise<ReadableStream<Uint8Array>>, progressed: () => void): AsyncGenerator<ChatStreamEvent, void, undefined> {
     let body: ReadableStream<Uint8Array>;
     try {
-      body = await this.#body;
+      body = await opening;
     } catch (error) {
       if (this.#aborted) return;
       throw error;
     }
     const reader = body.getReader();
     const decoder = new TextDecoder();
-    const queue: ChatStreamEvent[] = [];
+    const queue: WireEvent[] = [];
     // Comment lines (the keep-alive) reach no callback we register, so they are skipped.
-    const parser = createParser({ onEvent: (message) => pushEvent(queue, message) });
+    const parser = createParser({
+      onEvent: (message) => {
+        if (message.id !== undefined) this.#lastEventId = message.id;
+        pushEvent(queue, message);
+      },
+    });
     let idle: ReturnType<typeof setTimeout> | undefined;
     let timedOut = false;
     try {
@@ -124,6 +201,11 @@ export class ChatStream implements AsyncIterable<ChatStreamEvent> {
         }
         while (queue.length > 0) {
           const event = queue.shift()!;
+          progressed();
+          if (event.type === "start") {
+            this.#generationId = event.generation_id;
+            continue;
+          }
           if (event.type === "done") {
             const { type: _type, ...done } = event;
             this.#final = done;
@@ -141,7 +223,7 @@ export class ChatStream implements AsyncIterable<ChatStreamEvent> {
 }
 
 /** Turns an SSE message into a typed event; unknown event names (from a newer service) are skipped. */
-function pushEvent(queue: ChatStreamEvent[], message: EventSourceMessage): void {
+function pushEvent(queue: WireEvent[], message: EventSourceMessage): void {
   if (!message.event || !EVENT_TYPES.has(message.event)) return;
   let data: unknown;
   try {
@@ -149,5 +231,5 @@ function pushEvent(queue: ChatStreamEvent[], message: EventSourceMessage): void 
   } catch {
     return;
   }
-  queue.push({ ...(data as object), type: message.event } as ChatStreamEvent);
+  queue.push({ ...(data as object), type: message.event } as WireEvent);
 }

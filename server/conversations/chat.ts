@@ -59,7 +59,7 @@ export async function sendMessage(services: Services, userId: string, conversati
 
 /**
  * A streamed reply, ready to run with the quota reserved; errors found before it starts (404, 402)
- * are thrown. The user message is stored while the model is asked and stays if the reply fails.
+ * are thrown. `stop` ends it early, keeping what was generated. The user message is stored while the model is asked and stays if the reply fails.
  * `retryOf` names the user message an earlier failed attempt stored: it is answered again rather
  * than stored twice (when it still exists).
  */
@@ -68,7 +68,7 @@ export async function beginStreamedReply(
   userId: string,
   conversationId: string,
   content: string,
-  options: { retryOf?: string | undefined; signal: AbortSignal },
+  options: { retryOf?: string | undefined; stop: AbortSignal },
 ): Promise<Reply> {
   const { conversation, persona, stored, reserved, preloaded } = await replyTurn(services, userId, conversationId, options.retryOf);
   return beginReply(services, {
@@ -77,7 +77,8 @@ export async function beginStreamedReply(
     ...conversationReply(services, conversation, persona.id, preloaded, stored ? { answering: { id: stored.id, depth: stored.depth } } : {}),
     input: stored ? storedInput(stored) : content,
     mode: "stream",
-    signal: options.signal,
+    // No client signal: the generation outlives the request; only a stop ends it early.
+    stop: options.stop,
     reserved,
   });
 }

@@ -2,12 +2,15 @@ import { ApiError } from "../http/errors.ts";
 import { idempotentOutcomeOf } from "../http/idempotency.ts";
 import { hasMoreBody, pageWindow } from "../http/paging.ts";
 import { HANDLED, type Handler, type HandlerMap } from "../http/router.ts";
-import { abortOnClose } from "../http/sse.ts";
 import { beginStreamedReply, findStoredReply, sendMessage } from "./chat.ts";
 import {
   createConversation, deleteConversation, getConversation, listConversations, listMessages, searchMessages,
 } from "./service.ts";
-import { replayReply, streamReply, type StreamOutcome } from "./stream.ts";
+import { followGeneration } from "./generation-follow.ts";
+import { generationHandlers } from "./generation-handlers.ts";
+import { requireOwnGeneration } from "./generation-service.ts";
+import { startGeneration } from "./generation.ts";
+import { replayReply, type StreamOutcome } from "./stream.ts";
 import { toConversation, toConversationDetail, toExchange, toMessage, toSearchHit } from "./views.ts";
 
 const conversations_create: Handler<"conversations_create"> = async ({ services, principal, body }) => ({
@@ -49,9 +52,11 @@ const conversations_send_message: Handler<"conversations_send_message"> = async 
 });
 
 /**
- * Streamed send. Errors found before the stream starts are JSON; then the reply goes out as SSE.
- * A retry with the Idempotency-Key after `done` replays the stored reply; after a failure it takes
- * the key back and answers the user message the first attempt stored.
+ * Streamed send. Errors found before the stream starts are JSON; then the reply runs as a
+ * generation of its own (generation.ts) and this response follows it: a client that leaves stops
+ * following, not the generation. A retry with the Idempotency-Key while it runs follows it from its
+ * start; after `done` it replays the stored reply; after a failure it takes the key back and answers
+ * the user message the first attempt stored.
  */
 const conversations_stream_message: Handler<"conversations_stream_message"> = async ({ services, principal, params, body, req, res, log }) => {
   const keepAliveMs = services.config.streamKeepAliveMs;
@@ -63,10 +68,16 @@ const conversations_stream_message: Handler<"conversations_stream_message"> = as
     replayReply(res, stored, previous.usage, keepAliveMs);
     return HANDLED;
   }
-  const signal = abortOnClose(res, new ApiError(500, "internal_error", "The client disconnected before the reply was complete"));
+  if (previous?.outcome === "running") {
+    const generation = await requireOwnGeneration(services, principal.userId, params.id, previous.generation_id);
+    key!.markReplayed();
+    await followGeneration(services, res, generation, 0);
+    return HANDLED;
+  }
+  const stop = new AbortController();
   const reply = await beginStreamedReply(services, principal.userId, params.id, body.content, {
     retryOf: previous?.user_message_id ?? undefined,
-    signal,
+    stop: stop.signal,
   });
   if (previous) {
     const reclaimed = await key!.reclaim().catch(async (error: unknown) => {
@@ -78,7 +89,8 @@ const conversations_stream_message: Handler<"conversations_stream_message"> = as
       throw new ApiError(409, "conflict", "A request with this Idempotency-Key is still in progress");
     }
   }
-  await streamReply(res, reply, { keepAliveMs, signal, log: log.child({ conversationId: params.id }), key });
+  const live = await startGeneration(services, { reply, conversationId: params.id, userId: principal.userId, stop, key, log: log.child({ conversationId: params.id }) });
+  await followGeneration(services, res, { id: live.id, conversation_id: params.id }, 0, live);
   return HANDLED;
 };
 
@@ -91,4 +103,5 @@ export const handlers = {
   conversations_list_messages,
   conversations_send_message,
   conversations_stream_message,
+  ...generationHandlers,
 } satisfies Partial<HandlerMap>;

@@ -13,6 +13,9 @@ export interface ConversationRow {
   message_count: number;
   /** The leaf of the active path; null before the first message. */
   active_message_id: string | null;
+  /** Token totals of its replies (bigint columns: strings from pg, numbers from PGlite). */
+  input_tokens_total: number | string;
+  output_tokens_total: number | string;
   created_at: Date;
   updated_at: Date;
 }
@@ -32,6 +35,8 @@ export interface MessageRow {
   input_tokens: number | null;
   output_tokens: number | null;
   citations: CitationRecord[] | null;
+  /** A reply stopped on request (issue 21). */
+  stopped: boolean;
   created_at: Date;
   /** The previous message on its path; null for a first message. */
   parent_id: string | null;
@@ -42,10 +47,12 @@ export interface MessageRow {
   alternative_count?: number;
 }
 
-const CONVERSATION_COLUMNS = ["id", "user_id", "persona_id", "title", "message_count", "active_message_id", "created_at", "updated_at"] as const;
+export const CONVERSATION_COLUMNS = [
+  "id", "user_id", "persona_id", "title", "message_count", "active_message_id", "input_tokens_total", "output_tokens_total", "created_at", "updated_at",
+] as const;
 export const MESSAGE_COLUMNS = [
   "id", "conversation_id", "user_id", "persona_id", "role", "content", "content_tokens", "model", "input_tokens",
-  "output_tokens", "citations", "created_at", "parent_id", "depth",
+  "output_tokens", "citations", "stopped", "created_at", "parent_id", "depth",
 ] as const;
 
 /** The active path of conversation `?` as the CTE `path`, for `knex.withRecursive`. */
@@ -62,7 +69,7 @@ function fromPath(knex: Knex, conversationId: string): Knex.QueryBuilder {
     .select(knex.raw(alternativeColumns("path")));
 }
 
-export async function insertConversation(knex: Knex, row: ConversationRow): Promise<ConversationRow> {
+export async function insertConversation(knex: Knex, row: Omit<ConversationRow, "input_tokens_total" | "output_tokens_total">): Promise<ConversationRow> {
   const [inserted] = await knex("conversations").insert(row).returning([...CONVERSATION_COLUMNS]);
   return inserted as ConversationRow;
 }
@@ -151,10 +158,20 @@ export async function insertMessages(knex: Knex, conversation: ConversationRow, 
     .with("stored", (q) => q.insert(rows).into("messages"))
     .with("events", (q) => q.insert(events).into("event_outbox"))
     .with("conversation", (q) =>
-      q.table("conversations").where({ id: conversation.id }).update({ message_count: leaf.depth, active_message_id: leaf.id, updated_at: at }),
+      q.table("conversations").where({ id: conversation.id }).update({
+        message_count: leaf.depth,
+        active_message_id: leaf.id,
+        input_tokens_total: knex.raw("input_tokens_total + ?", [sum(messages, "input_tokens")]),
+        output_tokens_total: knex.raw("output_tokens_total + ?", [sum(messages, "output_tokens")]),
+        updated_at: at,
+      }),
     )
     .with("persona", (q) => q.table("personas").where({ id: conversation.persona_id }).update({ message_count: knex.raw("message_count + ?", [messages.length]) }))
     .select(knex.raw("1"));
+}
+
+function sum(messages: MessageRow[], column: "input_tokens" | "output_tokens"): number {
+  return messages.reduce((total, message) => total + (message[column] ?? 0), 0);
 }
 
 export interface SearchHitRow extends MessageRow {

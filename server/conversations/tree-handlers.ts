@@ -3,7 +3,7 @@ import { hasMoreBody, pageWindow } from "../http/paging.ts";
 import { HANDLED, type Handler, type HandlerMap } from "../http/router.ts";
 import { abortOnClose } from "../http/sse.ts";
 import { activateBranch, listBranches, selectMessage } from "./branches.ts";
-import { streamReply } from "./stream.ts";
+import { streamTreeReplyEvents } from "./tree-stream.ts";
 import { beginEdit, beginRegeneration, runWhole, type TreeReply } from "./tree-replies.ts";
 import { toBranch, toConversationDetail, toExchange, toMessage } from "./views.ts";
 
@@ -26,11 +26,10 @@ async function streamTreeReply(
   const signal = abortOnClose(res, new ApiError(500, "internal_error", "The client disconnected before the reply was complete"));
   const started = await begin(signal);
   try {
-    await streamReply(res, started.reply, {
+    await streamTreeReplyEvents(res, started.reply, {
       keepAliveMs: services.config.streamKeepAliveMs,
       signal,
       log: log.child({ conversationId: params.id }),
-      key: undefined,
     });
   } finally {
     await started.finish();

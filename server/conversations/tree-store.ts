@@ -1,6 +1,6 @@
 import type { Knex } from "knex";
 import { alternativeColumns, pathCte } from "./path-sql.ts";
-import { MESSAGE_COLUMNS, type ConversationRow, type MessageRow } from "./store.ts";
+import { CONVERSATION_COLUMNS, MESSAGE_COLUMNS, type ConversationRow, type MessageRow } from "./store.ts";
 
 /** A message's place in its conversation tree, without its text. */
 export interface TreeNode {
@@ -37,7 +37,7 @@ export async function setActiveLeaf(knex: Knex, conversationId: string, leaf: { 
   const [row] = await knex("conversations")
     .where({ id: conversationId })
     .update({ active_message_id: leaf.id, message_count: leaf.depth })
-    .returning(["id", "user_id", "persona_id", "title", "message_count", "active_message_id", "created_at", "updated_at"]);
+    .returning([...CONVERSATION_COLUMNS]);
   return row as ConversationRow | undefined;
 }
 

@@ -23,6 +23,10 @@ export function toMessage(row: MessageRow): Message {
   // A message fresh from a reply was not read back with its siblings: it is then the only one.
   message.alternative_index = row.alternative_index ?? 0;
   message.alternative_count = row.alternative_count ?? 1;
+  if (row.role === "assistant" && row.input_tokens !== null && row.output_tokens !== null) {
+    message.usage = { input_tokens: row.input_tokens, output_tokens: row.output_tokens };
+  }
+  if (row.stopped) message.stopped = true;
   return message;
 }
 
@@ -35,6 +39,7 @@ export function toConversation(row: ConversationRow): Conversation {
     updated_at: row.updated_at.toISOString(),
     message_count: row.message_count,
     active_message_id: row.active_message_id,
+    usage: { input_tokens: Number(row.input_tokens_total), output_tokens: Number(row.output_tokens_total) },
   };
 }
 

@@ -2,7 +2,7 @@ import { v7 as uuidv7 } from "uuid";
 import { reserveMessage, type MessageReservation } from "../billing/usage.ts";
 import { cardContextOf } from "../cards/service.ts";
 import { ApiError } from "../http/errors.ts";
-import { countTokens } from "../providers/llm/tokens.ts";
+import { countChatTokens, countTokens } from "../providers/llm/tokens.ts";
 import { UpstreamError, type ChatRequest, type TokenUsage } from "../providers/llm/types.ts";
 import type { Services } from "../services.ts";
 import { assembleContext } from "./context.ts";
@@ -61,15 +61,24 @@ async function* run(services: Services, request: ReplyRequest, reservation: Mess
     let text = "";
     let model = call.model;
     let usage: TokenUsage | undefined;
+    let stopped = false;
     if (streaming) {
-      for await (const chunk of services.providers.llm.stream(call)) {
-        if (chunk.type === "delta") {
-          text += chunk.content;
-          yield { type: "delta", content: chunk.content };
-        } else {
-          usage = chunk.usage;
+      try {
+        for await (const chunk of services.providers.llm.stream(call)) {
+          if (chunk.type === "delta") {
+            text += chunk.content;
+            yield { type: "delta", content: chunk.content };
+          } else {
+            usage = chunk.usage;
+          }
+          if (request.stop?.aborted) break;
         }
+      } catch (error) {
+        if (!request.stop?.aborted || signal?.aborted) throw error;
       }
+      // A stop that came after the last delta changes nothing: the reply is whole.
+      stopped = request.stop?.aborted === true && usage === undefined;
+      if (stopped) usage = { inputTokens: countChatTokens(call.messages), outputTokens: countTokens(text) };
     } else {
       const completion = await services.providers.llm.complete(call);
       ({ content: text, model, usage } = completion);
@@ -86,6 +95,7 @@ async function* run(services: Services, request: ReplyRequest, reservation: Mess
       model,
       usage: usage ?? { inputTokens: 0, outputTokens: countTokens(text) },
       citations,
+      ...(stopped ? { stopped } : {}),
     };
     await sink.store(streaming || inputStoredBefore ? [reply] : [input, reply]);
     ended = true;
@@ -134,10 +144,16 @@ function modelRequest(services: Services, request: ReplyRequest, context: ReplyC
       messages: assembled.turns,
       maxOutputTokens: llm.maxOutputTokens,
       purpose: "reply",
-      ...(request.signal ? { signal: request.signal } : {}),
+      ...(callSignal(request) ? { signal: callSignal(request)! } : {}),
     },
     citations: assembled.used.map(({ chunk_id, document_id, filename, chunk_index, similarity }) => ({ chunk_id, document_id, filename, chunk_index, similarity })),
   };
+}
+
+/** What cancels the model call: the caller leaving, or a stop (which keeps the partial reply). */
+function callSignal(request: ReplyRequest): AbortSignal | undefined {
+  if (request.signal && request.stop) return AbortSignal.any([request.signal, request.stop]);
+  return request.signal ?? request.stop;
 }
 
 /** What the caller is told when the model provider fails; never the provider's own text, which may carry secrets. */

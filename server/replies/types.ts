@@ -76,6 +76,8 @@ export interface ReplyRecord {
   model: string;
   usage: TokenUsage;
   citations: Citation[];
+  /** Ended early by the `stop` signal: `content` is what the model had produced until then. */
+  stopped?: boolean;
 }
 
 /**
@@ -124,6 +126,11 @@ export interface ReplyRequest {
    * are told; any other reason reads as a generic stop.
    */
   signal?: AbortSignal;
+  /**
+   * Ends the reply early by choice (a stop button): the model call is cancelled, and what it had
+   * produced is stored as the reply, marked `stopped`, and counted like any reply.
+   */
+  stop?: AbortSignal;
   /**
    * The message already reserved against the user's quota by the caller's own statement (the
    * conversations area reads its context and reserves in one round trip); the engine then reserves

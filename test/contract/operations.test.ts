@@ -52,11 +52,15 @@ describe("the contract's operations", () => {
       "GET /v1/marketplace/{id}/reviews",
     ];
     // The extensions are credential-free by design: probes, signed links, form posts, provider callbacks;
-    // except the webhook delivery log and the room event stream, the caller's own data like the rest of their areas, and character cards.
+    // except the webhook delivery log, the room event stream and the generations of a conversation,
+    // the caller's own data like the rest of their areas, and character cards.
     const authedExtensions = [
       "GET /v1/webhooks/{id}/deliveries",
       "POST /v1/webhooks/{id}/deliveries/{delivery_id}/redeliver",
       "GET /v1/rooms/{id}/events",
+      "GET /v1/conversations/{id}/generations/{generation_id}",
+      "GET /v1/conversations/{id}/generations/{generation_id}/stream",
+      "POST /v1/conversations/{id}/generations/{generation_id}/stop",
       // Character cards (issue 22): the personas scopes.
       "POST /v1/personas/import",
       "GET /v1/personas/{id}/card",

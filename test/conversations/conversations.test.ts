@@ -60,6 +60,7 @@ describe("creating a conversation", () => {
       title: "Stars",
       message_count: 0,
       active_message_id: null,
+      usage: { input_tokens: 0, output_tokens: 0 },
       created_at: expect.any(String),
       updated_at: body.created_at,
     });

@@ -46,6 +46,17 @@ function jwtWith(claims: Record<string, unknown>, header: Record<string, unknown
 
 const lastSegment = (url: unknown) => (typeof url === "string" ? decodeURIComponent(new URL(url, "http://x").pathname.split("/").pop() ?? "") : "");
 
+/** A streamed send read to its end; its generation id (the `start` event), for the generation operations (issue 21). */
+async function streamedGeneration(service: TestService, user: TestUser, conversationId: string, content: string): Promise<string | undefined> {
+  const response = await service.fetch(`/v1/conversations/${conversationId}/messages/stream`, {
+    method: "POST",
+    headers: { ...user.auth, "content-type": "application/json" },
+    body: JSON.stringify({ content }),
+  });
+  if (response.status !== 200) return undefined;
+  return /event: start\ndata: (\{.*\})/.exec(await response.text())?.[1]?.match(/"generation_id":"([^"]+)"/)?.[1];
+}
+
 /** Makes one user's fixtures; `receiverUrl` is a loopback webhook receiver. */
 async function makeActor(service: TestService, receiverUrl: string, skipped: string[], label: string): Promise<Actor> {
   const user = await registerUser(service);
@@ -111,6 +122,7 @@ async function makeActor(service: TestService, receiverUrl: string, skipped: str
     put("conversations", conversation?.json.id, true);
     put("conversation_id", conversation?.json.id, true);
     if (conversation) await call("message", "POST", `/v1/conversations/${conversation.json.id}/messages`, { content: `Tell me about ${marker}` });
+    if (conversation) put("generation_id", await streamedGeneration(service, user, String(conversation.json.id), `And more about ${marker}`), true);
     const form = new FormData();
     form.append("file", new Blob([`Fixture notes.\n\nThe code word is ${marker}.\n`], { type: "text/plain" }), "notes.txt");
     const doc = await call("document", "POST", `/v1/knowledge/${persona.json.id}/documents`, form);

@@ -92,8 +92,61 @@ export class Conversations {
         if (!data) throw errorFromResponse(response, undefined);
         return data;
       },
-      { idempotencyKey, idleTimeout: this.#core.timeout, signal: options.signal },
+      {
+        idempotencyKey,
+        idleTimeout: this.#core.timeout,
+        signal: options.signal,
+        resume: (generationId, lastEventId, signal) => this.#openResume(id, generationId, lastEventId, signal),
+        stop: (generationId) => this.stopGeneration(id, generationId),
+      },
     );
+  }
+
+  /**
+   * Follows a generation (a streamed reply) from after `lastEventId`, e.g. from another device or
+   * after a restart; the ChatStream resumes by itself after drops.
+   * @example
+   * const stream = client.conversations.resume(id, generationId, { lastEventId: "12" });
+   * for await (const event of stream) if (event.type === "delta") process.stdout.write(event.content);
+   */
+  resume(id: string, generationId: string, options: RequestOptions & { lastEventId?: string } = {}): ChatStream {
+    return new ChatStream((signal) => this.#openResume(id, generationId, options.lastEventId, signal), {
+      idempotencyKey: "",
+      idleTimeout: this.#core.timeout,
+      signal: options.signal,
+      generationId,
+      resume: (generation, lastEventId, signal) => this.#openResume(id, generation, lastEventId ?? options.lastEventId, signal),
+      stop: (generation) => this.stopGeneration(id, generation),
+    });
+  }
+
+  /**
+   * A generation's state: running, done, stopped or failed, with its message ids.
+   * @example
+   * const { status, reply_message_id } = await client.conversations.getGeneration(id, stream.generationId!);
+   */
+  getGeneration(id: string, generationId: string, options?: RequestOptions): Promise<ResponseOf<"conversation_generations_get">> {
+    return unwrap(this.#core.raw.GET("/v1/conversations/{id}/generations/{generation_id}", { params: { path: { id, generation_id: generationId } }, ...init(options) }));
+  }
+
+  /**
+   * Stops a running generation from anywhere, keeping the partial reply; harmless once it has ended.
+   * @example
+   * const generation = await client.conversations.stopGeneration(id, stream.generationId!);
+   */
+  stopGeneration(id: string, generationId: string, options?: RequestOptions): Promise<ResponseOf<"conversation_generations_stop">> {
+    return unwrap(this.#core.raw.POST("/v1/conversations/{id}/generations/{generation_id}/stop", { params: { path: { id, generation_id: generationId } }, ...init(options) }));
+  }
+
+  async #openResume(id: string, generationId: string, lastEventId: string | undefined, signal: AbortSignal): Promise<ReadableStream<Uint8Array>> {
+    const { data, error, response } = await this.#core.raw.GET("/v1/conversations/{id}/generations/{generation_id}/stream", {
+      params: { path: { id, generation_id: generationId }, header: lastEventId === undefined ? {} : { "Last-Event-ID": lastEventId } },
+      parseAs: "stream",
+      ...init({ signal }),
+    });
+    if (!response.ok) throw errorFromResponse(response, error);
+    if (!data) throw errorFromResponse(response, undefined);
+    return data;
   }
 
   /**

@@ -14,6 +14,7 @@ import * as billing from "./0012_billing.ts";
 import * as integrations from "./0013_integrations.ts";
 import * as marketplaceRollups from "./0014_marketplace_rollups.ts";
 import * as roomEvents from "./0015_room_events.ts";
+import * as generations from "./0016_generations.ts";
 import * as conversationTree from "./0017_conversation_tree.ts";
 import * as characterCards from "./0018_character_cards.ts";
 
@@ -37,6 +38,7 @@ const migrations: Record<string, Knex.Migration> = {
   "0013_integrations": integrations,
   "0014_marketplace_rollups": marketplaceRollups,
   "0015_room_events": roomEvents,
+  "0016_generations": generations,
   "0017_conversation_tree": conversationTree,
   "0018_character_cards": characterCards,
 };

@@ -1,0 +1,79 @@
+import type { Knex } from "knex";
+
+export type GenerationStatus = "running" | "done" | "stopped" | "failed";
+
+export interface GenerationRow {
+  id: string;
+  conversation_id: string;
+  user_id: string;
+  status: GenerationStatus;
+  user_message_id: string | null;
+  reply_message_id: string | null;
+  error: { code: string; message: string } | null;
+  started_at: Date;
+  finished_at: Date | null;
+}
+
+/** One event of a generation as stored for resumes; `seq` is the SSE id. */
+export interface GenerationEventRow {
+  seq: number;
+  event: string;
+  data: unknown;
+}
+
+const COLUMNS = ["id", "conversation_id", "user_id", "status", "user_message_id", "reply_message_id", "error", "started_at", "finished_at"] as const;
+
+export async function insertGeneration(knex: Knex, row: GenerationRow): Promise<void> {
+  await knex("generations").insert({ ...row, error: row.error === null ? null : JSON.stringify(row.error) });
+}
+
+/** The user's generation of that conversation; undefined for anyone else's or an unknown one. */
+export async function findUserGeneration(knex: Knex, userId: string, conversationId: string, id: string): Promise<GenerationRow | undefined> {
+  return knex("generations").select([...COLUMNS]).where({ id, conversation_id: conversationId, user_id: userId }).first();
+}
+
+export async function findGeneration(knex: Knex, id: string): Promise<GenerationRow | undefined> {
+  return knex("generations").select([...COLUMNS]).where({ id }).first();
+}
+
+export async function insertGenerationEvents(knex: Knex, generationId: string, events: readonly GenerationEventRow[]): Promise<void> {
+  if (events.length === 0) return;
+  await knex("generation_events").insert(events.map((e) => ({ generation_id: generationId, seq: e.seq, event: e.event, data: JSON.stringify(e.data) })));
+}
+
+/** The stored events after `afterSeq`, in order. */
+export async function generationEventsAfter(knex: Knex, generationId: string, afterSeq: number): Promise<GenerationEventRow[]> {
+  return knex("generation_events").select("seq", "event", "data").where({ generation_id: generationId }).andWhere("seq", ">", afterSeq).orderBy("seq");
+}
+
+export async function hasEndEvent(knex: Knex, generationId: string): Promise<boolean> {
+  return Boolean(await knex("generation_events").select("seq").where({ generation_id: generationId }).whereIn("event", ["done", "error"]).first());
+}
+
+/**
+ * Records the end: the last events (the remaining deltas and the `done` or `error`) and the final
+ * state, in one statement, so a resume that sees the state also finds the events.
+ */
+export async function finishGeneration(
+  knex: Knex,
+  end: Pick<GenerationRow, "id" | "status" | "user_message_id" | "reply_message_id" | "error"> & { finished_at: Date },
+  events: readonly GenerationEventRow[],
+): Promise<void> {
+  const rows = events.map((e) => ({ generation_id: end.id, seq: e.seq, event: e.event, data: JSON.stringify(e.data) }));
+  const { id, ...state } = end;
+  await knex
+    .with("events", (q) => q.insert(rows).into("generation_events"))
+    .with("state", (q) => q.table("generations").where({ id }).update({ ...state, error: state.error === null ? null : JSON.stringify(state.error) }))
+    .select(knex.raw("1"));
+}
+
+/**
+ * Drops the deltas of generations that ended before `before`; their `done` or `error` stays, so a
+ * late resume still learns how the generation ended (the reply itself is a stored message).
+ */
+export async function purgeGenerationDeltas(knex: Knex, before: Date): Promise<void> {
+  await knex("generation_events")
+    .whereIn("generation_id", knex("generations").select("id").where("finished_at", "<", before))
+    .whereNotIn("event", ["done", "error"])
+    .delete();
+}

@@ -56,6 +56,11 @@ export class SSEWriter {
     if (this.open) this.#res.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
   }
 
+  /** An unnamed event (`data:` only, as OpenAI's streams are): JSON, or a string sent as it is. */
+  data(data: unknown): void {
+    if (this.open) this.#res.write(`data: ${typeof data === "string" ? data : JSON.stringify(data)}\n\n`);
+  }
+
   comment(text: string): void {
     if (this.open) this.#res.write(`: ${text.replace(/[\r\n]+/g, " ")}\n\n`);
   }

@@ -17,6 +17,8 @@ export const KNOWLEDGE_PREAMBLE =
 
 export interface ContextInput {
   instructions: string;
+  /** The caller's own system text, after the instructions (cut from the end with them when too long). */
+  system?: readonly string[];
   greeting: string | null;
   /** Earlier messages, newest first (as read from the store). */
   history: readonly PastTurn[];
@@ -49,6 +51,16 @@ export function assembleContext(input: ContextInput): AssembledContext {
   let remaining = input.budget;
   const instructions = truncateToTokens(input.instructions, Math.floor(input.budget * INSTRUCTIONS_SHARE));
   remaining -= turnTokens(instructions) + turnTokens(input.userMessage);
+  // The caller's system text shares the instructions' share of the budget, after them.
+  const systemTurns: ChatTurn[] = [];
+  let systemBudget = Math.floor(input.budget * INSTRUCTIONS_SHARE) - countTokens(instructions);
+  for (const text of input.system ?? []) {
+    const content = truncateToTokens(text, systemBudget);
+    if (!content) continue;
+    systemBudget -= countTokens(content);
+    systemTurns.push({ role: "system", content });
+    remaining -= turnTokens(content);
+  }
 
   const used: RetrievedChunk[] = [];
   let knowledgeTurn: ChatTurn | undefined;
@@ -82,6 +94,7 @@ export function assembleContext(input: ContextInput): AssembledContext {
 
   const turns: ChatTurn[] = [
     { role: "system", content: instructions },
+    ...systemTurns,
     ...(knowledgeTurn ? [knowledgeTurn] : []),
     ...(greetingTurn ? [greetingTurn] : []),
     ...history,

@@ -27,6 +27,11 @@ export interface ReplyContext {
   history: PastTurn[];
   /** Knowledge excerpts for the input, best first; the ones that fit are put in and cited. */
   knowledge: RetrievedChunk[];
+  /**
+   * The caller's own system text (an OpenAI-compatible client's `system` messages), put right after
+   * the persona's instructions.
+   */
+  system?: string[];
 }
 
 /**
@@ -125,6 +130,8 @@ export interface ReplyRequest {
    * nothing itself and gives this one back when the reply fails.
    */
   reserved?: MessageReservation;
+  /** A smaller cap on the reply's tokens than the server's own (an OpenAI client's `max_tokens`). */
+  maxOutputTokens?: number;
 }
 
 /** A reply that is ready to run: the quota is reserved and the context loaded. Iterate it once. */

@@ -34,6 +34,8 @@ const NOT_UUIDS: Record<string, string> = {
   "IntegrationDetail.workspace_id": "the chat platform's workspace id",
   "IntegrationDetail.channel_ids": "the chat platform's channel ids",
   "IntegrationTestOutcome.message_id": "the chat platform's id of the test message",
+  "OpenAIChatCompletion.id": "OpenAI's completion id form, chatcmpl-<uuid>",
+  "OpenAIChatCompletionChunk.id": "OpenAI's completion id form, chatcmpl-<uuid>",
 };
 
 /** Parameters and properties that carry an id under another name. */

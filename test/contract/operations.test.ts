@@ -53,7 +53,14 @@ describe("the contract's operations", () => {
     ];
     // The extensions are credential-free by design: probes, signed links, form posts, provider callbacks;
     // except the webhook delivery log, which is the caller's own data like the rest of webhooks.
-    const authedExtensions = ["GET /v1/webhooks/{id}/deliveries", "POST /v1/webhooks/{id}/deliveries/{delivery_id}/redeliver"];
+    const authedExtensions = [
+      "GET /v1/webhooks/{id}/deliveries",
+      "POST /v1/webhooks/{id}/deliveries/{delivery_id}/redeliver",
+      // The OpenAI-compatible prefix acts for the caller like the conversations it replies through.
+      "GET /openai/v1/models",
+      "GET /openai/v1/models/{model}",
+      "POST /openai/v1/chat/completions",
+    ];
     const extensions = documentedExtensions().map(key).filter((extension) => !authedExtensions.includes(extension));
     for (const op of operations) {
       const open = !op.security?.length || op.security.some((requirement) => Object.keys(requirement).length === 0);

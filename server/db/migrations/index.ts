@@ -12,6 +12,7 @@ import * as rooms from "./0010_rooms.ts";
 import * as studioMarketplace from "./0011_studio_marketplace.ts";
 import * as billing from "./0012_billing.ts";
 import * as integrations from "./0013_integrations.ts";
+import * as openaiCompat from "./0019_openai_compat.ts";
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that they load the same
@@ -31,6 +32,7 @@ const migrations: Record<string, Knex.Migration> = {
   "0011_studio_marketplace": studioMarketplace,
   "0012_billing": billing,
   "0013_integrations": integrations,
+  "0019_openai_compat": openaiCompat,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

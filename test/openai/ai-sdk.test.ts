@@ -73,3 +73,11 @@ describe("the Vercel AI SDK's OpenAI-compatible provider", () => {
     expect((failure as APICallError).message).toMatch(/does not exist or you do not have access/);
   });
 });
+
+describe("the SDK's openaiBaseUrl", () => {
+  it("points the openai package at the endpoint, with or without a trailing slash", async () => {
+    const { openaiBaseUrl } = await import("../../sdk/src/index.ts");
+    expect(openaiBaseUrl("http://127.0.0.1:3000/")).toBe("http://127.0.0.1:3000/openai/v1");
+    expect(openaiBaseUrl(service.url)).toBe(`${service.url}/openai/v1`);
+  });
+});

@@ -1387,6 +1387,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/rooms/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream a room's live events
+         * @description The room's live events as server-sent events (`text/event-stream`), for members only: 403 for
+         *     a non-member of a public room, 404 for a private one (an extension of the specification).
+         *     Failures found before the stream starts answer JSON errors; then every event arrives as:
+         *
+         *     - `event: message`, `data: RoomMessage`: a new user or persona message (with an `id`);
+         *     - `event: delta`, `data: RoomEventDelta`: a fragment of a persona's reply being written
+         *     (no `id`; not replayed);
+         *     - `event: member_joined` (`RoomMember`), `member_left` (`RoomEventMemberLeft`),
+         *     `persona_added` (`RoomPersona`), `persona_removed` (`RoomEventPersonaRemoved`), with an `id`;
+         *     - `event: closed`, `data: RoomEventClosed`: the caller was removed or the room deleted; the
+         *     stream then ends and reconnecting would fail;
+         *     - a comment line `: keep-alive` every 15 seconds keeps proxies from closing the connection.
+         *
+         *     Without `Last-Event-ID` the stream starts with what happens next. A stream that ends or breaks
+         *     in any other way (a restart, a slow reader) should be reopened with `Last-Event-ID` set to the
+         *     last `id` received: every stored event after it is sent first, in order, so nothing is lost
+         *     within the replay window (events are kept 24 hours; older history is read with
+         *     `GET /v1/rooms/{id}/messages`). Event ids are decimal integers, increasing within a room.
+         */
+        get: operations["rooms_events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/rooms/{id}/members": {
         parameters: {
             query?: never;
@@ -4057,6 +4094,64 @@ export interface components {
              */
             reply_mode?: components["schemas"]["RoomReplyMode"];
         };
+        /**
+         * @description The events of a room's stream, keyed by their SSE event name. Stored events carry an SSE `id`
+         *     (`message`, `member_joined`, `member_left`, `persona_added`, `persona_removed`); `delta` and
+         *     `closed` carry none.
+         */
+        RoomEvent: components["schemas"]["RoomMessage"] | components["schemas"]["RoomEventDelta"] | components["schemas"]["RoomMember"] | components["schemas"]["RoomEventMemberLeft"] | components["schemas"]["RoomPersona"] | components["schemas"]["RoomEventPersonaRemoved"] | components["schemas"]["RoomEventClosed"];
+        /**
+         * @description Data of a `closed` event, the last of a stream that must not be reopened.
+         * @example {
+         *       "reason": "removed"
+         *     }
+         */
+        RoomEventClosed: {
+            reason: components["schemas"]["RoomEventClosedReason"];
+        };
+        /**
+         * @description Why the service ended a room's event stream for good: reconnecting would answer 404 or 403.
+         * @enum {string}
+         */
+        RoomEventClosedReason: "removed" | "room_deleted";
+        /**
+         * @description Data of a `delta` event: the next fragment of a persona's reply while it is being written;
+         *     fragments of one `persona_id` and `reply_to` concatenate in order. The finished reply then
+         *     arrives as a `message` event. Deltas are not stored: a reconnect replays only stored events.
+         * @example {
+         *       "persona_id": "0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01",
+         *       "persona_name": "Captain Nova",
+         *       "reply_to": "0193a6e0-5a1b-7c3d-8e4f-1a2b3c4d5e01",
+         *       "content": "That's Venus"
+         *     }
+         */
+        RoomEventDelta: {
+            persona_id: components["schemas"]["Uuid"];
+            persona_name: string;
+            /** @description The id of the user message being answered. */
+            reply_to: components["schemas"]["Uuid"];
+            content: string;
+        };
+        /**
+         * @description Data of a `member_left` event: the user left or was removed (its stream then closes).
+         * @example {
+         *       "user_id": "0193a6c0-22bb-7e02-9d4e-6b7c8d9e0f02"
+         *     }
+         */
+        RoomEventMemberLeft: {
+            user_id: components["schemas"]["Uuid"];
+        };
+        /**
+         * @description Data of a `persona_removed` event.
+         * @example {
+         *       "persona_id": "0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01",
+         *       "name": "Captain Nova"
+         *     }
+         */
+        RoomEventPersonaRemoved: {
+            persona_id: components["schemas"]["Uuid"];
+            name: string;
+        };
         /** @description The list envelope with `total`, `limit` and `offset`. */
         RoomList: {
             data: components["schemas"]["RoomListItem"][];
@@ -5279,6 +5374,12 @@ export type SchemaReviewList = components['schemas']['ReviewList'];
 export type SchemaReviewSort = components['schemas']['ReviewSort'];
 export type SchemaRoom = components['schemas']['Room'];
 export type SchemaRoomCreate = components['schemas']['RoomCreate'];
+export type SchemaRoomEvent = components['schemas']['RoomEvent'];
+export type SchemaRoomEventClosed = components['schemas']['RoomEventClosed'];
+export type SchemaRoomEventClosedReason = components['schemas']['RoomEventClosedReason'];
+export type SchemaRoomEventDelta = components['schemas']['RoomEventDelta'];
+export type SchemaRoomEventMemberLeft = components['schemas']['RoomEventMemberLeft'];
+export type SchemaRoomEventPersonaRemoved = components['schemas']['RoomEventPersonaRemoved'];
 export type SchemaRoomList = components['schemas']['RoomList'];
 export type SchemaRoomListItem = components['schemas']['RoomListItem'];
 export type SchemaRoomMember = components['schemas']['RoomMember'];
@@ -9949,6 +10050,53 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Deleted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
+    rooms_events: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The `id` of the last event received: the stream starts with every stored event after it.
+                 * @example 41
+                 */
+                "Last-Event-ID"?: string;
+            };
+            path: {
+                /** @example 0193a6d2-4c5e-7f10-8a2b-3c4d5e6f7a01 */
+                id: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example id: 42
+                     *     event: message
+                     *     data: {"id":"0193a6e0-5a1b-7c3d-8e4f-1a2b3c4d5e01","room_id":"0193a6d2-4c5e-7f10-8a2b-3c4d5e6f7a01","sender":{"type":"user","id":"0193a6c0-22bb-7e02-9d4e-6b7c8d9e0f02","name":"Mira Okafor"},"content":"Captain Nova, which planet is the bright one low in the west tonight?","created_at":"2026-11-21T20:14:03.000Z"}
+                     *
+                     *     event: delta
+                     *     data: {"persona_id":"0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01","persona_name":"Captain Nova","reply_to":"0193a6e0-5a1b-7c3d-8e4f-1a2b3c4d5e01","content":"That's Venus, cadet!"}
+                     */
+                    "text/event-stream": string;
                 };
             };
             400: components["responses"]["BadRequest"];

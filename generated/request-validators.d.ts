@@ -83,6 +83,7 @@ export declare const request_rooms_create: CompiledValidator;
 export declare const request_rooms_get: CompiledValidator;
 export declare const request_rooms_update: CompiledValidator;
 export declare const request_rooms_delete: CompiledValidator;
+export declare const request_rooms_events: CompiledValidator;
 export declare const request_rooms_add_member: CompiledValidator;
 export declare const request_rooms_remove_member: CompiledValidator;
 export declare const request_rooms_list_messages: CompiledValidator;

@@ -80,6 +80,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     phase("jobQueue");
     const tokens = new TokenSigner(await instanceSecret(db.knex, "jwt", config.jwtSecret));
     phase("secrets");
+    const shuttingDown = new AbortController();
     const services: Services = {
       config,
       db,
@@ -89,6 +90,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       providers: createProviders(config, db.knex, log, options.providers),
       now: options.now ?? (() => new Date()),
       health: { worker: config.worker.enabled ? "ok" : "disabled" },
+      stopping: shuttingDown.signal,
     };
     if (config.worker.enabled) worker = await startWorker(services, { ...taskList(services), ...options.extraTasks }, crontab);
     if (config.worker.enabled) connections = startConnections(services);
@@ -114,6 +116,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     const stop = () =>
       (stopping ??= (async () => {
         log.info("shutting down: draining requests");
+        shuttingDown.abort();
         await drain?.(config.shutdownTimeoutMs);
         await connections?.stop();
         await worker?.stop();

@@ -19,4 +19,9 @@ export interface Services {
   tokens: TokenSigner;
   /** Readiness of the parts /readyz reports on. */
   health: { worker: "ok" | "disabled" | "error" };
+  /**
+   * Aborts when the process starts shutting down, before in-flight requests are drained: streams
+   * that never end by themselves (room events) close then, and their clients reconnect elsewhere.
+   */
+  stopping: AbortSignal;
 }

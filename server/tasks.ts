@@ -15,6 +15,7 @@ import { webhookCrontab, webhookTasks } from "./webhooks/jobs.ts";
 import { billingCrontab, billingTasks } from "./billing/jobs.ts";
 import { integrationCrontab, integrationTasks } from "./integrations/jobs.ts";
 import { startGateways } from "./integrations/gateway/supervisor.ts";
+import { roomEventsCrontab, roomEventTasks } from "./rooms/jobs.ts";
 
 /** Tasks of every area, by name. Each area adds its own here as it lands. */
 export function taskList(services: Services): TaskList {
@@ -27,11 +28,11 @@ export function taskList(services: Services): TaskList {
     const [codes, mails] = await Promise.all([purgeExpiredCodes(services), purgeOutbox(services.db.knex, services.now())]);
     if (codes || mails) services.log.info({ codes, mails }, "expired OAuth codes and old outbox mails purged");
   };
-  return { idempotency_purge: purgeIdempotencyKeys, expired_rows_purge: purgeExpiredRows, ...accountTasks(services, accountDataSections), ...emailTasks(services), ...personaTasks(services), ...avatarTasks(services), ...trendingTasks(services), ...knowledgeTasks(services), conversation_title: titleTask(services), ...webhookTasks(services), ...integrationTasks(services), ...billingTasks(services) };
+  return { idempotency_purge: purgeIdempotencyKeys, expired_rows_purge: purgeExpiredRows, ...accountTasks(services, accountDataSections), ...emailTasks(services), ...personaTasks(services), ...avatarTasks(services), ...trendingTasks(services), ...knowledgeTasks(services), conversation_title: titleTask(services), ...webhookTasks(services), ...integrationTasks(services), ...billingTasks(services), ...roomEventTasks(services) };
 }
 
 /** Recurring schedule (graphile-worker crontab syntax). */
-export const crontab = ["0 * * * * idempotency_purge", "30 * * * * expired_rows_purge", ...accountCrontab, ...trendingCrontab, ...webhookCrontab, ...integrationCrontab, ...billingCrontab].join("\n");
+export const crontab = ["0 * * * * idempotency_purge", "30 * * * * expired_rows_purge", ...accountCrontab, ...trendingCrontab, ...webhookCrontab, ...integrationCrontab, ...billingCrontab, ...roomEventsCrontab].join("\n");
 
 /** Long-lived connections a worker process holds besides its jobs (chat platform gateways). */
 export function startConnections(services: Services): { stop: () => Promise<void> } {

@@ -9,6 +9,7 @@ import { examples } from "../help.ts";
 import { printFields, printPageFooter, printTable } from "../output.ts";
 import { booleanValue, collect, nonNegativeInt, positiveInt } from "../parse.ts";
 import { resolvePersonaId } from "../resolve.ts";
+import { runRoomChat } from "../room-chat.ts";
 import { resolveUserId } from "./social.ts";
 
 const listColumns = [
@@ -40,6 +41,24 @@ function printReplies(ctx: Context, sent: Schemas["RoomMessageSent"]): void {
 }
 
 export function registerRoomCommands(program: Command): void {
+  program
+    .command("room")
+    .description("Join a room in the terminal: its messages and replies live, your lines sent as messages")
+    .argument("<room>", "room id")
+    .option("--history <n>", "earlier messages to show first", nonNegativeInt, 10)
+    .addHelpText(
+      "after",
+      "\nIn the room: type a message and press Enter (@name asks a persona); /exit, Ctrl-D or Ctrl-C leaves.\n" +
+        "Replies appear as they are written; so do other members' messages. Lines piped on stdin are sent\n" +
+        "one by one, and the command ends once their replies have arrived. With --json, every event is one\n" +
+        "JSON line (NDJSON).\n" +
+        examples(["persona room 0193a6d2-…", "echo '@Captain Nova, which planet is that?' | persona room 0193a6d2-… --json"]),
+    )
+    .action(async (id: string, options: { history: number }, command: Command) => {
+      const ctx = await contextOf(command);
+      await runRoomChat({ client: ctx.client(), baseUrl: ctx.baseUrl, out: ctx.out, roomId: id, history: options.history });
+    });
+
   const group = program
     .command("rooms")
     .description("Group rooms: several people and personas in one conversation")

@@ -19,6 +19,11 @@ export interface CallOptions {
    * relaxed when the call carries a placeholder because what it refers to could not be created.
    */
   expect?: number[];
+  /**
+   * Runs once the answer's headers have arrived, before its body is read: what makes an endless
+   * stream (room events) end, so that the whole answer can be judged.
+   */
+  whileStreaming?: () => Promise<void>;
 }
 
 export interface Answer {
@@ -105,6 +110,7 @@ export async function call(operationId: string, options: CallOptions = {}): Prom
   const url = urlFor(op, options, base);
   const viaProxy = target.kind === "proxy" && base === target.baseUrl;
   const response = await fetchOnce(url, () => requestInit(op, options, viaProxy));
+  await options.whileStreaming?.();
   const bytes = new Uint8Array(await response.arrayBuffer());
   const contentType = (response.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
   const text = /^(application\/(json|problem\+json)|text\/)/.test(contentType) ? new TextDecoder().decode(bytes) : "";

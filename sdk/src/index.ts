@@ -31,6 +31,7 @@ export {
 export { PageIterator, type Cursor, type ListPage } from "./pagination.ts";
 export { openaiBaseUrl } from "./openai.ts";
 export { ChatStream, type ChatStreamEvent } from "./stream.ts";
+export { RoomEventStream, type RoomEvent, type RoomEventsOptions } from "./room-events.ts";
 export { uploadForm, type Uploadable, type UploadOptions } from "./upload.ts";
 export type { RawClient } from "./core.ts";
 export type { Auth, ApiKeys } from "./resources/auth.ts";

@@ -13,6 +13,14 @@ export function abortOnClose(res: Response, reason: unknown = new DOMException("
 }
 
 /**
+ * One event as SSE text; its data is JSON on a single line, so it needs no `data:` splitting. `id`
+ * is what a reconnecting client sends back as `Last-Event-ID` (an event without one leaves it as is).
+ */
+export function sseFrame(name: string, data: unknown, id?: string): string {
+  return `${id === undefined ? "" : `id: ${id}\n`}event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+/**
  * A server-sent events writer in the manner of hono's `streamSSE`: named events with JSON data,
  * written and flushed at once (no buffering, no compression), a comment line every `keepAliveMs`
  * so that proxies keep the connection open, and `signal` aborted once the client has gone.
@@ -51,9 +59,14 @@ export class SSEWriter {
     return !this.#closed && !this.#signal.aborted;
   }
 
-  /** One event; its data is JSON on a single line, so it needs no `data:` splitting. */
-  event(name: string, data: unknown): void {
-    if (this.open) this.#res.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
+  /** One event (see `sseFrame`). */
+  event(name: string, data: unknown, id?: string): void {
+    this.frame(sseFrame(name, data, id));
+  }
+
+  /** An event formatted already: one frame serialized once for many streams. */
+  frame(text: string): void {
+    if (this.open) this.#res.write(text);
   }
 
   /** An unnamed event (`data:` only, as OpenAI's streams are): JSON, or a string sent as it is. */

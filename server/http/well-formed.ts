@@ -19,17 +19,43 @@ function textProblem(text: string): string | undefined {
   return undefined;
 }
 
-function collect(value: unknown, path: string, errors: FieldError[]): void {
-  if (typeof value === "string") {
-    const problem = textProblem(value);
-    if (problem) errors.push({ path, message: problem });
-  } else if (Array.isArray(value)) {
-    value.forEach((item, index) => collect(item, `${path}/${index}`, errors));
-  } else if (value && typeof value === "object" && !Buffer.isBuffer(value)) {
-    for (const [key, item] of Object.entries(value)) {
-      const problem = textProblem(key);
-      if (problem) errors.push({ path, message: `has a property name that ${problem}` });
-      collect(item, `${path}/${key}`, errors);
+interface Node {
+  value: unknown;
+  parent: Node | undefined;
+  segment: string;
+  /** A problem of the property name this value sits under, reported before the value's own. */
+  keyProblem?: string;
+}
+
+const pathOf = (node: Node): string => {
+  const segments: string[] = [];
+  for (let at: Node | undefined = node; at?.parent; at = at.parent) segments.push(at.segment);
+  return segments.reverse().map((segment) => `/${segment}`).join("");
+};
+
+/**
+ * Walks with a stack of its own, not by recursion: a valid JSON body nested 100,000 deep would
+ * overflow the call stack (a 500), and paths are built only for what is reported.
+ */
+function collect(root: unknown, rootPath: string, errors: FieldError[]): void {
+  const stack: Node[] = [{ value: root, parent: undefined, segment: "" }];
+  const full = (node: Node) => `${rootPath}${pathOf(node)}`;
+  while (stack.length) {
+    const node = stack.pop()!;
+    if (node.keyProblem) errors.push({ path: node.parent ? full(node.parent) : rootPath, message: `has a property name that ${node.keyProblem}` });
+    const { value } = node;
+    if (typeof value === "string") {
+      const problem = textProblem(value);
+      if (problem) errors.push({ path: full(node), message: problem });
+    } else if (Array.isArray(value)) {
+      for (let index = value.length - 1; index >= 0; index--) stack.push({ value: value[index], parent: node, segment: String(index) });
+    } else if (value && typeof value === "object" && !Buffer.isBuffer(value)) {
+      const entries = Object.entries(value);
+      for (let index = entries.length - 1; index >= 0; index--) {
+        const [key, item] = entries[index]!;
+        const keyProblem = textProblem(key);
+        stack.push({ value: item, parent: node, segment: key, ...(keyProblem ? { keyProblem } : {}) });
+      }
     }
   }
 }

@@ -27,4 +27,9 @@ async function roomsOf({ knex, userId }: ExportContext): Promise<ArchiveRow[]> {
 
 export const roomAccountData: AccountDataSection[] = [
   { key: "rooms", tables: ["rooms", "room_members", "room_personas", "room_messages"], exportRows: roomsOf },
+  {
+    key: "room_events",
+    tables: ["room_events"],
+    withheld: "The live stream's copies of room messages and membership changes, kept 24 hours for replay; the rooms section holds the messages themselves.",
+  },
 ];

@@ -1,7 +1,8 @@
 import { ApiError } from "../http/errors.ts";
 import { pageBody, pageWindow } from "../http/paging.ts";
-import type { Handler, HandlerMap } from "../http/router.ts";
+import { HANDLED, type Handler, type HandlerMap } from "../http/router.ts";
 import * as rooms from "./service.ts";
+import { streamRoomEvents } from "./stream.ts";
 import { toMemberAdded, toMessageSent, toPersonaAdded, toRoom, toRoomListItem, toRoomMessage, toRoomUpdated } from "./views.ts";
 
 const MESSAGE_PAGE_LIMIT = 50;
@@ -65,6 +66,13 @@ const rooms_remove_persona: Handler<"rooms_remove_persona"> = async ({ services,
   body: { deleted: true, room_id: await rooms.removePersona(services, principal.userId, params.id, params.persona_id), persona_id: params.persona_id },
 });
 
+/** The room's live events as SSE; errors found before the stream starts are JSON. */
+const rooms_events: Handler<"rooms_events"> = async ({ services, principal, params, req, res }) => {
+  const opened = await rooms.openEvents(services, principal.userId, params.id, req.get("last-event-id"));
+  await streamRoomEvents(services, res, { ...opened, userId: principal.userId });
+  return HANDLED;
+};
+
 export const handlers = {
   rooms_create,
   rooms_list,
@@ -77,4 +85,5 @@ export const handlers = {
   rooms_remove_member,
   rooms_add_persona,
   rooms_remove_persona,
+  rooms_events,
 } satisfies Partial<HandlerMap>;

@@ -1,7 +1,10 @@
+import { countTokens } from "../providers/llm/tokens.ts";
 import { personaKnowledge } from "../replies/knowledge.ts";
 import type { ContextSource, PastTurn, ReplySink } from "../replies/types.ts";
 import type { Services } from "../services.ts";
-import { insertRoomMessages, recentRoomMessages, type RoomMessageRow, type RoomMessageView, type RoomPersonaRow } from "./store.ts";
+import { announceRoomEvents } from "./events.ts";
+import { insertRoomMessagesWithEvents, recentRoomMessages, type NewRoomEvent, type RoomMessageRow, type RoomMessageView, type RoomPersonaRow } from "./store.ts";
+import { toRoomMessage } from "./views.ts";
 
 /** Recent room messages read for a reply's context; the engine keeps as many as fit its budget. */
 const HISTORY_WINDOW = 100;
@@ -12,7 +15,12 @@ const HISTORY_WINDOW = 100;
  * said to it), and the reply is stored as the persona's room message. `stored` collects what the
  * sink wrote, so the send can answer it.
  */
-export function roomReply(services: Services, roomId: string, persona: RoomPersonaRow): { context: ContextSource; sink: ReplySink; stored: RoomMessageView[] } {
+export function roomReply(
+  services: Services,
+  roomId: string,
+  persona: RoomPersonaRow,
+  beforeStore: () => Promise<void>,
+): { context: ContextSource; sink: ReplySink; stored: RoomMessageView[] } {
   const { knex } = services.db;
   const stored: RoomMessageView[] = [];
   const context: ContextSource = {
@@ -21,7 +29,8 @@ export function roomReply(services: Services, roomId: string, persona: RoomPerso
         recentRoomMessages(knex, roomId, HISTORY_WINDOW),
         personaKnowledge(services, { userId: persona.creator_id, personaId: persona.persona_id, input, signal }),
       ]);
-      return { history: recent.map((message) => pastTurn(persona, message)), knowledge };
+      const names = new Map<string, number>();
+      return { history: recent.map((message) => pastTurn(persona, message, names)), knowledge };
     },
   };
   const sink: ReplySink = {
@@ -29,7 +38,7 @@ export function roomReply(services: Services, roomId: string, persona: RoomPerso
       const rows: RoomMessageRow[] = records.map((record) => ({
         id: record.id,
         room_id: roomId,
-        sender_type: "persona",
+        sender_type: "persona" as const,
         user_id: null,
         persona_id: persona.persona_id,
         persona_name: persona.name,
@@ -40,8 +49,11 @@ export function roomReply(services: Services, roomId: string, persona: RoomPerso
         output_tokens: record.role === "assistant" ? record.usage.outputTokens : null,
         created_at: record.createdAt,
       }));
-      await insertRoomMessages(knex, rows);
-      stored.push(...rows.map((row) => ({ ...row, sender_name: persona.name })));
+      const views = rows.map((row) => ({ ...row, sender_name: persona.name }));
+      // The reply's last deltas go out before the reply itself is announced.
+      await beforeStore();
+      await storeRoomMessages(services, views);
+      stored.push(...views);
     },
     async failed(error, inputId) {
       services.log.warn({ roomId, personaId: persona.persona_id, inputId, code: error.code }, "a persona's room reply failed");
@@ -50,11 +62,36 @@ export function roomReply(services: Services, roomId: string, persona: RoomPerso
   return { context, sink, stored };
 }
 
-function pastTurn(persona: RoomPersonaRow, message: RoomMessageView): PastTurn {
+/**
+ * Stores messages of one room with their `message` events in one statement, then announces them.
+ * The announcement follows the commit, as it would inside a transaction; were the process to die
+ * between the two, subscribers would see the messages with the room's next event.
+ */
+export async function storeRoomMessages(services: Services, messages: RoomMessageView[]): Promise<void> {
+  if (messages.length === 0) return;
+  const roomId = messages[0]!.room_id;
+  const events: NewRoomEvent[] = messages.map((message) => ({
+    type: "message",
+    data: toRoomMessage(message),
+    message_id: message.id,
+    ...(message.user_id ? { user_id: message.user_id } : {}),
+  }));
+  const lastId = await insertRoomMessagesWithEvents(services.db.knex, messages.map(({ sender_name: _name, ...row }) => row), events, services.now());
+  await announceRoomEvents(services, roomId, lastId);
+}
+
+/**
+ * A room message as a turn of the persona's context. An attributed message's tokens are its stored
+ * count plus its author's name (counted once per name): close enough for the budget, and the
+ * history is not tokenised again for every reply.
+ */
+function pastTurn(persona: RoomPersonaRow, message: RoomMessageView, nameTokens: Map<string, number>): PastTurn {
   if (message.sender_type === "persona" && message.persona_id === persona.persona_id) {
     return { id: message.id, role: "assistant", content: message.content, tokens: message.content_tokens };
   }
-  return { id: message.id, role: "user", content: attributed(message.sender_name, message.content) };
+  let prefix = nameTokens.get(message.sender_name);
+  if (prefix === undefined) nameTokens.set(message.sender_name, (prefix = countTokens(attributed(message.sender_name, ""))));
+  return { id: message.id, role: "user", content: attributed(message.sender_name, message.content), tokens: prefix + message.content_tokens };
 }
 
 /** A message as a persona reads it in a group: who said it, then what. */

@@ -1,3 +1,4 @@
+import type { Knex } from "knex";
 import { v7 as uuidv7 } from "uuid";
 import type { components } from "../../generated/openapi.d.ts";
 import { isLiveUser } from "../auth/users/service.ts";
@@ -9,27 +10,30 @@ import { countTokens } from "../providers/llm/tokens.ts";
 import { beginReply } from "../replies/engine.ts";
 import type { InputRecord, Reply } from "../replies/types.ts";
 import type { Services } from "../services.ts";
-import { attributed, roomReply } from "./replying.ts";
+import { announceRoomDeleted, deltaRelay, recordRoomEvents } from "./events.ts";
+import { attributed, roomReply, storeRoomMessages } from "./replying.ts";
 import { MAX_REPLIES, mentioned, mostRelevant } from "./responders.ts";
+import { toRoomMember } from "./views.ts";
 import {
   deleteMember,
   deleteRoom as deleteRoomRow,
   deleteRoomPersona,
-  findRole,
-  findRoom,
+  findRoomWithRole,
   findRoomPersona,
   insertMember,
   insertRoom,
-  insertRoomMessages,
   insertRoomPersona,
+  lastRoomEventId,
   lastSpoken,
   listMembers,
   listRoomMessages,
   listRoomPersonas,
   listRoomsOf,
+  lockRoom,
   updateRoom as updateRoomRow,
   userName,
   type MemberRow,
+  type NewRoomEvent,
   type RoomMessageRow,
   type RoomMessageView,
   type RoomPersonaRow,
@@ -52,11 +56,9 @@ interface Access {
 
 /** The room when the caller may see it: a member, or anyone for a public room. Else 404. */
 async function requireVisibleRoom(services: Services, userId: string, roomId: string): Promise<Access> {
-  const { knex } = services.db;
-  const room = isUuid(roomId) ? await findRoom(knex, roomId) : undefined;
-  const role = room ? await findRole(knex, room.id, userId) : undefined;
-  if (!room || (!role && !room.is_public)) throw notFound("Room");
-  return { room, role };
+  const found = isUuid(roomId) ? await findRoomWithRole(services.db.knex, roomId, userId) : undefined;
+  if (!found || (!found.role && !found.room.is_public)) throw notFound("Room");
+  return found;
 }
 
 /** Only members act in a room; an onlooker of a public room may only read it (403). */
@@ -64,6 +66,19 @@ async function requireMember(services: Services, userId: string, roomId: string)
   const access = await requireVisibleRoom(services, userId, roomId);
   if (!access.role) throw new ApiError(403, "forbidden", "Only the room's members may do this");
   return access as Access & { role: RoomRole };
+}
+
+/**
+ * Runs `change` in a transaction that holds the room's lock, storing and announcing the events it
+ * answers with it. 404 when the room was deleted meanwhile.
+ */
+async function changeRoom<T>(services: Services, roomId: string, change: (trx: Knex.Transaction) => Promise<{ result: T; events: NewRoomEvent[] }>): Promise<T> {
+  return services.db.knex.transaction(async (trx) => {
+    if (!(await lockRoom(trx, roomId))) throw notFound("Room");
+    const { result, events } = await change(trx);
+    await recordRoomEvents(services, trx, roomId, events);
+    return result;
+  });
 }
 
 async function requireOwner(services: Services, userId: string, roomId: string): Promise<Access> {
@@ -135,7 +150,10 @@ export async function updateRoom(services: Services, userId: string, roomId: str
 
 export async function deleteRoom(services: Services, userId: string, roomId: string): Promise<string> {
   const { room } = await requireOwner(services, userId, roomId);
-  await deleteRoomRow(services.db.knex, room.id);
+  await services.db.knex.transaction(async (trx) => {
+    await deleteRoomRow(trx, room.id);
+    await announceRoomDeleted(services, trx, room.id);
+  });
   return room.id;
 }
 
@@ -145,13 +163,12 @@ export async function listMessages(services: Services, userId: string, roomId: s
 }
 
 /** The personas that answer `content` under the room's reply mode, in the order they answer. */
-async function responders(services: Services, room: RoomRow, content: string): Promise<RoomPersonaRow[]> {
-  const personas = await listRoomPersonas(services.db.knex, room.id);
+function responders(room: RoomRow, content: string, personas: RoomPersonaRow[], spoken: Map<string, Date>): RoomPersonaRow[] {
   if (personas.length === 0) return [];
   if (room.reply_mode === "all") return personas.slice(0, MAX_REPLIES);
   const named = mentioned(content, personas);
   if (named.length > 0 || room.reply_mode === "mentions_only") return named;
-  const chosen = mostRelevant(content, personas, await lastSpoken(services.db.knex, room.id));
+  const chosen = mostRelevant(content, personas, spoken);
   return chosen ? [chosen] : [];
 }
 
@@ -170,9 +187,17 @@ export interface SendResult {
  * says why.
  */
 export async function sendMessage(services: Services, userId: string, roomId: string, content: string): Promise<SendResult> {
-  const { room } = await requireMember(services, userId, roomId);
   const { knex } = services.db;
-  const [answering, senderName] = await Promise.all([responders(services, room, content), userName(knex, userId)]);
+  // What choosing the responders needs is read alongside the access check: a send waits for one
+  // round trip, not two, before the model is asked (a refused caller learns nothing from it).
+  const roomKey = isUuid(roomId) ? roomId : undefined;
+  const [{ room }, personas, spoken, senderName] = await Promise.all([
+    requireMember(services, userId, roomId),
+    roomKey ? listRoomPersonas(knex, roomKey) : [],
+    roomKey ? lastSpoken(knex, roomKey) : new Map<string, Date>(),
+    userName(knex, userId),
+  ]);
+  const answering = responders(room, content, personas, spoken);
   const now = services.now();
   const row: RoomMessageRow = {
     id: uuidv7(),
@@ -198,7 +223,9 @@ export async function sendMessage(services: Services, userId: string, roomId: st
   let stored = false;
   let failure: ApiError | undefined;
   for (const persona of answering.slice(0, MAX_REPLIES)) {
-    const { context, sink, stored: written } = roomReply(services, room.id, persona);
+    // The reply is streamed so that the room's subscribers can watch it being written.
+    const relay = deltaRelay(services, room.id, { persona_id: persona.persona_id, persona_name: persona.name, reply_to: row.id });
+    const { context, sink, stored: written } = roomReply(services, room.id, persona, relay.flush);
     let reply: Reply;
     try {
       reply = await beginReply(services, {
@@ -207,7 +234,7 @@ export async function sendMessage(services: Services, userId: string, roomId: st
         context,
         input,
         sink,
-        mode: "whole",
+        mode: "stream",
       });
     } catch (error) {
       if (!stored) throw error;
@@ -216,17 +243,21 @@ export async function sendMessage(services: Services, userId: string, roomId: st
       break;
     }
     if (!stored) {
-      await insertRoomMessages(knex, [row]).catch(async (error: unknown) => {
+      await storeRoomMessages(services, [message]).catch(async (error: unknown) => {
         await reply.cancel();
         throw error;
       });
       stored = true;
     }
-    for await (const event of reply) if (event.type === "error") failure = event.error;
+    for await (const event of reply) {
+      if (event.type === "delta") relay.push(event.content);
+      else if (event.type === "error") failure = event.error;
+    }
+    await relay.flush();
     responses.push(...written);
     if (failure) break;
   }
-  if (!stored) await insertRoomMessages(knex, [row]);
+  if (!stored) await storeRoomMessages(services, [message]);
   return { message, responses, failure };
 }
 
@@ -235,8 +266,10 @@ export async function addMember(services: Services, userId: string, roomId: stri
   const { room } = await requireOwner(services, userId, roomId);
   if (!isUuid(memberId) || !(await isLiveUser(services, memberId))) throw notFound("User");
   const member: MemberRow = { room_id: room.id, user_id: memberId, role: "member", joined_at: services.now() };
-  if (!(await insertMember(services.db.knex, member))) throw new ApiError(409, "conflict", "The user is already a member of the room");
-  return member;
+  return changeRoom(services, room.id, async (trx) => {
+    if (!(await insertMember(trx, member))) throw new ApiError(409, "conflict", "The user is already a member of the room");
+    return { result: member, events: [{ type: "member_joined", data: toRoomMember(member), user_id: member.user_id }] };
+  });
 }
 
 /** The owner removes a member; a member removes itself (leaves). The owner cannot leave its own room. */
@@ -244,17 +277,25 @@ export async function removeMember(services: Services, userId: string, roomId: s
   const { room, role } = await requireVisibleRoom(services, userId, roomId);
   if (role !== "owner" && memberId.toLowerCase() !== userId) throw new ApiError(403, "forbidden", "Only the room's owner may remove other members");
   if (memberId.toLowerCase() === room.owner_id) throw new ApiError(409, "conflict", "The owner cannot leave its own room; delete the room instead");
-  if (!isUuid(memberId) || !(await deleteMember(services.db.knex, room.id, memberId.toLowerCase()))) throw notFound("Member");
-  return room.id;
+  if (!isUuid(memberId)) throw notFound("Member");
+  const leaving = memberId.toLowerCase();
+  return changeRoom(services, room.id, async (trx) => {
+    if (!(await deleteMember(trx, room.id, leaving))) throw notFound("Member");
+    return { result: room.id, events: [{ type: "member_left", data: { user_id: leaving }, user_id: leaving }] };
+  });
 }
 
 /** Any member adds a persona it may use: its own or a public one. */
 export async function addPersona(services: Services, userId: string, roomId: string, personaId: string): Promise<RoomPersonaRow> {
   const { room } = await requireMember(services, userId, roomId);
   const persona = await requireVisiblePersona(services, userId, personaId);
-  const added = await insertRoomPersona(services.db.knex, { room_id: room.id, persona_id: persona.id, added_by: userId, added_at: services.now() }, ROOM_PERSONA_LIMIT);
-  if (added === "present") throw new ApiError(409, "conflict", "The persona is already in the room");
-  if (added === "full") throw new ApiError(409, "conflict", `A room holds at most ${ROOM_PERSONA_LIMIT} personas`, { limit: ROOM_PERSONA_LIMIT });
+  const addedAt = services.now();
+  await changeRoom(services, room.id, async (trx) => {
+    const added = await insertRoomPersona(trx, { room_id: room.id, persona_id: persona.id, added_by: userId, added_at: addedAt }, ROOM_PERSONA_LIMIT);
+    if (added === "present") throw new ApiError(409, "conflict", "The persona is already in the room");
+    if (added === "full") throw new ApiError(409, "conflict", `A room holds at most ${ROOM_PERSONA_LIMIT} personas`, { limit: ROOM_PERSONA_LIMIT });
+    return { result: undefined, events: [{ type: "persona_added", data: { persona_id: persona.id, name: persona.name, added_at: addedAt.toISOString() } }] };
+  });
   const row = (await listRoomPersonas(services.db.knex, room.id)).find((candidate) => candidate.persona_id === persona.id);
   if (!row) throw notFound("Persona");
   return row;
@@ -266,6 +307,17 @@ export async function removePersona(services: Services, userId: string, roomId: 
   const present = isUuid(personaId) ? await findRoomPersona(services.db.knex, room.id, personaId) : undefined;
   if (!present) throw notFound("Persona");
   if (role !== "owner" && present.added_by !== userId) throw new ApiError(403, "forbidden", "A member may take out only the personas it added");
-  await deleteRoomPersona(services.db.knex, room.id, personaId);
-  return room.id;
+  return changeRoom(services, room.id, async (trx) => {
+    await deleteRoomPersona(trx, room.id, present.persona_id);
+    return { result: room.id, events: [{ type: "persona_removed", data: { persona_id: present.persona_id, name: present.name } }] };
+  });
+}
+
+/**
+ * Where a member's event stream starts: after `lastEventId` when it reconnects, else after the
+ * room's newest event. Members only: 403 for an onlooker of a public room, 404 for a private one.
+ */
+export async function openEvents(services: Services, userId: string, roomId: string, lastEventId: string | undefined): Promise<{ roomId: string; cursor: string }> {
+  const { room } = await requireMember(services, userId, roomId);
+  return { roomId: room.id, cursor: lastEventId ?? (await lastRoomEventId(services.db.knex, room.id)) };
 }

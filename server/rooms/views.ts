@@ -18,9 +18,11 @@ export const toRoomUpdated = (room: RoomRow): Schemas["RoomUpdated"] => ({
   updated_at: iso(room.updated_at),
 });
 
+export const toRoomMember = (member: MemberRow): Schemas["RoomMember"] => ({ user_id: member.user_id, role: member.role, joined_at: iso(member.joined_at) });
+
 export const toRoom = (room: RoomRow, members: MemberRow[], personas: RoomPersonaRow[]): Schemas["Room"] => ({
   ...toRoomUpdated(room),
-  members: members.map((member) => ({ user_id: member.user_id, role: member.role, joined_at: iso(member.joined_at) })),
+  members: members.map(toRoomMember),
   personas: personas.map((persona) => ({ persona_id: persona.persona_id, name: persona.name, added_at: iso(persona.added_at) })),
   created_at: iso(room.created_at),
   updated_at: iso(room.updated_at),

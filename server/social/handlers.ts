@@ -1,4 +1,4 @@
-import { pageBody, pageWindow } from "../http/paging.ts";
+import { pageBody, pageNumber, pageWindow } from "../http/paging.ts";
 import { HANDLED, type Handler, type HandlerMap } from "../http/router.ts";
 import * as social from "./service.ts";
 import { toFeedItem, toFollow, toFollowEntry, toLike, toLikedEntry, toProfile, toShare, toUserHit } from "./views.ts";
@@ -29,7 +29,7 @@ const social_profile: Handler<"social_profile"> = async ({ services, params }) =
 });
 
 const social_search: Handler<"social_search"> = async ({ services, query }) => {
-  const limit = query.limit ?? 20;
+  const limit = pageNumber(query, "limit", 20);
   const { rows, total } = await social.search(services, query.q, limit);
   return { status: 200, body: { data: rows.map(toUserHit), total, limit } };
 };

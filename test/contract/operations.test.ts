@@ -52,11 +52,12 @@ describe("the contract's operations", () => {
       "GET /v1/marketplace/{id}/reviews",
     ];
     // The extensions are credential-free by design: probes, signed links, form posts, provider callbacks;
-    // except the webhook delivery log, which is the caller's own data like the rest of webhooks.
+    // except the webhook delivery log and the room event stream, the caller's own data like the rest of their areas,
+    // and the OpenAI-compatible prefix, which acts for the caller like the conversations it replies through.
     const authedExtensions = [
       "GET /v1/webhooks/{id}/deliveries",
       "POST /v1/webhooks/{id}/deliveries/{delivery_id}/redeliver",
-      // The OpenAI-compatible prefix acts for the caller like the conversations it replies through.
+      "GET /v1/rooms/{id}/events",
       "GET /openai/v1/models",
       "GET /openai/v1/models/{model}",
       "POST /openai/v1/chat/completions",

@@ -407,5 +407,8 @@ describe("account data", () => {
     expect(await knex("room_members").where({ user_id: leaving.id })).toEqual([]);
     expect(await knex("room_messages").where({ user_id: leaving.id })).toEqual([]);
     expect((await knex("room_messages").where({ room_id: theirs.id })).map((m) => m.content)).toEqual(["staying"]);
+    // The live stream's copies go with them: its joining and its message; the stayer's message stays.
+    expect(await knex("room_events").where({ user_id: leaving.id })).toEqual([]);
+    expect((await knex("room_events").where({ room_id: theirs.id }).orderBy("id")).map((e) => [e.type, e.data.content])).toEqual([["message", "staying"]]);
   });
 });

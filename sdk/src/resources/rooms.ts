@@ -1,5 +1,7 @@
 import { init, list, unwrap, type Core } from "../core.ts";
+import { errorFromResponse } from "../errors.ts";
 import type { PageIterator } from "../pagination.ts";
+import { RoomEventStream, type RoomEventsOptions } from "../room-events.ts";
 import type { IdempotentRequestOptions, QueryOf, RequestBody, RequestOptions, ResponseOf, Schemas } from "../types.ts";
 
 /**
@@ -9,6 +11,7 @@ import type { IdempotentRequestOptions, QueryOf, RequestBody, RequestOptions, Re
  * const room = await client.rooms.create({ name: "Stargazers", persona_ids: [persona.id] });
  * const sent = await client.rooms.send(room.id, { content: "@Captain Nova, which planet is that?" });
  * for (const reply of sent.persona_responses) console.log(reply.persona_name, reply.content);
+ * for await (const event of client.rooms.events(room.id)) console.log(event.type, event.data);
  */
 export class Rooms {
   readonly #core: Core;
@@ -78,6 +81,33 @@ export class Rooms {
    */
   send(id: string, body: RequestBody<"rooms_send_message">, options?: IdempotentRequestOptions): Promise<ResponseOf<"rooms_send_message">> {
     return unwrap(this.#core.raw.POST("/v1/rooms/{id}/messages", { params: { path: { id } }, body, ...init(options) }));
+  }
+
+  /**
+   * The room's live events (members only): new messages, replies as they are written (`delta`),
+   * members and personas coming and going. Reconnects by itself with `Last-Event-ID`, so no stored
+   * event is lost; see RoomEventStream. Errors the service answers when opening (NotFoundError,
+   * PermissionDeniedError, ...) are thrown by the iteration.
+   * @example
+   * for await (const event of client.rooms.events(id)) {
+   *   if (event.type === "message") console.log(`${event.data.sender.name}: ${event.data.content}`);
+   *   if (event.type === "closed") console.log("the room is gone, or you were removed");
+   * }
+   */
+  events(id: string, options: RoomEventsOptions = {}): RoomEventStream {
+    return new RoomEventStream(
+      async (lastEventId, signal) => {
+        const { data, error, response } = await this.#core.raw.GET("/v1/rooms/{id}/events", {
+          params: { path: { id }, ...(lastEventId === undefined ? {} : { header: { "Last-Event-ID": lastEventId } }) },
+          parseAs: "stream",
+          ...init({ ...(options.headers ? { headers: options.headers } : {}), signal }),
+        });
+        if (!response.ok) throw errorFromResponse(response, error);
+        if (!data) throw errorFromResponse(response, undefined);
+        return data;
+      },
+      { ...options, idleTimeout: this.#core.timeout },
+    );
   }
 
   /**

@@ -12,6 +12,7 @@ import * as rooms from "./0010_rooms.ts";
 import * as studioMarketplace from "./0011_studio_marketplace.ts";
 import * as billing from "./0012_billing.ts";
 import * as integrations from "./0013_integrations.ts";
+import * as roomEvents from "./0015_room_events.ts";
 import * as openaiCompat from "./0019_openai_compat.ts";
 
 /**
@@ -32,6 +33,7 @@ const migrations: Record<string, Knex.Migration> = {
   "0011_studio_marketplace": studioMarketplace,
   "0012_billing": billing,
   "0013_integrations": integrations,
+  "0015_room_events": roomEvents,
   "0019_openai_compat": openaiCompat,
 };
 

@@ -3,6 +3,7 @@ import { APIUserAbortError } from "openai";
 import type { Config } from "../../config.ts";
 import { abortError, UpstreamError } from "../llm/types.ts";
 import { openaiClient, providerError } from "../openai-client.ts";
+import { downloadImageLink, providerIsLocal } from "./download.ts";
 import { fitSvg, rasterize } from "./raster.ts";
 import { sizeOf, type AspectRatio, type GeneratedImage, type ImageProvider, type ImageRequest, type ImageStyle } from "./types.ts";
 
@@ -38,10 +39,12 @@ export class OpenAIImages implements ImageProvider {
   private readonly client: OpenAI;
   private readonly model: string;
   private readonly timeoutMs: number;
+  private readonly localProvider: boolean;
 
   constructor(settings: Config["images"], llm: Config["llm"]) {
     this.model = settings.model;
     this.timeoutMs = llm.timeoutMs;
+    this.localProvider = providerIsLocal(settings.baseUrl);
     this.client = openaiClient({ baseUrl: settings.baseUrl, apiKey: settings.apiKey, timeoutMs: llm.timeoutMs, maxRetries: llm.maxRetries });
   }
 
@@ -73,9 +76,6 @@ export class OpenAIImages implements ImageProvider {
   }
 
   private async download(url: string, signal: AbortSignal | undefined): Promise<Uint8Array> {
-    const timeout = AbortSignal.timeout(this.timeoutMs);
-    const response = await fetch(url, { signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
-    if (!response.ok) throw new UpstreamError(`${WHAT}'s image link answered ${response.status}`, response.status);
-    return new Uint8Array(await response.arrayBuffer());
+    return downloadImageLink(url, { allowPrivate: this.localProvider, timeoutMs: this.timeoutMs, signal });
   }
 }

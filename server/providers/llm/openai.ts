@@ -6,6 +6,20 @@ import { abortError, UpstreamError, type ChatCompletion, type ChatModelProvider,
 
 type Settings = Pick<Config["llm"], "baseUrl" | "apiKey" | "maxOutputTokens" | "timeoutMs" | "maxRetries">;
 
+/**
+ * The longest reply taken from a provider: the contract's limit of a message's content. A provider
+ * that ignores `max_tokens` (or never ends its stream) cannot make the service store, stream or
+ * hold more; the rest is not read.
+ */
+export const MAX_REPLY_CHARS = 32_000;
+
+/** At most `room` UTF-16 units of `text`, never ending in half a surrogate pair. */
+function capped(text: string, room: number): string {
+  if (text.length <= room) return text;
+  const cut = text.slice(0, Math.max(0, room));
+  return /[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut;
+}
+
 /** The real provider: any OpenAI-compatible chat completions API, through the official package. */
 export class OpenAIChatModel implements ChatModelProvider {
   readonly name = "openai";
@@ -22,7 +36,10 @@ export class OpenAIChatModel implements ChatModelProvider {
   async complete(request: ChatRequest): Promise<ChatCompletion> {
     try {
       const response = await this.#client.chat.completions.create({ ...this.#body(request), stream: false }, { signal: request.signal });
-      const content = response.choices[0]?.message.content ?? "";
+      // The package trusts the body's shape; a broken provider's `{"choices": 42}` is no reply.
+      const reply: unknown = Array.isArray(response.choices) ? (response.choices[0]?.message?.content ?? "") : undefined;
+      if (typeof reply !== "string") throw new UpstreamError("The model provider's answer held no reply");
+      const content = capped(reply, MAX_REPLY_CHARS);
       return { content, model: response.model || request.model, usage: usageOf(response.usage, request, content) };
     } catch (error) {
       throw this.#providerError(error, request.signal);
@@ -50,11 +67,17 @@ export class OpenAIChatModel implements ChatModelProvider {
         const choice = chunk.choices[0];
         if (choice?.finish_reason) finished = true;
         const delta = choice?.delta?.content;
-        if (delta) {
-          content += delta;
-          yield { type: "delta", content: delta };
+        if (typeof delta === "string" && delta) {
+          const piece = capped(delta, MAX_REPLY_CHARS - content.length);
+          content += piece;
+          if (piece) yield { type: "delta", content: piece };
           // Time our consumer took does not count against the provider.
           watchdog.refresh();
+          if (piece.length < delta.length) {
+            // Leaving the loop closes the stream: the rest of the reply is never read.
+            finished = true;
+            break;
+          }
         }
       }
     } catch (error) {

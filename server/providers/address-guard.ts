@@ -1,0 +1,89 @@
+import { lookup as dnsLookup } from "node:dns/promises";
+import type { LookupFunction } from "node:net";
+import ipaddr from "ipaddr.js";
+
+// The SSRF guard of every URL the service fetches that it did not get from its own settings:
+// webhook URLs (DECISIONS: Webhooks) and the links image providers answer. Only global unicast
+// addresses may be reached; everything ipaddr.js puts in a special range (loopback, private, link-local, which holds the cloud
+// metadata address 169.254.169.254, carrier-grade NAT, multicast, unspecified, unique-local,
+// reserved, documentation, 6to4/Teredo/NAT64 forms that embed an IPv4 address) is refused.
+// IPv4-mapped IPv6 addresses are judged as the IPv4 address they carry.
+
+export interface ResolvedAddress {
+  address: string;
+  family: 4 | 6;
+}
+
+/** Turns a host name into its addresses; swapped for a stub in tests so no name is ever looked up. */
+export type HostResolver = (hostname: string) => Promise<ResolvedAddress[]>;
+
+const systemResolver: HostResolver = async (hostname) =>
+  (await dnsLookup(hostname, { all: true, verbatim: true })).map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 }));
+
+let resolver: HostResolver = systemResolver;
+
+/** Replaces the resolver (tests); returns a function that puts the previous one back. */
+export function useHostResolver(next: HostResolver): () => void {
+  const previous = resolver;
+  resolver = next;
+  return () => {
+    resolver = previous;
+  };
+}
+
+export class BlockedAddressError extends Error {
+  override name = "BlockedAddressError";
+  readonly code = "EWEBHOOKBLOCKED";
+}
+
+/** Why `address` may not be reached (its range), or undefined for a global unicast address. */
+export function forbiddenRange(address: string): string | undefined {
+  if (!ipaddr.isValid(address)) return "not an IP address";
+  const parsed = ipaddr.process(address);
+  const range = parsed.range();
+  return range === "unicast" ? undefined : range;
+}
+
+/** An IP literal as URL hosts write them (`[::1]`), or undefined for a name. */
+export function ipLiteral(hostname: string): string | undefined {
+  const bare = hostname.startsWith("[") && hostname.endsWith("]") ? hostname.slice(1, -1) : hostname;
+  return ipaddr.isValid(bare) ? bare : undefined;
+}
+
+/**
+ * The addresses `hostname` stands for, every one of them allowed; throws `BlockedAddressError` when
+ * any is not (a name with one private address among public ones is refused as a whole), and the
+ * resolver's error when the name does not resolve.
+ */
+export async function allowedAddresses(hostname: string, allowPrivate: boolean): Promise<ResolvedAddress[]> {
+  const literal = ipLiteral(hostname);
+  const addresses = literal ? [{ address: literal, family: ipaddr.parse(literal).kind() === "ipv6" ? 6 : 4 } as ResolvedAddress] : await resolver(hostname);
+  if (addresses.length === 0) throw Object.assign(new Error(`${hostname} has no address`), { code: "ENOTFOUND" });
+  if (!allowPrivate) {
+    for (const { address } of addresses) {
+      const range = forbiddenRange(address);
+      if (range) throw new BlockedAddressError(`${hostname} resolves to ${address}, a ${range} address`);
+    }
+  }
+  return addresses;
+}
+
+/**
+ * A `lookup` for sockets to webhook receivers: the connection goes only to addresses checked here,
+ * at connection time, so a name that changes its answer after registration (DNS rebinding) cannot
+ * lead a delivery into the private network.
+ */
+export function guardedLookup(allowPrivate: boolean): LookupFunction {
+  return ((hostname: string, options: { family?: number | string; all?: boolean }, callback: (...args: unknown[]) => void) => {
+    allowedAddresses(hostname, allowPrivate).then(
+      (addresses) => {
+        const wanted = options.family === 4 || options.family === "IPv4" ? 4 : options.family === 6 || options.family === "IPv6" ? 6 : 0;
+        const usable = wanted ? addresses.filter((a) => a.family === wanted) : addresses;
+        if (usable.length === 0) return callback(Object.assign(new Error(`${hostname} has no IPv${wanted} address`), { code: "ENOTFOUND" }));
+        if (options.all) return callback(null, usable);
+        return callback(null, usable[0]!.address, usable[0]!.family);
+      },
+      (error: unknown) => callback(error),
+    );
+  }) as LookupFunction;
+}

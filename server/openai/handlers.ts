@@ -1,10 +1,10 @@
+import { v7 as uuidv7 } from "uuid";
 import { ApiError } from "../http/errors.ts";
 import { HANDLED, type Handler, type HandlerMap } from "../http/router.ts";
 import { abortOnClose } from "../http/sse.ts";
 import { beginCompletion, listModels, requireModel } from "./service.ts";
 import { streamCompletion } from "./stream.ts";
 import { completionHead, toCompletion, toModel } from "./views.ts";
-import { v7 as uuidv7 } from "uuid";
 
 const openai_list_models: Handler<"openai_list_models"> = async ({ services, principal }) => ({
   status: 200,

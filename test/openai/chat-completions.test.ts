@@ -1,6 +1,6 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createConversation, createPersona } from "../support/chat.ts";
+import { createConversation, createPersona, eventually } from "../support/chat.ts";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
 import { apiKeyFor, registerUser, type TestUser } from "../support/users.ts";
@@ -183,6 +183,27 @@ describe("a streamed completion", () => {
     const chunks = data.slice(0, -1).map((line) => JSON.parse(line));
     expect(chunks.every((chunk) => chunk.object === "chat.completion.chunk" && chunk.usage === undefined)).toBe(true);
     expect(chunks.map((chunk) => chunk.choices[0].delta.content ?? "").join("")).toBe("Echo: Hi there");
+  });
+
+  it("aborts the upstream call when the client disconnects, and gives the quota back", async () => {
+    const grace = await registerUser(service);
+    const own = await createPersona(service, grace);
+    fake.chat.next({ chunks: Array.from({ length: 20 }, (_, i) => `piece${i} `), chunkDelayMs: 300 });
+    const controller = new AbortController();
+    const response = await service.fetch("/openai/v1/chat/completions", {
+      method: "POST",
+      headers: { ...jsonHeaders, ...grace.auth },
+      body: JSON.stringify({ model: own.id, stream: true, messages: [{ role: "user", content: "talk slowly" }] }),
+      signal: controller.signal,
+    });
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    let seen = "";
+    while (!seen.includes('"delta":{"content":')) seen += decoder.decode((await reader.read()).value, { stream: true });
+    const aborted = fake.waitForAbort(10_000);
+    controller.abort();
+    expect((await aborted).aborted).toBe(true);
+    await eventually(async () => (await used(grace)) === 0);
   });
 
   it("reports a provider failure after the start as an OpenAI error event that the SDK raises", async () => {

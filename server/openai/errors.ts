@@ -29,7 +29,6 @@ const TYPES: Record<number, string> = {
 
 const CODES: Partial<Record<string, string>> = {
   unauthorized: "invalid_api_key",
-  forbidden: "insufficient_scope",
   rate_limited: "rate_limit_exceeded",
 };
 

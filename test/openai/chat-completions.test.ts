@@ -72,7 +72,7 @@ describe("models", () => {
     const error = await expectOpenAIError(await service.fetch("/openai/v1/models"), 401, "invalid_api_key", null);
     expect(error.type).toBe("invalid_request_error");
     const writeOnly = await apiKeyFor(service, alice, ["conversations:write"]);
-    await expectOpenAIError(await service.fetch("/openai/v1/models", { headers: { authorization: `Bearer ${writeOnly}` } }), 403, "insufficient_scope", null);
+    await expectOpenAIError(await service.fetch("/openai/v1/models", { headers: { authorization: `Bearer ${writeOnly}` } }), 403, "forbidden", null);
     await expect(client("pk_wrong").models.list()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
   });
 

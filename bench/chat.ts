@@ -128,6 +128,7 @@ async function main(fake: FakeOpenAI, database: { url: string } | undefined): Pr
     const base = summary(await concurrentSamples(streams, direct));
     firstDelta[streams] = { base, through: summary(await concurrentSamples(streams, served)) };
   }
+  await openaiFirstChunk(url, auth, personaId, conversations);
   const { base, through } = firstDelta[STREAMS]!;
   const added = { p50: through.p50 - base.p50, p99: through.p99 - base.p99 };
   const single = firstDelta[1]!;
@@ -178,6 +179,30 @@ async function controlFigures(fake: FakeOpenAI, database: { url: string } | unde
   }
   const lines = await chatControlFigures({ fake, generating: url, other, auth, conversations });
   return [`(resume and stop: ${database ? "two API processes on PostgreSQL" : "one process on the embedded database"})`, ...lines];
+}
+
+/**
+ * Issue 22: time to the first content chunk through the OpenAI-compatible endpoint (stateless, the
+ * client's history), next to the native stream's first delta, one stream and `STREAMS` at once, in
+ * this run. The endpoint's role chunk goes out before the model answers, so the marker is the first
+ * chunk that carries text.
+ */
+async function openaiFirstChunk(url: string, auth: Record<string, string>, personaId: string, conversations: string[]): Promise<void> {
+  const native = (i: number) =>
+    timeToMarker(`${url}/v1/conversations/${conversations[i]}/messages/stream`, { method: "POST", headers: auth, body: JSON.stringify({ content: "Say hello" }) }, "event: delta");
+  const body = JSON.stringify({ model: personaId, stream: true, messages: [{ role: "user", content: "Say hello" }] });
+  const compatible = () => timeToMarker(`${url}/openai/v1/chat/completions`, { method: "POST", headers: auth, body }, '"delta":{"content":');
+  const lines: string[] = [];
+  for (const streams of [1, STREAMS]) {
+    process.stderr.write(`  first chunk, ${streams} concurrent stream(s): native stream, then /openai/v1/chat/completions...\n`);
+    const base = summary(await concurrentSamples(streams, native));
+    const through = summary(await concurrentSamples(streams, compatible));
+    lines.push(
+      `  ${String(streams).padStart(2)} stream(s), ${base.n} samples: native p50 ${base.p50.toFixed(1)} p99 ${base.p99.toFixed(1)}; OpenAI-compatible p50 ${through.p50.toFixed(1)} p99 ${through.p99.toFixed(1)}; ratio p50 ${(through.p50 / base.p50).toFixed(2)}`,
+    );
+  }
+  console.log("time to the first content chunk, OpenAI-compatible endpoint vs the native stream (ms):");
+  for (const line of lines) console.log(line);
 }
 
 const fake = await startFakeOpenAI();

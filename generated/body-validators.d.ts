@@ -3,6 +3,7 @@ export interface CompiledValidator {
   (data: unknown): boolean;
   errors?: { keyword: string; instancePath: string; schemaPath: string; params: Record<string, unknown>; message?: string }[] | null;
 }
+export declare const body_openai_create_chat_completion_0: CompiledValidator;
 export declare const body_api_keys_create_simple_0: CompiledValidator;
 export declare const body_api_keys_create_0: CompiledValidator;
 export declare const body_auth_forgot_password_0: CompiledValidator;

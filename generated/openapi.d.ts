@@ -65,6 +65,76 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/openai/v1/chat/completions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a chat completion
+         * @description A reply of the persona named by `model` to the last message, which must be the user's. The
+         *     earlier messages are the history (stateless); the persona's instructions, knowledge, greeting
+         *     (when the history does not start with an assistant message) and lorebook apply as in the app,
+         *     and the client's `system` messages follow the persona's instructions unless the owner forbids
+         *     them. Each reply counts one message against the caller's monthly quota (429
+         *     `insufficient_quota` when used up).
+         *
+         *     `stream: true` answers `text/event-stream`: `data: {chat.completion.chunk}` events, the first
+         *     with `delta.role: "assistant"`, the last with `finish_reason: "stop"` (then the usage chunk
+         *     when `stream_options.include_usage`), then `data: [DONE]`. Otherwise one `chat.completion`.
+         */
+        post: operations["openai_create_chat_completion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openai/v1/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List personas as models
+         * @description The personas the caller can chat with, as models: the caller's own personas, newest first, at
+         *     most 1000 (OpenAI's list has no paging). Any public persona's id also works as `model`.
+         */
+        get: operations["openai_list_models"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openai/v1/models/{model}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a persona as a model
+         * @description One persona the caller can chat with (their own or a public one), as a model; else 404 `model_not_found`.
+         */
+        get: operations["openai_get_model"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -3940,6 +4010,208 @@ export interface components {
             /** @description Granted scopes, space-separated. */
             scope: string;
         };
+        /** @description The persona's reply. */
+        OpenAIAssistantMessage: {
+            /** @enum {string} */
+            role: "assistant";
+            content: string;
+            /** @description Always null: personas do not refuse in OpenAI's structured way. */
+            refusal: string | null;
+        };
+        OpenAIChatChoice: {
+            /** Format: int32 */
+            index: number;
+            message: components["schemas"]["OpenAIAssistantMessage"];
+            /** @enum {string} */
+            finish_reason: "stop" | "length";
+            /** @description Always null (no log probabilities). */
+            logprobs: unknown;
+        };
+        /** @description A whole reply. */
+        OpenAIChatCompletion: {
+            /** @description `chatcmpl-` and a UUID. */
+            id: string;
+            /** @enum {string} */
+            object: "chat.completion";
+            /**
+             * Format: int64
+             * @description Unix seconds.
+             */
+            created: number;
+            /** @description The persona id the request named. */
+            model: string;
+            choices: components["schemas"]["OpenAIChatChoice"][];
+            usage: components["schemas"]["OpenAIUsage"];
+            /**
+             * Format: uuid
+             * @description Persona extension: the stored assistant message's id when the exchange was stored in a
+             *     conversation (`conversation_id`), else null.
+             */
+            persona_message_id: string | null;
+        };
+        /**
+         * @description The data of each streamed event (`data: {...}` lines, no event names), then `data: [DONE]`. A
+         *     failure after the stream started arrives as `data: {"error": {...}}` (OpenAI's error shape),
+         *     then the stream ends without `[DONE]`.
+         */
+        OpenAIChatCompletionChunk: {
+            id: string;
+            /** @enum {string} */
+            object: "chat.completion.chunk";
+            /** Format: int64 */
+            created: number;
+            model: string;
+            /** @description Empty in the usage chunk. */
+            choices: components["schemas"]["OpenAIChunkChoice"][];
+            /** @description Only in the last chunk, when `stream_options.include_usage` was true. */
+            usage?: components["schemas"]["OpenAIUsage"];
+        };
+        /**
+         * @description OpenAI's chat completion request. Other OpenAI parameters (temperature, top_p, stop, seed, ...)
+         *     are accepted and ignored; `n` other than 1 and `tools`/`functions` are refused with 400
+         *     `unsupported`.
+         */
+        OpenAIChatCompletionRequest: {
+            /** @description The persona id (see `GET /openai/v1/models`). */
+            model: string;
+            messages: components["schemas"]["OpenAIChatMessage"][];
+            /** @description true: the reply as `chat.completion.chunk` server-sent events ending with `data: [DONE]`. */
+            stream?: boolean | null;
+            stream_options?: components["schemas"]["OpenAIStreamOptions"];
+            /**
+             * Format: int32
+             * @description Caps the reply's tokens (below the server's own cap).
+             */
+            max_tokens?: number | null;
+            /**
+             * Format: int32
+             * @description Same as `max_tokens`; wins when both are sent.
+             */
+            max_completion_tokens?: number | null;
+            /**
+             * Format: int32
+             * @description Only 1.
+             */
+            n?: number | null;
+            /**
+             * @description One of the caller's conversations with this persona: the new user message and the reply are
+             *     stored in it (they appear in the app, its analytics and webhooks). Also accepted as the
+             *     `X-Persona-Conversation-Id` header; the body wins.
+             */
+            conversation_id?: components["schemas"]["Uuid"];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A message of the history, oldest first; the last one is the user's new message. */
+        OpenAIChatMessage: {
+            role: components["schemas"]["OpenAIMessageRole"];
+            /** @description Text, or a list of text parts that are joined. */
+            content: (string | null) | (components["schemas"]["OpenAIContentPart"][] | null);
+            /** @description Accepted and ignored. */
+            name?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        OpenAIChunkChoice: {
+            /** Format: int32 */
+            index: number;
+            delta: components["schemas"]["OpenAIChunkDelta"];
+            /**
+             * @description null until the last chunk with choices, then `stop`.
+             * @enum {string|null}
+             */
+            finish_reason: "stop" | "length" | null;
+            /** @description Always null (no log probabilities). */
+            logprobs: unknown;
+        };
+        /** @description The new text of a chunk: `role` in the first chunk only. */
+        OpenAIChunkDelta: {
+            /** @enum {string} */
+            role?: "assistant";
+            content?: string;
+        };
+        /** @description One part of a message's content; only `text` parts are accepted. */
+        OpenAIContentPart: {
+            type: string;
+            text?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description One error in OpenAI's shape. */
+        OpenAIErrorDetail: {
+            /** @description Human-readable explanation. */
+            message: string;
+            /**
+             * @description OpenAI's error class: `invalid_request_error`, `authentication_error`, `permission_error`,
+             *     `not_found_error`, `rate_limit_error`, `insufficient_quota`, `server_error`, `api_error`.
+             */
+            type: string;
+            /** @description The request field at fault (`messages`, `model`, ...), when one is. */
+            param: string | null;
+            /**
+             * @description Machine-readable code: `invalid_request`, `unsupported`, `model_not_found`,
+             *     `conversation_not_found`, `invalid_api_key`, `insufficient_scope`, `rate_limit_exceeded`,
+             *     `insufficient_quota`, `upstream_error`, `internal_error`, ...
+             */
+            code: string | null;
+        };
+        /**
+         * @description The error body of `/openai/v1`: `{"error": {"message", "type", "param", "code"}}`, as OpenAI answers.
+         * @example {
+         *       "error": {
+         *         "message": "The model `0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a99` does not exist or you do not have access to it.",
+         *         "type": "invalid_request_error",
+         *         "param": "model",
+         *         "code": "model_not_found"
+         *       }
+         *     }
+         */
+        OpenAIErrorEnvelope: {
+            error: components["schemas"]["OpenAIErrorDetail"];
+        };
+        /**
+         * @description Who wrote a message; `developer` reads as `system`. `tool` and `function` are refused (no tools).
+         * @enum {string}
+         */
+        OpenAIMessageRole: "system" | "developer" | "user" | "assistant" | "tool" | "function";
+        /** @description A persona as an OpenAI model: `id` is the persona id, to be sent as `model`. */
+        OpenAIModel: {
+            id: components["schemas"]["Uuid"];
+            /** @enum {string} */
+            object: "model";
+            /**
+             * Format: int64
+             * @description Unix seconds when the persona was created.
+             */
+            created: number;
+            /** @description The persona's creator (user id). */
+            owned_by: string;
+            /** @description The persona's display name (clients such as Open WebUI show it instead of the id). */
+            name: string;
+        };
+        /** @description The personas the caller can chat with, as OpenAI's model list (one page, no paging). */
+        OpenAIModelList: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["OpenAIModel"][];
+        };
+        /** @description `include_usage`: a last chunk with empty `choices` carries the token usage. */
+        OpenAIStreamOptions: {
+            include_usage?: boolean;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A message's text. */
+        OpenAIText: string;
+        /** @description Tokens of the model call, as the provider counted them. */
+        OpenAIUsage: {
+            /** Format: int32 */
+            prompt_tokens: number;
+            /** Format: int32 */
+            completion_tokens: number;
+            /** Format: int32 */
+            total_tokens: number;
+        };
         /**
          * @description The plans that are paid for; `free` is what an account has without a subscription.
          * @enum {string}
@@ -4014,6 +4286,11 @@ export interface components {
             voice_id: components["schemas"]["VoiceId"];
             /** Format: int32 */
             message_count: number;
+            /**
+             * @description Whether callers of the OpenAI-compatible endpoint may add their own `system` messages after the
+             *     persona's instructions; when false such a request is refused with 400.
+             */
+            allow_client_system_messages: boolean;
             /** @description Owner's user id. */
             creator_id: components["schemas"]["Uuid"];
             /** Format: date-time */
@@ -4043,6 +4320,11 @@ export interface components {
             greeting_message?: string;
             /** @default alloy */
             voice_id?: components["schemas"]["VoiceId"];
+            /**
+             * @description Lets OpenAI-compatible clients add `system` messages after the instructions.
+             * @default true
+             */
+            allow_client_system_messages?: boolean;
         };
         /** @description The list envelope with `total`, `limit` and `offset`. */
         PersonaList: {
@@ -4090,6 +4372,7 @@ export interface components {
             category?: components["schemas"]["PersonaCategory"];
             greeting_message?: string;
             voice_id?: components["schemas"]["VoiceId"];
+            allow_client_system_messages?: boolean;
         };
         /**
          * @description Subscription plans (DECISIONS: Plans).
@@ -5557,6 +5840,23 @@ export type SchemaOAuthGrantType = components['schemas']['OAuthGrantType'];
 export type SchemaOAuthResponseType = components['schemas']['OAuthResponseType'];
 export type SchemaOAuthTokenRequest = components['schemas']['OAuthTokenRequest'];
 export type SchemaOAuthTokenResponse = components['schemas']['OAuthTokenResponse'];
+export type SchemaOpenAiAssistantMessage = components['schemas']['OpenAIAssistantMessage'];
+export type SchemaOpenAiChatChoice = components['schemas']['OpenAIChatChoice'];
+export type SchemaOpenAiChatCompletion = components['schemas']['OpenAIChatCompletion'];
+export type SchemaOpenAiChatCompletionChunk = components['schemas']['OpenAIChatCompletionChunk'];
+export type SchemaOpenAiChatCompletionRequest = components['schemas']['OpenAIChatCompletionRequest'];
+export type SchemaOpenAiChatMessage = components['schemas']['OpenAIChatMessage'];
+export type SchemaOpenAiChunkChoice = components['schemas']['OpenAIChunkChoice'];
+export type SchemaOpenAiChunkDelta = components['schemas']['OpenAIChunkDelta'];
+export type SchemaOpenAiContentPart = components['schemas']['OpenAIContentPart'];
+export type SchemaOpenAiErrorDetail = components['schemas']['OpenAIErrorDetail'];
+export type SchemaOpenAiErrorEnvelope = components['schemas']['OpenAIErrorEnvelope'];
+export type SchemaOpenAiMessageRole = components['schemas']['OpenAIMessageRole'];
+export type SchemaOpenAiModel = components['schemas']['OpenAIModel'];
+export type SchemaOpenAiModelList = components['schemas']['OpenAIModelList'];
+export type SchemaOpenAiStreamOptions = components['schemas']['OpenAIStreamOptions'];
+export type SchemaOpenAiText = components['schemas']['OpenAIText'];
+export type SchemaOpenAiUsage = components['schemas']['OpenAIUsage'];
 export type SchemaPaidPlan = components['schemas']['PaidPlan'];
 export type SchemaPassword = components['schemas']['Password'];
 export type SchemaPayloadTooLargeError = components['schemas']['PayloadTooLargeError'];
@@ -5792,6 +6092,440 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
+        };
+    };
+    openai_create_chat_completion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Same as the body's `conversation_id`. */
+                "X-Persona-Conversation-Id"?: components["schemas"]["Uuid"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "model": "0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01",
+                 *       "messages": [
+                 *         {
+                 *           "role": "user",
+                 *           "content": "Which planet is the bright one low in the west after sunset?"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["OpenAIChatCompletionRequest"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "chatcmpl-0193a6f1-2c3d-7e4f-8a5b-6c7d8e9f0a12",
+                     *       "object": "chat.completion",
+                     *       "created": 1795000000,
+                     *       "model": "0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01",
+                     *       "choices": [
+                     *         {
+                     *           "index": 0,
+                     *           "message": {
+                     *             "role": "assistant",
+                     *             "content": "That's Venus, cadet!",
+                     *             "refusal": null
+                     *           },
+                     *           "finish_reason": "stop",
+                     *           "logprobs": null
+                     *         }
+                     *       ],
+                     *       "usage": {
+                     *         "prompt_tokens": 412,
+                     *         "completion_tokens": 6,
+                     *         "total_tokens": 418
+                     *       },
+                     *       "persona_message_id": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAIChatCompletion"];
+                    "text/event-stream": string;
+                };
+            };
+            /** @description The server could not understand the request due to invalid syntax. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorEnvelope"];
+                };
+            };
+            /** @description Access is unauthorized. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorEnvelope"];
+                };
+            };
+            /** @description Access is forbidden. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorEnvelope"];
+                };
+            };
+            /** @description The server cannot find the requested resource. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorEnvelope"];
+                };
+            };
+            /** @description Client error */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorEnvelope"];
+                };
+            };
+            /** @description Client error */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorEnvelope"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (with `Retry-After`) or `insufficient_quota` (the plan's monthly messages are used up). */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description Seconds to wait before retrying; absent for `insufficient_quota`. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorEnvelope"];
+                };
+            };
+            /** @description Server error */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorEnvelope"];
+                };
+            };
+            /** @description Server error */
+            501: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorEnvelope"];
+                };
+            };
+            /** @description Server error */
+            502: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorEnvelope"];
+                };
+            };
+            /** @description Service unavailable. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorEnvelope"];
+                };
+            };
+        };
+    };
+    openai_list_models: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "id": "0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01",
+                     *           "object": "model",
+                     *           "created": 1793610900,
+                     *           "owned_by": "0193a6c0-11aa-7e01-8c3d-5a6b7c8d9e01",
+                     *           "name": "Captain Nova"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAIModelList"];
+                };
+            };
+            /** @description The server could not understand the request due to invalid syntax. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorEnvelope"];
+                };
+            };
+            /** @description Access is unauthorized. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorEnvelope"];
+                };
+            };
+            /** @description Access is forbidden. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorEnvelope"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (with `Retry-After`) or `insufficient_quota` (the plan's monthly messages are used up). */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description Seconds to wait before retrying; absent for `insufficient_quota`. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorEnvelope"];
+                };
+            };
+            /** @description Server error */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorEnvelope"];
+                };
+            };
+            /** @description Server error */
+            501: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorEnvelope"];
+                };
+            };
+        };
+    };
+    openai_get_model: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
+                model: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01",
+                     *       "object": "model",
+                     *       "created": 1793610900,
+                     *       "owned_by": "0193a6c0-11aa-7e01-8c3d-5a6b7c8d9e01",
+                     *       "name": "Captain Nova"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAIModel"];
+                };
+            };
+            /** @description The server could not understand the request due to invalid syntax. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorEnvelope"];
+                };
+            };
+            /** @description Access is unauthorized. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorEnvelope"];
+                };
+            };
+            /** @description Access is forbidden. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorEnvelope"];
+                };
+            };
+            /** @description The server cannot find the requested resource. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorEnvelope"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (with `Retry-After`) or `insufficient_quota` (the plan's monthly messages are used up). */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description Seconds to wait before retrying; absent for `insufficient_quota`. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorEnvelope"];
+                };
+            };
+            /** @description Server error */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorEnvelope"];
+                };
+            };
+            /** @description Server error */
+            501: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorEnvelope"];
+                };
+            };
         };
     };
     ops_openapi_json: {
@@ -9955,6 +10689,7 @@ export interface operations {
                      *       "greeting_message": "Welcome aboard, cadet! What corner of the sky shall we explore today?",
                      *       "voice_id": "nova",
                      *       "message_count": 42,
+                     *       "allow_client_system_messages": true,
                      *       "creator_id": "0193a6c0-11aa-7e01-8c3d-5a6b7c8d9e01",
                      *       "created_at": "2026-11-02T09:15:00Z",
                      *       "updated_at": "2026-11-20T17:40:12Z"
@@ -10087,6 +10822,7 @@ export interface operations {
                      *       "voice_id": "alloy",
                      *       "message_count": 0,
                      *       "creator_id": "0193a6c0-11aa-7e01-8c3d-5a6b7c8d9e01",
+                     *       "allow_client_system_messages": true,
                      *       "created_at": "2026-11-23T19:15:00Z",
                      *       "updated_at": "2026-11-23T19:15:00Z"
                      *     }
@@ -10141,6 +10877,7 @@ export interface operations {
                      *       "greeting_message": "Welcome aboard, cadet! What corner of the sky shall we explore today?",
                      *       "voice_id": "nova",
                      *       "message_count": 42,
+                     *       "allow_client_system_messages": true,
                      *       "creator_id": "0193a6c0-11aa-7e01-8c3d-5a6b7c8d9e01",
                      *       "created_at": "2026-11-02T09:15:00Z",
                      *       "updated_at": "2026-11-20T17:40:12Z"
@@ -10203,6 +10940,7 @@ export interface operations {
                      *       "greeting_message": "Welcome aboard, cadet! What corner of the sky shall we explore today?",
                      *       "voice_id": "nova",
                      *       "message_count": 42,
+                     *       "allow_client_system_messages": true,
                      *       "creator_id": "0193a6c0-11aa-7e01-8c3d-5a6b7c8d9e01",
                      *       "created_at": "2026-11-02T09:15:00Z",
                      *       "updated_at": "2026-11-20T17:40:12Z"

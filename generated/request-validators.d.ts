@@ -6,6 +6,9 @@ export interface CompiledValidator {
 export declare const request_ops_index: CompiledValidator;
 export declare const request_ops_docs: CompiledValidator;
 export declare const request_ops_healthz: CompiledValidator;
+export declare const request_openai_create_chat_completion: CompiledValidator;
+export declare const request_openai_list_models: CompiledValidator;
+export declare const request_openai_get_model: CompiledValidator;
 export declare const request_ops_openapi_json: CompiledValidator;
 export declare const request_ops_openapi_yaml: CompiledValidator;
 export declare const request_ops_readyz: CompiledValidator;

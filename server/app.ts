@@ -12,6 +12,7 @@ import { requestLog } from "./http/request-log.ts";
 import { dispatch, type HandlerMap, type OperationId } from "./http/router.ts";
 import { requestValidation, responseValidator } from "./http/validator.ts";
 import { verifyUtf8Body, verifyUtf8Form } from "./http/well-formed.ts";
+import { openaiErrorHandler } from "./openai/errors.ts";
 import type { Services } from "./services.ts";
 
 /**
@@ -49,6 +50,8 @@ export async function createApp(services: Services, handlers: HandlerMap = defau
     route[method](onlyMethod(op.method), ...requestValidation(op), ...shared, dispatch(handlers, services, op.operationId as OperationId));
   }
   app.use(unknownRoute);
+  // OpenAI clients read OpenAI's error body; the rest of the service keeps its own.
+  app.use("/openai/v1", openaiErrorHandler);
   app.use(errorHandler);
   return app;
 }

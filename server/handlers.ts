@@ -18,6 +18,7 @@ import { handlers as marketplace } from "./marketplace/handlers.ts";
 import { handlers as studio } from "./studio/handlers.ts";
 import { handlers as billing } from "./billing/handlers.ts";
 import { handlers as integrations } from "./integrations/handlers.ts";
+import { handlers as openai } from "./openai/handlers.ts";
 
 /**
  * The handler of every operation in the contract. An area that is not built yet answers 501
@@ -42,5 +43,6 @@ export const handlers: HandlerMap = {
   ...studio,
   ...billing,
   ...integrations,
+  ...openai,
   ...webhooks,
 };

@@ -29,6 +29,7 @@ export {
   errorFromResponse,
 } from "./errors.ts";
 export { PageIterator, type Cursor, type ListPage } from "./pagination.ts";
+export { openaiBaseUrl } from "./openai.ts";
 export { ChatStream, type ChatStreamEvent } from "./stream.ts";
 export { RoomEventStream, type RoomEvent, type RoomEventsOptions } from "./room-events.ts";
 export { uploadForm, type Uploadable, type UploadOptions } from "./upload.ts";

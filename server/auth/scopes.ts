@@ -2,7 +2,7 @@ import type { OperationInfo } from "../contract.ts";
 import type { Principal } from "../http/principal.ts";
 
 // What the `chat` scope of the alternative key form adds to `read` (DECISIONS: Scopes).
-const MESSAGE_SENDS = new Set(["conversations_send_message", "conversations_stream_message", "rooms_send_message"]);
+const MESSAGE_SENDS = new Set(["conversations_send_message", "conversations_stream_message", "rooms_send_message", "openai_create_chat_completion"]);
 
 /**
  * Whether the principal may call the operation. The contract names the fine-grained scope each

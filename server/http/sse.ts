@@ -69,6 +69,11 @@ export class SSEWriter {
     if (this.open) this.#res.write(text);
   }
 
+  /** An unnamed event (`data:` only, as OpenAI's streams are): JSON, or a string sent as it is. */
+  data(data: unknown): void {
+    if (this.open) this.#res.write(`data: ${typeof data === "string" ? data : JSON.stringify(data)}\n\n`);
+  }
+
   comment(text: string): void {
     if (this.open) this.#res.write(`: ${text.replace(/[\r\n]+/g, " ")}\n\n`);
   }

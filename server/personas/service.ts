@@ -96,6 +96,7 @@ export async function createPersona(services: Services, userId: string, input: P
       category: input.category ?? "other",
       greeting_message: input.greeting_message ?? null,
       voice_id: input.voice_id ?? "alloy",
+      allow_client_system_messages: input.allow_client_system_messages ?? true,
       message_count: 0,
       created_at: now,
       updated_at: now,
@@ -120,7 +121,7 @@ export interface PersonaCopyOf {
   onCreated: (trx: Knex.Transaction, persona: PersonaRow) => Promise<void>;
 }
 
-const CHANGEABLE = ["name", "description", "instructions", "model", "avatar_url", "is_public", "category", "greeting_message", "voice_id"] as const;
+const CHANGEABLE = ["name", "description", "instructions", "model", "avatar_url", "is_public", "category", "greeting_message", "voice_id", "allow_client_system_messages"] as const;
 
 /** Changes only the supplied fields; an update that supplies none changes nothing, not even `updated_at`. */
 export async function updatePersona(services: Services, userId: string, personaId: string, input: PersonaUpdate): Promise<PersonaRow> {

@@ -16,6 +16,8 @@ export interface PersonaRow {
   greeting_message: string | null;
   voice_id: string;
   message_count: number;
+  /** Whether OpenAI-compatible clients may add their own system messages (issue 22). */
+  allow_client_system_messages: boolean;
   created_at: Date;
   updated_at: Date;
   /** When the persona last became public (the social feed's "new persona"); null if never. */
@@ -26,7 +28,7 @@ export interface PersonaRow {
 
 /** The columns an owner may change; everything else is the service's to set. */
 export type PersonaChanges = Partial<
-  Pick<PersonaRow, "name" | "description" | "instructions" | "model" | "avatar_url" | "is_public" | "category" | "greeting_message" | "voice_id" | "published_at">
+  Pick<PersonaRow, "name" | "description" | "instructions" | "model" | "avatar_url" | "is_public" | "category" | "greeting_message" | "voice_id" | "allow_client_system_messages" | "published_at">
 >;
 
 export type PersonaSortKey = "created_at" | "updated_at" | "name";

@@ -19,6 +19,7 @@ export function toPersona(row: PersonaRow, viewerId: string): Schemas["Persona"]
     greeting_message: row.greeting_message,
     voice_id: row.voice_id as Schemas["VoiceId"],
     message_count: row.message_count,
+    allow_client_system_messages: row.allow_client_system_messages,
     creator_id: row.creator_id,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),

@@ -22,6 +22,8 @@ export const KNOWLEDGE_PREAMBLE =
 
 export interface ContextInput {
   instructions: string;
+  /** The caller's own system text, after the instructions (cut from the end with them when too long). */
+  system?: readonly string[];
   greeting: string | null;
   /** Earlier messages, newest first (as read from the store). */
   history: readonly PastTurn[];
@@ -60,6 +62,16 @@ export function assembleContext(input: ContextInput): AssembledContext {
   const recent = [input.userMessage, ...input.history.map((turn) => turn.content)];
   const instructions = withCardContext(truncateToTokens(input.instructions, Math.floor(input.budget * INSTRUCTIONS_SHARE)), input.card, recent, input.budget);
   remaining -= turnTokens(instructions) + turnTokens(input.userMessage);
+  // The caller's system text shares the instructions' share of the budget, after them.
+  const systemTurns: ChatTurn[] = [];
+  let systemBudget = Math.floor(input.budget * INSTRUCTIONS_SHARE) - countTokens(instructions);
+  for (const text of input.system ?? []) {
+    const content = truncateToTokens(text, systemBudget);
+    if (!content) continue;
+    systemBudget -= countTokens(content);
+    systemTurns.push({ role: "system", content });
+    remaining -= turnTokens(content);
+  }
   const summaryTurn: ChatTurn | undefined = input.summary
     ? { role: "system", content: `${SUMMARY_PREAMBLE}\n${truncateToTokens(input.summary, Math.floor(input.budget * SUMMARY_SHARE))}` }
     : undefined;
@@ -97,6 +109,7 @@ export function assembleContext(input: ContextInput): AssembledContext {
 
   const turns: ChatTurn[] = [
     { role: "system", content: instructions },
+    ...systemTurns,
     ...(summaryTurn ? [summaryTurn] : []),
     ...(knowledgeTurn ? [knowledgeTurn] : []),
     ...(greetingTurn ? [greetingTurn] : []),

@@ -129,6 +129,7 @@ function modelRequest(services: Services, request: ReplyRequest, context: ReplyC
   const { llm } = services.config;
   const assembled = assembleContext({
     instructions: request.persona.instructions,
+    ...(context.system?.length ? { system: context.system } : {}),
     greeting: request.persona.greeting_message,
     // A stored input read back with the history would be in the context twice.
     history: context.history.filter((turn) => turn.id === undefined || turn.id !== input.id),
@@ -142,7 +143,7 @@ function modelRequest(services: Services, request: ReplyRequest, context: ReplyC
     call: {
       model: request.persona.model,
       messages: assembled.turns,
-      maxOutputTokens: llm.maxOutputTokens,
+      maxOutputTokens: Math.min(llm.maxOutputTokens, request.maxOutputTokens ?? llm.maxOutputTokens),
       purpose: "reply",
       ...(callSignal(request) ? { signal: callSignal(request)! } : {}),
     },

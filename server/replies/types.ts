@@ -32,6 +32,11 @@ export interface ReplyContext {
   summary?: string;
   /** The persona's character card, when it was imported from one (the engine loads it). */
   card?: CardContext;
+  /**
+   * The caller's own system text (an OpenAI-compatible client's `system` messages), put right after
+   * the persona's instructions.
+   */
+  system?: string[];
 }
 
 /**
@@ -137,6 +142,8 @@ export interface ReplyRequest {
    * nothing itself and gives this one back when the reply fails.
    */
   reserved?: MessageReservation;
+  /** A smaller cap on the reply's tokens than the server's own (an OpenAI client's `max_tokens`). */
+  maxOutputTokens?: number;
 }
 
 /** A reply that is ready to run: the quota is reserved and the context loaded. Iterate it once. */

@@ -35,6 +35,8 @@ const NOT_UUIDS: Record<string, string> = {
   "IntegrationDetail.channel_ids": "the chat platform's channel ids",
   "IntegrationTestOutcome.message_id": "the chat platform's id of the test message",
   "CharacterBookEntry.id": "a lorebook entry's id as the character card's author numbered it",
+  "OpenAIChatCompletion.id": "OpenAI's completion id form, chatcmpl-<uuid>",
+  "OpenAIChatCompletionChunk.id": "OpenAI's completion id form, chatcmpl-<uuid>",
 };
 
 /** Parameters and properties that carry an id under another name. */

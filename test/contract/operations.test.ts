@@ -53,7 +53,8 @@ describe("the contract's operations", () => {
     ];
     // The extensions are credential-free by design: probes, signed links, form posts, provider callbacks;
     // except the webhook delivery log, the room event stream and the generations of a conversation,
-    // the caller's own data like the rest of their areas, and character cards.
+    // the caller's own data like the rest of their areas, character cards, and the OpenAI-compatible
+    // prefix, which acts for the caller like the conversations it replies through.
     const authedExtensions = [
       "GET /v1/webhooks/{id}/deliveries",
       "POST /v1/webhooks/{id}/deliveries/{delivery_id}/redeliver",
@@ -64,6 +65,9 @@ describe("the contract's operations", () => {
       // Character cards (issue 22): the personas scopes.
       "POST /v1/personas/import",
       "GET /v1/personas/{id}/card",
+      "GET /openai/v1/models",
+      "GET /openai/v1/models/{model}",
+      "POST /openai/v1/chat/completions",
     ];
     // Chat control on one's own conversations (issue 21) needs the conversations scopes too.
     const chatControl = /^(GET|POST) \/v1\/conversations\/\{id\}\//;

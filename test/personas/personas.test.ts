@@ -94,6 +94,7 @@ describe("creating a persona", () => {
       greeting_message: null,
       voice_id: "alloy",
       message_count: 0,
+      allow_client_system_messages: true,
       creator_id: alice.id,
       created_at: now.toISOString(),
       updated_at: now.toISOString(),
@@ -337,7 +338,7 @@ describe("listing one's personas", () => {
       ["id", "name", "description", "model", "avatar_url", "is_public", "category", "message_count", "created_at", "updated_at"].sort(),
     );
     const full = made.find((row) => row.id === body.data[0]!.id)!;
-    const { instructions: _i, greeting_message: _g, voice_id: _v, creator_id: _c, ...summary } = full;
+    const { instructions: _i, greeting_message: _g, voice_id: _v, creator_id: _c, allow_client_system_messages: _s, ...summary } = full;
     expect(body.data[0]).toEqual(summary);
   });
 

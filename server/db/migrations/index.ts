@@ -17,6 +17,7 @@ import * as roomEvents from "./0015_room_events.ts";
 import * as generations from "./0016_generations.ts";
 import * as conversationTree from "./0017_conversation_tree.ts";
 import * as characterCards from "./0018_character_cards.ts";
+import * as openaiCompat from "./0019_openai_compat.ts";
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that they load the same
@@ -41,6 +42,7 @@ const migrations: Record<string, Knex.Migration> = {
   "0016_generations": generations,
   "0017_conversation_tree": conversationTree,
   "0018_character_cards": characterCards,
+  "0019_openai_compat": openaiCompat,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

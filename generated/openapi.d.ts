@@ -3863,6 +3863,16 @@ export interface components {
              * @enum {boolean}
              */
             stopped?: true;
+            /**
+             * Format: uuid
+             * @description The previous message on this message's path; null for a first message (issue 21: a conversation is a tree).
+             */
+            parent_id?: string | null;
+            /**
+             * Format: int32
+             * @description Replies only: the position among the turn's alternatives, from 0 (issue 21: regenerated replies).
+             */
+            alternative_index?: number;
         };
         /** @description A new version of an earlier user message; it starts a new branch. */
         MessageEdit: {

@@ -3,6 +3,8 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { retryDelayMs } from "../../server/webhooks/delivery.ts";
 import { createConversation, createPersona, eventually, sendBlocking } from "../support/chat.ts";
+import { contract } from "../support/contract.ts";
+import { schemaErrors } from "../support/schema.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
 import { registerUser } from "../support/users.ts";
 import { createWebhook, deliveries, emit, loopbackEnv, outboxIds } from "./helpers.ts";
@@ -49,7 +51,7 @@ describe("delivery", () => {
       id: expect.any(String),
       type: "message.created",
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
-      data: { conversation_id: conversation.id, message_id: expect.any(String), role: "user", content: "Hello there", persona_id: persona.id },
+      data: { conversation_id: conversation.id, message_id: expect.any(String), role: "user", content: "Hello there", persona_id: persona.id, parent_id: null },
     });
     const standard = new Webhook(webhook.secret);
     for (const entry of hook.received) {
@@ -61,6 +63,12 @@ describe("delivery", () => {
       expect(standard.verify(entry.raw, entry.headers as Record<string, string>)).toEqual(JSON.parse(entry.raw));
       expect(entry.headers["webhook-id"]).toBe(JSON.parse(entry.raw).id);
       expect(() => new Webhook(`whsec_${Buffer.from("another secret of enough bytes").toString("base64")}`).verify(entry.raw, entry.headers as Record<string, string>)).toThrow();
+    }
+    // Each message.created body is exactly what the contract declares: valid, and no undeclared field.
+    const declared = contract.components.schemas.MessageCreatedEventData!;
+    for (const body of bodies.filter((each) => each.type === "message.created")) {
+      expect(schemaErrors(declared, body.data)).toEqual([]);
+      expect(Object.keys(body.data).filter((field) => !(field in (declared.properties as object)))).toEqual([]);
     }
     const ids = new Set(await outboxIds(service, user, "message.created"));
     expect(bodies.filter((body) => body.type === "message.created").every((body) => ids.has(body.id))).toBe(true);

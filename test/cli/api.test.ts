@@ -63,7 +63,7 @@ describe("help from the contract", () => {
 
     const create = await api(["personas_create", "--help"]);
     expect(create.stdout).toMatch(/^Body \(application\/json\):\n {2}name +string, required, 1\.\.80 chars\./m);
-    expect(create.stdout).toMatch(/^ {2}category +assistant\|tutor\|.*default/m);
+    expect(create.stdout).toMatch(/^ {2}category +assistant\|tutor\|.*(?:\n +)?default/m);
     expect(create.stdout).toContain("$ persona api personas_create --data '{\"name\":\"Captain Nova\"");
 
     const upload = await api(["knowledge_upload", "--help"]);
@@ -158,8 +158,10 @@ describe("calls", { timeout: SLOW }, () => {
     const streamed = await api(["conversations_stream_message", "--id", conversation.id, "--data", '{"content":"Hello there!"}']);
     expect(streamed.code, streamed.stderr).toBe(0);
     const events = streamed.stdout.trim().split("\n").map((line) => JSON.parse(line) as { event: string; data: Record<string, unknown> });
-    expect(events.length).toBeGreaterThan(1);
-    expect(events.slice(0, -1).every((e) => e.event === "delta" && typeof e.data.content === "string")).toBe(true);
+    expect(events.length).toBeGreaterThan(2);
+    // The generation's id first (a dropped stream resumes by it), then the deltas, then done.
+    expect(events[0]).toMatchObject({ event: "start", data: { generation_id: expect.any(String) } });
+    expect(events.slice(1, -1).every((e) => e.event === "delta" && typeof e.data.content === "string")).toBe(true);
     expect(events.at(-1)).toMatchObject({ event: "done", data: { message_id: expect.any(String) } });
     const messages = await api(["conversations_list_messages", "--id", conversation.id, "--limit", "1", "--json"]);
     expect(messages.json()).toMatchObject({ data: [{ id: events.at(-1)!.data.message_id, role: "assistant" }] });

@@ -1,37 +1,15 @@
-import { spawnSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.ts";
-import { root } from "../support/contract.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
-import { cliPath, runCli, tempConfigDir } from "./run-cli.ts";
+import { runCli, tempConfigDir } from "./run-cli.ts";
+import { terminal, tmuxMissing } from "./tmux.ts";
 
 // Issue 21: Ctrl-C (or /stop) during a reply in `persona chat` stops the generation on the server,
 // which stores the partial reply marked stopped. Driven in a real terminal (tmux).
-const tmuxInstalled = spawnSync("tmux", ["-V"]).status === 0;
-const skipReason = tmuxInstalled ? undefined : "tmux is not installed (scripts/ci/tmux.sh installs it)";
+const skipReason = tmuxMissing;
 
-const socket = `persona-cli-stop-${randomBytes(4).toString("hex")}`;
-const tmux = (...args: string[]) => spawnSync("tmux", ["-L", socket, ...args], { encoding: "utf8" });
-const screen = () => tmux("capture-pane", "-p", "-J", "-t", "chat", "-S", "-500").stdout;
-const quote = (value: string) => `'${value.replace(/'/g, `'\\''`)}'`;
-
-async function waitForScreen(test: (text: string) => boolean, what: string, timeoutMs = 20_000): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  let text = "";
-  while (Date.now() < deadline) {
-    text = screen();
-    if (test(text)) return text;
-    await new Promise((wait) => setTimeout(wait, 100));
-  }
-  throw new Error(`timed out waiting for ${what}; the screen:\n${text}`);
-}
-
-function type(text: string): void {
-  tmux("send-keys", "-t", "chat", "-l", text);
-  tmux("send-keys", "-t", "chat", "Enter");
-}
+const { tmux, start, waitForScreen, type, kill } = terminal("persona-cli-stop", "chat");
 
 let fake: FakeOpenAI;
 let service: TestService;
@@ -59,18 +37,13 @@ describe("stopping a reply in persona chat", { timeout: 120_000 }, () => {
   }, 120_000);
 
   afterAll(async () => {
-    if (tmuxInstalled) tmux("kill-server");
+    kill();
     await service?.close();
     await fake?.close();
   });
 
   it.skipIf(skipReason)(`Ctrl-C and /stop stop the generation; the partial replies are stored, marked stopped${skipReason ? ` (skipped: ${skipReason})` : ""}`, async () => {
-    const command = `${quote(process.execPath)} ${quote(cliPath)} chat ${personaId}; echo "[exit $?]"; sleep 600`;
-    const { TMUX: _nested, ...outer } = process.env;
-    const started = spawnSync("tmux", ["-L", socket, "new-session", "-d", "-s", "chat", "-x", "200", "-y", "50", "-c", root, command], {
-      encoding: "utf8",
-      env: { ...outer, ...env },
-    });
+    const started = start(["chat", personaId], env, { x: 200, y: 50 });
     expect(started.status, started.stderr).toBe(0);
     let text = await waitForScreen((t) => /^you> $/m.test(t), "the prompt");
     expect(text).toContain("Ctrl-C (or /stop) stops a reply");

@@ -1,36 +1,14 @@
-import { spawnSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { root } from "../support/contract.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
-import { cliPath, runCli, tempConfigDir } from "./run-cli.ts";
+import { runCli, tempConfigDir } from "./run-cli.ts";
+import { terminal, tmuxMissing } from "./tmux.ts";
 
 // `/regen`, `/edit` and `/branch` in `persona chat`, typed into a real terminal (tmux) and read
 // back with capture-pane, against the offline model.
-const tmuxInstalled = spawnSync("tmux", ["-V"]).status === 0;
-const skipReason = tmuxInstalled ? undefined : "tmux is not installed (scripts/ci/tmux.sh installs it)";
+const skipReason = tmuxMissing;
 
-const socket = `persona-cli-tree-${randomBytes(4).toString("hex")}`;
-const tmux = (...args: string[]) => spawnSync("tmux", ["-L", socket, ...args], { encoding: "utf8" });
-const screen = () => tmux("capture-pane", "-p", "-J", "-t", "chat", "-S", "-500").stdout;
-const quote = (value: string) => `'${value.replace(/'/g, `'\\''`)}'`;
-
-async function waitForScreen(test: (text: string) => boolean, what: string, timeoutMs = 20_000): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  let text = "";
-  while (Date.now() < deadline) {
-    text = screen();
-    if (test(text)) return text;
-    await new Promise((wait) => setTimeout(wait, 100));
-  }
-  throw new Error(`timed out waiting for ${what}; the screen:\n${text}`);
-}
-
-function type(text: string): void {
-  tmux("send-keys", "-t", "chat", "-l", text);
-  tmux("send-keys", "-t", "chat", "Enter");
-}
+const { start, waitForScreen, type, kill } = terminal("persona-cli-tree", "chat");
 
 let service: TestService;
 let user: TestUser;
@@ -56,17 +34,12 @@ describe("persona chat's conversation-tree commands in a terminal", { timeout: 1
   });
 
   afterAll(async () => {
-    if (tmuxInstalled) tmux("kill-server");
+    kill();
     await service?.close();
   });
 
   it.skipIf(skipReason)(`regenerates, edits and switches branches${skipReason ? ` (skipped: ${skipReason})` : ""}`, async () => {
-    const command = `${quote(process.execPath)} ${quote(cliPath)} chat ${personaId}; echo "[exit $?]"; sleep 600`;
-    const { TMUX: _nested, ...outer } = process.env;
-    const started = spawnSync("tmux", ["-L", socket, "new-session", "-d", "-s", "chat", "-x", "200", "-y", "60", "-c", root, command], {
-      encoding: "utf8",
-      env: { ...outer, ...env },
-    });
+    const started = start(["chat", personaId], env, { x: 200, y: 60 });
     expect(started.status, started.stderr).toBe(0);
     let text = await waitForScreen((t) => /^you> $/m.test(t), "the prompt");
     expect(text).toContain("/regen answers again");

@@ -1,19 +1,15 @@
-import { spawnSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { root } from "../support/contract.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
 import { apiKeyFor, registerUser, type TestUser } from "../support/users.ts";
-import { cliPath, runCli } from "./run-cli.ts";
+import { runCli } from "./run-cli.ts";
+import { terminal, tmuxInstalled } from "./tmux.ts";
 
 // `persona room <id>`: the room's events live in the terminal, lines typed sent as messages.
 // Driven the way a person uses it (tmux: keys typed with send-keys, the screen read back with
 // capture-pane) and the way a script does (lines piped on stdin, plain and --json).
-const tmuxInstalled = spawnSync("tmux", ["-V"]).status === 0;
-const socket = `persona-room-test-${randomBytes(4).toString("hex")}`;
-const tmux = (...args: string[]) => spawnSync("tmux", ["-L", socket, ...args], { encoding: "utf8" });
-const screen = () => tmux("capture-pane", "-p", "-J", "-t", "room", "-S", "-500").stdout;
-const quote = (value: string) => `'${value.replace(/'/g, `'\\''`)}'`;
+const { start, waitForScreen: waitFor, type, kill } = terminal("persona-room-test", "room");
+// Replies pass through the room's events: a little more time than a one-to-one chat.
+const waitForScreen = (test: (text: string) => boolean, what: string, timeoutMs = 30_000) => waitFor(test, what, timeoutMs);
 
 let service: TestService;
 let owner: TestUser;
@@ -44,7 +40,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (tmuxInstalled) tmux("kill-server");
+  kill();
   await service?.close();
 });
 
@@ -96,29 +92,9 @@ describe("persona room, piped", { timeout: 180_000 }, () => {
 });
 
 describe.skipIf(!tmuxInstalled)(`persona room in a terminal${tmuxInstalled ? "" : " (skipped: tmux is not installed)"}`, { timeout: 180_000 }, () => {
-  async function waitForScreen(test: (text: string) => boolean, what: string, timeoutMs = 30_000): Promise<string> {
-    const deadline = Date.now() + timeoutMs;
-    let text = "";
-    while (Date.now() < deadline) {
-      text = screen();
-      if (test(text)) return text;
-      await new Promise((wait) => setTimeout(wait, 100));
-    }
-    throw new Error(`timed out waiting for ${what}; the screen:\n${text}`);
-  }
-  const type = (text: string) => {
-    tmux("send-keys", "-t", "room", "-l", text);
-    tmux("send-keys", "-t", "room", "Enter");
-  };
-
   it("prints others' messages and replies live, sends what is typed, and ends when the member is removed", async () => {
     const room = await roomWithOrion("Terminal");
-    const command = `${quote(process.execPath)} ${quote(cliPath)} room ${room.id}; echo "[exit $?]"; sleep 600`;
-    const { TMUX: _nested, ...outer } = process.env;
-    const started = spawnSync("tmux", ["-L", socket, "new-session", "-d", "-s", "room", "-x", "160", "-y", "50", "-c", root, command], {
-      encoding: "utf8",
-      env: { ...outer, ...guestEnv },
-    });
+    const started = start(["room", room.id], guestEnv, { x: 160, y: 50 });
     expect(started.status, started.stderr).toBe(0);
     let text = await waitForScreen((t) => /^you> $/m.test(t), "the prompt");
     expect(text).toContain(`Room Terminal (${room.id}): 2 members; personas: Orion.`);

@@ -4,7 +4,7 @@ import { roomHub } from "../../server/rooms/hub.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import type { TestUser } from "../support/users.ts";
 import { addMember, call, creator, makeRoom, serviceEnv } from "./helpers.ts";
-import { tcpProxy, type TcpProxy } from "./tcp-proxy.ts";
+import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.ts";
 
 // The SDK's room event iterator against the real service, through a TCP proxy the test can cut:
 // it reconnects by itself with Last-Event-ID and loses nothing, ends on `closed`, throws what
@@ -17,7 +17,7 @@ let outsider: TestUser;
 
 beforeAll(async () => {
   service = await startTestService({ env: serviceEnv });
-  proxy = await tcpProxy(service.url);
+  proxy = await startTcpProxy(service.url);
   [owner, member, outsider] = [await creator(service, "olga"), await creator(service, "mira"), await creator(service, "otto")];
 });
 
@@ -77,7 +77,7 @@ describe("client.rooms.events", () => {
 
     // The network fails, and stays down while two messages are sent.
     proxy.refusing = true;
-    proxy.dropAll();
+    proxy.cut();
     await post(owner, room.id, "while away 1");
     await post(member, room.id, "while away 2");
     proxy.refusing = false;

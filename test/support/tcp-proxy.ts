@@ -3,8 +3,10 @@ import { createServer, connect, type Socket } from "node:net";
 /** A TCP proxy on loopback in front of `target` whose open connections a test can cut (a network drop). */
 export interface TcpProxy {
   url: string;
-  /** Destroys every connection open now, both ways; later connections go through. */
+  /** Destroys every connection open now, both ways, as a network failure or a load balancer would. */
   cut(): void;
+  /** While true, new connections are cut as soon as they open (the network stays down). */
+  refusing: boolean;
   /** Connections accepted so far. */
   readonly connections: number;
   close(): Promise<void>;
@@ -14,8 +16,16 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
   const { hostname, port } = new URL(target);
   const open = new Set<Socket>();
   let connections = 0;
+  const cut = () => {
+    for (const socket of open) socket.destroy();
+    open.clear();
+  };
   const server = createServer((client) => {
     connections++;
+    if (proxy.refusing) {
+      client.destroy();
+      return;
+    }
     const upstream = connect(Number(port), hostname);
     for (const socket of [client, upstream]) {
       open.add(socket);
@@ -28,17 +38,17 @@ export async function startTcpProxy(target: string): Promise<TcpProxy> {
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const address = server.address() as { port: number };
-  return {
+  const proxy: TcpProxy = {
     url: `http://127.0.0.1:${address.port}`,
-    cut: () => {
-      for (const socket of open) socket.destroy();
-    },
+    cut,
+    refusing: false,
     get connections() {
       return connections;
     },
     close: async () => {
-      for (const socket of open) socket.destroy();
+      cut();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+  return proxy;
 }

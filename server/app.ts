@@ -7,6 +7,7 @@ import { errorHandler, unknownRoute } from "./http/errors.ts";
 import { idempotency } from "./http/idempotency.ts";
 import { keepRawBody } from "./http/raw-body.ts";
 import { loadShedding } from "./http/load-shedding.ts";
+import { noSniff } from "./http/no-sniff.ts";
 import { rateLimit } from "./http/rate-limit.ts";
 import { requestLog } from "./http/request-log.ts";
 import { dispatch, type HandlerMap, type OperationId } from "./http/router.ts";
@@ -28,6 +29,7 @@ export async function createApp(services: Services, handlers: HandlerMap = defau
   app.set("trust proxy", config.trustProxy);
   app.set("etag", false);
 
+  app.use(noSniff);
   app.use(requestLog(app, services.log));
   app.use(loadShedding(config.loadShedDelayMs));
   app.use(rateLimit(services));

@@ -4213,6 +4213,20 @@ export interface components {
         };
         /** @description A message's text. */
         OpenAIText: string;
+        /**
+         * @description The 401 body of `/openai/v1`, the same shape, with an example of its own so that the mock answers a realistic one.
+         * @example {
+         *       "error": {
+         *         "message": "A valid access token or API key is required",
+         *         "type": "invalid_request_error",
+         *         "param": null,
+         *         "code": "invalid_api_key"
+         *       }
+         *     }
+         */
+        OpenAIUnauthorizedEnvelope: {
+            error: components["schemas"]["OpenAIErrorDetail"];
+        };
         /** @description Tokens of the model call, as the provider counted them. */
         OpenAIUsage: {
             /** Format: int32 */
@@ -5866,6 +5880,7 @@ export type SchemaOpenAiModel = components['schemas']['OpenAIModel'];
 export type SchemaOpenAiModelList = components['schemas']['OpenAIModelList'];
 export type SchemaOpenAiStreamOptions = components['schemas']['OpenAIStreamOptions'];
 export type SchemaOpenAiText = components['schemas']['OpenAIText'];
+export type SchemaOpenAiUnauthorizedEnvelope = components['schemas']['OpenAIUnauthorizedEnvelope'];
 export type SchemaOpenAiUsage = components['schemas']['OpenAIUsage'];
 export type SchemaPaidPlan = components['schemas']['PaidPlan'];
 export type SchemaPassword = components['schemas']['Password'];
@@ -6191,7 +6206,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["OpenAIErrorEnvelope"];
+                    "application/json": components["schemas"]["OpenAIUnauthorizedEnvelope"];
                 };
             };
             /** @description Access is forbidden. */
@@ -6362,7 +6377,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["OpenAIErrorEnvelope"];
+                    "application/json": components["schemas"]["OpenAIUnauthorizedEnvelope"];
                 };
             };
             /** @description Access is forbidden. */
@@ -6471,7 +6486,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["OpenAIErrorEnvelope"];
+                    "application/json": components["schemas"]["OpenAIUnauthorizedEnvelope"];
                 };
             };
             /** @description Access is forbidden. */

@@ -1,4 +1,4 @@
-import type { Operation, ResponseSpec } from "../../test/support/contract.ts";
+import { contract, type Operation, type ResponseSpec } from "../../test/support/contract.ts";
 import { schemaErrors } from "../../test/support/schema.ts";
 
 export interface Received {
@@ -35,7 +35,10 @@ function headerProblems(spec: ResponseSpec, headers: Headers): string[] {
     else if (!/^-?\d+$/.test(value)) problems.push(`header ${name} is not an integer: ${value}`);
   }
   for (const [name, declared] of Object.entries(spec.headers ?? {})) {
-    const required = (declared as { required?: boolean; $ref?: string }).required ?? Boolean((declared as { $ref?: string }).$ref);
+    // A header by reference says whether it is required where it is defined (components/headers).
+    const ref = (declared as { $ref?: string }).$ref;
+    const defined = ref ? (contract.components as { headers?: Record<string, { required?: boolean }> }).headers?.[ref.split("/").pop()!] : (declared as { required?: boolean });
+    const required = defined?.required ?? Boolean(ref);
     if (required && headers.get(name) === null && !problems.some((p) => p.includes(name))) problems.push(`declared header ${name} is missing`);
   }
   return problems;

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.ts";
-import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
-import { registerUser, type TestUser } from "../support/users.ts";
-import { runCli, tempConfigDir } from "./run-cli.ts";
-import { terminal, tmuxMissing } from "./tmux.ts";
+import { startTestService, type TestService } from "../support/service.ts";
+import type { TestUser } from "../support/users.ts";
+import { chatterWithPersona, terminal, tmuxMissing } from "./tmux.ts";
 
 // Issue 21: Ctrl-C (or /stop) during a reply in `persona chat` stops the generation on the server,
 // which stores the partial reply marked stopped. Driven in a real terminal (tmux).
@@ -22,16 +21,7 @@ describe("stopping a reply in persona chat", { timeout: 120_000 }, () => {
     if (skipReason) return;
     fake = await startFakeOpenAI();
     service = await startTestService({ env: { OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-test-secret", LLM_MAX_RETRIES: "0" } });
-    user = await registerUser(service);
-    env = { PERSONA_CONFIG_DIR: await tempConfigDir(), PERSONA_BASE_URL: service.url };
-    const login = await runCli(["login", "--email", user.email, "--password-stdin"], { env, input: user.password });
-    expect(login.code, login.stderr).toBe(0);
-    const response = await service.fetch("/v1/personas", {
-      method: "POST",
-      headers: { ...jsonHeaders, ...user.auth },
-      body: JSON.stringify({ name: "Orion", instructions: "You are a stargazing guide.", greeting_message: "Clear skies!" }),
-    });
-    personaId = (await response.json()).id;
+    ({ user, env, personaId } = await chatterWithPersona(service, { name: "Orion", instructions: "You are a stargazing guide.", greeting_message: "Clear skies!" }));
     // Every reply is long and slow: there is time to stop it; titles answer like any chat call.
     fake.chat.always({ chunks: Array.from({ length: 200 }, (_, i) => `star${i} `), chunkDelayMs: 100 });
   }, 120_000);

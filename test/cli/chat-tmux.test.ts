@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
-import { registerUser, type TestUser } from "../support/users.ts";
-import { runCli, tempConfigDir } from "./run-cli.ts";
-import { terminal, tmuxMissing } from "./tmux.ts";
+import { startTestService, type TestService } from "../support/service.ts";
+import type { TestUser } from "../support/users.ts";
+import { chatterWithPersona, terminal, tmuxMissing } from "./tmux.ts";
 
 // `persona chat` driven the way a person uses it: a real terminal (tmux), keys typed with
 // send-keys, the screen read back with capture-pane.
@@ -19,18 +18,7 @@ describe("persona chat in a terminal", { timeout: 120_000 }, () => {
   beforeAll(async () => {
     if (skipReason) return;
     service = await startTestService();
-    user = await registerUser(service);
-    env = { PERSONA_CONFIG_DIR: await tempConfigDir(), PERSONA_BASE_URL: service.url };
-    const login = await runCli(["login", "--email", user.email, "--password-stdin"], { env, input: user.password });
-    expect(login.code, login.stderr).toBe(0);
-    const response = await service.fetch("/v1/personas", {
-      method: "POST",
-      headers: { ...jsonHeaders, ...user.auth },
-      body: JSON.stringify({ name: "Orion", instructions: "You are a stargazing guide.", greeting_message: "Clear skies, cadet!" }),
-    });
-    const persona = await response.json();
-    expect(response.status, JSON.stringify(persona)).toBe(201);
-    personaId = persona.id;
+    ({ user, env, personaId } = await chatterWithPersona(service, { name: "Orion", instructions: "You are a stargazing guide.", greeting_message: "Clear skies, cadet!" }));
   });
 
   afterAll(async () => {

@@ -1,7 +1,10 @@
 import { spawnSync, type SpawnSyncReturns } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { expect } from "vitest";
 import { root } from "../support/contract.ts";
-import { cliPath } from "./run-cli.ts";
+import { jsonHeaders, type TestService } from "../support/service.ts";
+import { registerUser, type TestUser } from "../support/users.ts";
+import { cliPath, runCli, tempConfigDir } from "./run-cli.ts";
 
 // The CLI driven the way a person uses it: a real terminal (tmux), keys typed with send-keys, the
 // screen read back with capture-pane. One tmux server per test file, on its own socket.
@@ -57,4 +60,22 @@ export function terminal(prefix: string, session: string): Terminal {
       if (tmuxInstalled) tmux("kill-server");
     },
   };
+}
+
+/**
+ * A user logged in through the CLI (in a config dir of its own) with a persona to chat with: the
+ * start of every `persona chat` terminal test. `env` is what the terminal's CLI runs with.
+ */
+export async function chatterWithPersona(
+  service: TestService,
+  persona: { name: string; instructions: string; greeting_message: string },
+): Promise<{ user: TestUser; env: Record<string, string>; personaId: string }> {
+  const user = await registerUser(service);
+  const env = { PERSONA_CONFIG_DIR: await tempConfigDir(), PERSONA_BASE_URL: service.url };
+  const login = await runCli(["login", "--email", user.email, "--password-stdin"], { env, input: user.password });
+  expect(login.code, login.stderr).toBe(0);
+  const response = await service.fetch("/v1/personas", { method: "POST", headers: { ...jsonHeaders, ...user.auth }, body: JSON.stringify(persona) });
+  const created = await response.json();
+  expect(response.status, JSON.stringify(created)).toBe(201);
+  return { user, env, personaId: created.id };
 }

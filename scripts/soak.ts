@@ -2,8 +2,8 @@
 // of streaming chats and knowledge uploads against the service (embedded database in a temporary
 // data dir, or a scratch database on SOAK_DATABASE_URL's PostgreSQL), run in this process so that its
 // open handles (process.getActiveResourcesInfo()) can be counted. After a warm-up (a third of the
-// run, at most 2 minutes) RSS and the handle count are taken; at the end, once the traffic has
-// stopped and a garbage collection has run, both must be within 10% of that level, else exit 1.
+// run, at most 2 minutes) RSS and the handle count are taken with the traffic paused and after a
+// garbage collection; at the end, taken the same way, both must be within 10% of that level, else exit 1.
 // The load is a fixed number of clients (SOAK_CLIENTS, default 8), so the driver's own share of
 // memory and sockets stays constant. Offline model and embeddings.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -102,6 +102,8 @@ async function client(i: number, until: () => boolean, counts: { streams: number
   const persona = (await fetch(`${url}/v1/personas`, { method: "POST", headers: json, body: JSON.stringify({ name: `Soak ${i}`, instructions: "Answer briefly." }) }).then((r) => r.json())) as { id: string };
   let conversation = "";
   for (let n = 0; until(); n++) {
+    while (paused) await sleep(50);
+    working++;
     try {
       // A fresh conversation now and then, so that history does not grow without bound.
       if (n % 20 === 0) {
@@ -133,6 +135,7 @@ async function client(i: number, until: () => boolean, counts: { streams: number
     } catch {
       counts.errors++;
     }
+    working--;
   }
 }
 
@@ -141,16 +144,22 @@ const warmupMs = Math.min(totalMs / 3, 120_000);
 const started = Date.now();
 const counts = { streams: 0, uploads: 0, errors: 0 };
 let running = true;
+// Clients pause between iterations while the warm-up level is taken, so that it is taken as the end
+// is (no traffic, after a GC) rather than compared with a sample of whatever was in flight.
+let paused = false;
+let working = 0;
 const clients = Array.from({ length: CLIENTS }, (_, i) => client(i, () => running, counts));
 console.log(`soak: ${MINUTES} min, ${CLIENTS} clients, warm-up ${(warmupMs / 1000).toFixed(0)} s, ${scratch ? "PostgreSQL" : "embedded database"}${gc ? "" : " (no --expose-gc: figures are noisier)"}`);
 await sleep(warmupMs);
-const warm = { rss: rssMb(), handles: handles() };
+paused = true;
+while (working > 0) await sleep(50);
+const warm = await settle();
+paused = false;
 console.log(`after warm-up: ${memory()}, handles ${warm.handles}, ${counts.streams} streams, ${counts.uploads} uploads`);
 while (Date.now() - started < totalMs) {
   await sleep(Math.min(60_000, totalMs - (Date.now() - started)));
   console.log(`${((Date.now() - started) / 60_000).toFixed(1)} min: ${memory()}, handles ${handles()}, ${counts.streams} streams, ${counts.uploads} uploads, ${counts.errors} errors`);
 }
-// The reference is taken the same way as the end: with traffic paused and after a GC.
 running = false;
 await Promise.all(clients);
 const end = await settle();

@@ -4,10 +4,16 @@
 // up), then offered at twice that for BENCH_SECONDS (default 60). Pass rule: every answer is 2xx or
 // 429 with Retry-After, never 5xx or a reset; the p99 of admitted requests stays within 5x the
 // unloaded p99; the server's RSS stays within 2x its level before the overload. Persona runs in a
-// child process on the embedded in-memory database with load shedding on (LOAD_SHED_DELAY_MS,
-// BENCH_SHED_MS here, default 300). Exit code 1 when the rule is broken.
+// child process on the embedded in-memory database, or on a scratch database of BENCH_DATABASE_URL's
+// PostgreSQL, with event-loop load shedding on (LOAD_SHED_DELAY_MS, BENCH_SHED_MS here, default
+// 300) and admission control bounded to the database's concurrency (ADMISSION_MAX_IN_FLIGHT 2 on
+// the embedded database, 4 on PostgreSQL; ADMISSION_QUEUE_MS 200), unless
+// BENCH_ADMISSION_IN_FLIGHT, BENCH_ADMISSION_QUEUE or BENCH_ADMISSION_QUEUE_MS say otherwise
+// (BENCH_ADMISSION_IN_FLIGHT=64 BENCH_ADMISSION_QUEUE_MS=5000 measures the service's defaults).
+// Rates start at BENCH_START_RATE (default 5/s) and grow 1.5x a step. Exit code 1 when the rule is broken.
 import { readFileSync } from "node:fs";
 import { childGroup } from "./lib/children.ts";
+import { scratchDatabase } from "./lib/database.ts";
 import { startPersona } from "./lib/persona.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
@@ -16,6 +22,7 @@ const USERS = 20;
 const group = childGroup();
 
 interface Sample {
+  kind: Kind;
   status: number;
   ms: number;
   retryAfter: boolean;
@@ -65,21 +72,25 @@ async function setup(url: string, databaseUrl: string) {
 
 type Users = Awaited<ReturnType<typeof setup>>;
 
+const KINDS = ["read", "list", "send", "stream"] as const;
+type Kind = (typeof KINDS)[number];
+
 /** One request of the mix: 60% reads, 20% blocking sends, 20% streams (read to the end). */
 async function one(url: string, users: Users, n: number): Promise<Sample> {
   const user = users[n % users.length]!;
-  const kind = n % 10;
+  const mix = n % 10;
+  const kind: Kind = mix < 3 ? "read" : mix < 6 ? "list" : mix < 8 ? "send" : "stream";
   const started = performance.now();
   try {
     let response: Response;
-    if (kind < 3) response = await fetch(`${url}/v1/personas/${user.persona}`, { headers: user.auth });
-    else if (kind < 6) response = await fetch(`${url}/v1/conversations/${user.conversation}/messages?limit=20`, { headers: user.auth });
-    else if (kind < 8) response = await fetch(`${url}/v1/conversations/${user.conversation}/messages`, { method: "POST", headers: user.auth, body: JSON.stringify({ content: `hello ${n}` }) });
+    if (kind === "read") response = await fetch(`${url}/v1/personas/${user.persona}`, { headers: user.auth });
+    else if (kind === "list") response = await fetch(`${url}/v1/conversations/${user.conversation}/messages?limit=20`, { headers: user.auth });
+    else if (kind === "send") response = await fetch(`${url}/v1/conversations/${user.conversation}/messages`, { method: "POST", headers: user.auth, body: JSON.stringify({ content: `hello ${n}` }) });
     else response = await fetch(`${url}/v1/conversations/${user.conversation}/messages/stream`, { method: "POST", headers: user.auth, body: JSON.stringify({ content: `stream ${n}` }) });
     await response.arrayBuffer();
-    return { status: response.status, ms: performance.now() - started, retryAfter: Boolean(response.headers.get("retry-after")), reset: false };
+    return { kind, status: response.status, ms: performance.now() - started, retryAfter: Boolean(response.headers.get("retry-after")), reset: false };
   } catch {
-    return { status: 0, ms: performance.now() - started, retryAfter: false, reset: true };
+    return { kind, status: 0, ms: performance.now() - started, retryAfter: false, reset: true };
   }
 }
 
@@ -108,12 +119,29 @@ function report(label: string, samples: Sample[], elapsedS: number) {
   const byStatus: Record<string, number> = {};
   for (const s of samples) byStatus[s.reset ? "reset" : String(s.status)] = (byStatus[s.reset ? "reset" : String(s.status)] ?? 0) + 1;
   const p99 = percentile(admitted.map((s) => s.ms), 99);
-  console.log(`${label}: ${samples.length} requests in ${elapsedS.toFixed(1)} s, admitted ${admitted.length} (${(admitted.length / elapsedS).toFixed(0)}/s), p50 ${percentile(admitted.map((s) => s.ms), 50).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, answers ${JSON.stringify(byStatus)}`);
+  const byKind = KINDS.map((kind) => `${kind} ${percentile(admitted.filter((s) => s.kind === kind).map((s) => s.ms), 99).toFixed(0)}`).join(", ");
+  console.log(`${label}: ${samples.length} requests in ${elapsedS.toFixed(1)} s, admitted ${admitted.length} (${(admitted.length / elapsedS).toFixed(0)}/s), p50 ${percentile(admitted.map((s) => s.ms), 50).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms (${byKind}), answers ${JSON.stringify(byStatus)}`);
   return { admitted, byStatus, p99 };
 }
 
+let dropScratch: (() => Promise<void>) | undefined;
+
 async function run() {
-  const started = await startPersona({ LOAD_SHED_DELAY_MS: process.env.BENCH_SHED_MS ?? "300" });
+  const scratch = process.env.BENCH_DATABASE_URL ? await scratchDatabase(process.env.BENCH_DATABASE_URL, "overload") : undefined;
+  dropScratch = scratch?.drop;
+  // Admission bounded to what can be worked on at once: the embedded database is one session; on
+  // PostgreSQL the service's own CPU (one event loop) saturates first: with the pool's 10, at 2x
+  // nearly all was admitted and p99 was 9x. A wait of at most 200 ms. The service's generous
+  // defaults never shed in normal use but do not hold the latency rule (docs/decisions.md).
+  const admissionEnv = {
+    ADMISSION_MAX_IN_FLIGHT: process.env.BENCH_ADMISSION_IN_FLIGHT ?? (scratch ? "4" : "2"),
+    ADMISSION_QUEUE: process.env.BENCH_ADMISSION_QUEUE ?? "1024",
+    ADMISSION_QUEUE_MS: process.env.BENCH_ADMISSION_QUEUE_MS ?? "200",
+  };
+  const settings = { LOAD_SHED_DELAY_MS: process.env.BENCH_SHED_MS ?? "300", ...admissionEnv };
+  console.log(`database: ${scratch ? "PostgreSQL" : "embedded (in memory)"}; settings ${JSON.stringify(settings)}; load ${readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")}`);
+  const env: Record<string, string> = { ...settings, ...(scratch ? { DATABASE_URL: scratch.url } : {}) };
+  const started = await startPersona(env);
   group.add(started.child);
   const { url } = started;
   const pid = started.child.child.pid!;
@@ -122,19 +150,21 @@ async function run() {
   // Warm-up (until nothing is shed), then the unloaded baseline: one request at a time.
   for (let n = 0; n < 200 || (await one(url, users, n)).status === 429; n++) await one(url, users, n);
   const baseline: Sample[] = [];
+  const baselineStarted = performance.now();
   for (let n = 0; n < 300; n++) baseline.push(await one(url, users, n));
   const unloadedP99 = percentile(baseline.filter((s) => s.status < 300).map((s) => s.ms), 99);
-  console.log(`unloaded (sequential): p50 ${percentile(baseline.map((s) => s.ms), 50).toFixed(1)} ms, p99 ${unloadedP99.toFixed(1)} ms`);
+  report("unloaded (sequential)", baseline, (performance.now() - baselineStarted) / 1000);
 
   let sustainable = 0;
-  for (let rate = 25; rate <= 6400; rate *= 2) {
+  const first = Number(process.env.BENCH_START_RATE ?? 5);
+  for (let rate = first; rate <= 6400; rate = Math.round(rate * 1.5)) {
     const { samples, elapsedS } = await offer(url, users, rate, STEP_SECONDS);
     const { admitted, p99 } = report(`step ${rate}/s`, samples, elapsedS);
     const kept = admitted.length === samples.length && p99 <= 5 * unloadedP99 && elapsedS <= STEP_SECONDS * 1.2;
     if (!kept) break;
     sustainable = rate;
   }
-  if (sustainable === 0) sustainable = 25;
+  if (sustainable === 0) sustainable = first;
   const rssBefore = rssMb(pid);
   let rssPeak = rssBefore;
   console.log(`sustainable: ${sustainable}/s; offering ${2 * sustainable}/s for ${SECONDS} s (RSS before ${rssBefore.toFixed(0)} MB)`);
@@ -144,6 +174,7 @@ async function run() {
   const bad = samples.filter((s) => s.reset || s.status >= 500 || (s.status === 429 && !s.retryAfter) || (s.status >= 300 && s.status !== 429));
   const p99Ratio = p99 / unloadedP99;
   const rssRatio = rssPeak / rssBefore;
+  console.log(`load ${readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")}`);
   console.log(`figures: sustainable ${sustainable}/s; at 2x: admitted ${(admitted.length / elapsedS).toFixed(0)}/s (${((admitted.length / samples.length) * 100).toFixed(0)}%), p99 admitted ${p99.toFixed(1)} ms = ${p99Ratio.toFixed(2)}x unloaded; RSS peak ${rssPeak.toFixed(0)} MB = ${rssRatio.toFixed(2)}x before; bad answers ${bad.length}`);
   const failures = [
     bad.length > 0 ? `${bad.length} answers neither 2xx nor 429 with Retry-After` : "",
@@ -151,6 +182,7 @@ async function run() {
     rssRatio > 2 ? `RSS grew ${rssRatio.toFixed(2)}x (limit 2x)` : "",
   ].filter(Boolean);
   await group.stopAll();
+  await dropScratch?.();
   if (failures.length) {
     console.log(`FAIL: ${failures.join("; ")}`);
     process.exit(1);
@@ -162,5 +194,6 @@ run().catch(async (error: unknown) => {
   console.error(error);
   group.dump();
   await group.stopAll();
+  await dropScratch?.().catch(() => undefined);
   process.exit(1);
 });

@@ -1,13 +1,15 @@
 // `npm run soak` (issue 23 item 4; not in CI, run before each release): SOAK_MINUTES (default 10)
-// of streaming chats and knowledge uploads against the service (embedded database in a temporary data dir), run in this process so that its
+// of streaming chats and knowledge uploads against the service (embedded database in a temporary
+// data dir, or a scratch database on SOAK_DATABASE_URL's PostgreSQL), run in this process so that its
 // open handles (process.getActiveResourcesInfo()) can be counted. After a warm-up (a third of the
-// run, at most 2 minutes) RSS and the handle count are taken; at the end, once the traffic has
-// stopped and a garbage collection has run, both must be within 10% of that level, else exit 1.
+// run, at most 2 minutes) RSS and the handle count are taken with the traffic paused and after a
+// garbage collection; at the end, taken the same way, both must be within 10% of that level, else exit 1.
 // The load is a fixed number of clients (SOAK_CLIENTS, default 8), so the driver's own share of
 // memory and sockets stays constant. Offline model and embeddings.
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { scratchDatabase } from "../bench/lib/database.ts";
 import { loadConfig } from "../server/config.ts";
 import { startService } from "../server/runtime.ts";
 
@@ -18,6 +20,44 @@ const gc = (globalThis as { gc?: () => void }).gc;
 
 const sleep = (ms: number) => new Promise((wait) => setTimeout(wait, ms));
 const rssMb = () => process.memoryUsage().rss / 1024 / 1024;
+const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
+/** RSS split into this thread's JS heap, its external memory (buffers) and the rest (native: other
+ * threads, such as the embedded database's WASM heap, and the allocator's retained pages). */
+function memory(): string {
+  const m = process.memoryUsage();
+  return `RSS ${mb(m.rss)} MB (heap ${mb(m.heapUsed)}, external ${mb(m.external)} incl. arrayBuffers ${mb(m.arrayBuffers)}, WASM ${mb(wasmResident())}, rest ${mb(m.rss - m.heapTotal - m.external - wasmResident())})`;
+}
+/**
+ * Resident bytes of WebAssembly memories (the embedded database's heap, in its own thread): V8
+ * reserves at least 4 GB of address space for each 32-bit WASM memory and makes the part in use
+ * readable, which splits the reservation into adjacent mappings; nothing else maps that much at
+ * once, so adjacent anonymous mappings spanning 4 GB or more are WASM memories, and their
+ * resident sizes the pages in use.
+ */
+function wasmResident(): number {
+  let bytes = 0;
+  let runStart = 0n;
+  let runEnd = -1n;
+  let runRss = 0;
+  let current: { start: bigint; end: bigint; anonymous: boolean } | undefined;
+  const close = () => {
+    if (runEnd - runStart >= 4n << 30n) bytes += runRss;
+  };
+  for (const line of readFileSync("/proc/self/smaps", "utf8").split("\n")) {
+    const range = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ (\d+)\s*(.*)$/.exec(line);
+    if (range) {
+      current = { start: BigInt(`0x${range[1]}`), end: BigInt(`0x${range[2]}`), anonymous: range[3] === "0" && range[4] === "" };
+      if (!current.anonymous || current.start !== runEnd) {
+        close();
+        runStart = current.start;
+        runRss = 0;
+      }
+      runEnd = current.anonymous ? current.end : -1n;
+    } else if (current?.anonymous && line.startsWith("Rss:")) runRss += Number(line.split(/\s+/)[1]) * 1024;
+  }
+  close();
+  return bytes;
+}
 const handles = () => process.getActiveResourcesInfo().filter((kind) => kind !== "Timeout" && kind !== "Immediate").length;
 async function settle(): Promise<{ rss: number; handles: number }> {
   for (let i = 0; i < 3; i++) {
@@ -30,11 +70,12 @@ async function settle(): Promise<{ rss: number; handles: number }> {
 // On disk: an in-memory database keeps every row (and dead row) in this process's RSS, which
 // would be counted as a leak of the service.
 const dataDir = mkdtempSync(join(tmpdir(), "persona-soak-"));
+const scratch = process.env.SOAK_DATABASE_URL ? await scratchDatabase(process.env.SOAK_DATABASE_URL, "soak") : undefined;
 const service = await startService(
   loadConfig({
     ...process.env,
     PORT: "0",
-    DATABASE_URL: "",
+    DATABASE_URL: scratch?.url ?? "",
     EMBEDDED_DB_IN_MEMORY: "false",
     PERSONA_DATA_DIR: dataDir,
     LOG_LEVEL: "warn",
@@ -61,6 +102,8 @@ async function client(i: number, until: () => boolean, counts: { streams: number
   const persona = (await fetch(`${url}/v1/personas`, { method: "POST", headers: json, body: JSON.stringify({ name: `Soak ${i}`, instructions: "Answer briefly." }) }).then((r) => r.json())) as { id: string };
   let conversation = "";
   for (let n = 0; until(); n++) {
+    while (paused) await sleep(50);
+    working++;
     try {
       // A fresh conversation now and then, so that history does not grow without bound.
       if (n % 20 === 0) {
@@ -92,6 +135,7 @@ async function client(i: number, until: () => boolean, counts: { streams: number
     } catch {
       counts.errors++;
     }
+    working--;
   }
 }
 
@@ -100,16 +144,22 @@ const warmupMs = Math.min(totalMs / 3, 120_000);
 const started = Date.now();
 const counts = { streams: 0, uploads: 0, errors: 0 };
 let running = true;
+// Clients pause between iterations while the warm-up level is taken, so that it is taken as the end
+// is (no traffic, after a GC) rather than compared with a sample of whatever was in flight.
+let paused = false;
+let working = 0;
 const clients = Array.from({ length: CLIENTS }, (_, i) => client(i, () => running, counts));
-console.log(`soak: ${MINUTES} min, ${CLIENTS} clients, warm-up ${(warmupMs / 1000).toFixed(0)} s${gc ? "" : " (no --expose-gc: figures are noisier)"}`);
+console.log(`soak: ${MINUTES} min, ${CLIENTS} clients, warm-up ${(warmupMs / 1000).toFixed(0)} s, ${scratch ? "PostgreSQL" : "embedded database"}${gc ? "" : " (no --expose-gc: figures are noisier)"}`);
 await sleep(warmupMs);
-const warm = { rss: rssMb(), handles: handles() };
-console.log(`after warm-up: RSS ${warm.rss.toFixed(0)} MB, handles ${warm.handles}, ${counts.streams} streams, ${counts.uploads} uploads`);
+paused = true;
+while (working > 0) await sleep(50);
+const warm = await settle();
+paused = false;
+console.log(`after warm-up: ${memory()}, handles ${warm.handles}, ${counts.streams} streams, ${counts.uploads} uploads`);
 while (Date.now() - started < totalMs) {
   await sleep(Math.min(60_000, totalMs - (Date.now() - started)));
-  console.log(`${((Date.now() - started) / 60_000).toFixed(1)} min: RSS ${rssMb().toFixed(0)} MB, handles ${handles()}, ${counts.streams} streams, ${counts.uploads} uploads, ${counts.errors} errors`);
+  console.log(`${((Date.now() - started) / 60_000).toFixed(1)} min: ${memory()}, handles ${handles()}, ${counts.streams} streams, ${counts.uploads} uploads, ${counts.errors} errors`);
 }
-// The reference is taken the same way as the end: with traffic paused and after a GC.
 running = false;
 await Promise.all(clients);
 const end = await settle();
@@ -118,7 +168,9 @@ const handleRatio = warm.handles ? end.handles / warm.handles : 1;
 console.log(
   `figures: ${counts.streams} streams, ${counts.uploads} uploads, ${counts.errors} errors; RSS ${warm.rss.toFixed(0)} -> ${end.rss.toFixed(0)} MB (${rssRatio.toFixed(3)}x); handles ${warm.handles} -> ${end.handles} (${handleRatio.toFixed(3)}x)`,
 );
+console.log(`end (settled): ${memory()}`);
 await service.stop();
+await scratch?.drop();
 rmSync(dataDir, { recursive: true, force: true });
 const failures = [
   rssRatio > 1 + TOLERANCE ? `RSS grew ${((rssRatio - 1) * 100).toFixed(1)}%` : "",

@@ -6,6 +6,7 @@ import { routeOrder } from "./contract.ts";
 import { errorHandler, unknownRoute } from "./http/errors.ts";
 import { idempotency } from "./http/idempotency.ts";
 import { keepRawBody } from "./http/raw-body.ts";
+import { admission } from "./http/admission.ts";
 import { loadShedding } from "./http/load-shedding.ts";
 import { noSniff } from "./http/no-sniff.ts";
 import { rateLimit } from "./http/rate-limit.ts";
@@ -32,6 +33,7 @@ export async function createApp(services: Services, handlers: HandlerMap = defau
   app.use(noSniff);
   app.use(requestLog(app, services.log));
   app.use(loadShedding(config.loadShedDelayMs));
+  app.use(admission(config.admission));
   app.use(rateLimit(services));
   app.use(
     express.json({

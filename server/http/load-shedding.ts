@@ -5,7 +5,7 @@ import { ApiError } from "./errors.ts";
 const WINDOW_MS = 250;
 const RETRY_AFTER_SECONDS = 1;
 // Probes and documentation carry no 429 in the contract, and a load balancer must still see them.
-const EXEMPT = new Set(["/", "/healthz", "/readyz", "/docs", "/openapi.yaml", "/openapi.json"]);
+export const EXEMPT = new Set(["/", "/healthz", "/readyz", "/docs", "/openapi.yaml", "/openapi.json"]);
 
 /**
  * Refuses new requests with 429 and Retry-After, before any work (even the rate limiter's database
@@ -26,10 +26,13 @@ export function loadShedding(thresholdMs: number): RequestHandler {
   timer.unref();
   return (req, _res, next) => {
     if (!shedding || EXEMPT.has(req.path)) return next();
-    next(
-      new ApiError(429, "rate_limited", `The service is overloaded; retry in ${RETRY_AFTER_SECONDS} s`, { retry_after: RETRY_AFTER_SECONDS }, {
-        "Retry-After": String(RETRY_AFTER_SECONDS),
-      }),
-    );
+    next(overloaded());
   };
+}
+
+/** The answer of a shed request: 429 with Retry-After, in the envelope. */
+export function overloaded(): ApiError {
+  return new ApiError(429, "rate_limited", `The service is overloaded; retry in ${RETRY_AFTER_SECONDS} s`, { retry_after: RETRY_AFTER_SECONDS }, {
+    "Retry-After": String(RETRY_AFTER_SECONDS),
+  });
 }

@@ -1,4 +1,5 @@
 import type { Response } from "express";
+import { leaveAdmission } from "./admission.ts";
 
 /**
  * Aborts with `reason` when the connection closes before the response has ended: the client left.
@@ -44,6 +45,7 @@ export class SSEWriter {
       "X-Accel-Buffering": "no",
     });
     res.flushHeaders();
+    leaveAdmission(res);
     res.socket?.setNoDelay(true);
     res.once("close", () => this.#stop());
     this.#keepAlive = setInterval(() => this.comment("keep-alive"), options.keepAliveMs);

@@ -44,3 +44,31 @@ describe("load shedding", () => {
     await until("served again", async () => (await service.fetch("/v1/personas", { headers: user.auth })).status === 200);
   });
 });
+
+describe("admission control in the service", () => {
+  let tight: TestService;
+  let bob: TestUser;
+  beforeAll(async () => {
+    // One request worked on at a time and none waiting: any overlap is refused.
+    tight = await startTestService({ env: { ADMISSION_MAX_IN_FLIGHT: "1", ADMISSION_QUEUE: "0" } });
+    bob = await until("registered", () => registerUser(tight));
+  });
+  afterAll(async () => {
+    await tight?.close();
+  });
+
+  it("refuses requests past the bound with 429 and Retry-After, serves the others and serves again afterwards", { timeout: 60_000 }, async () => {
+    const refused = await until("a request of a burst is refused", async () => {
+      const burst = await Promise.all(Array.from({ length: 8 }, () => tight.fetch("/v1/personas", { headers: bob.auth })));
+      for (const response of burst) expect([200, 429]).toContain(response.status);
+      const shed = burst.find((response) => response.status === 429);
+      const served = burst.filter((response) => response.status === 200).length;
+      await Promise.all(burst.filter((response) => response !== shed).map((response) => response.arrayBuffer()));
+      return shed && served > 0 ? shed : (await shed?.arrayBuffer(), undefined);
+    });
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(await refused.json()).toMatchObject({ error: { code: "rate_limited" } });
+    expect((await tight.fetch("/healthz")).status).toBe(200);
+    expect((await tight.fetch("/v1/personas", { headers: bob.auth })).status).toBe(200);
+  });
+});

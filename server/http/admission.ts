@@ -1,0 +1,86 @@
+import type { RequestHandler, Response } from "express";
+import { EXEMPT, overloaded } from "./load-shedding.ts";
+
+export interface AdmissionLimits {
+  /** Requests worked on at once; 0 turns admission control off. */
+  maxInFlight: number;
+  /** Requests that may wait for a place; more are refused at once. */
+  maxQueue: number;
+  /** How long a request may wait for a place before it is refused. */
+  queueMs: number;
+}
+
+interface Waiter {
+  admit: () => void;
+  timer: NodeJS.Timeout;
+}
+
+const releases = new WeakMap<Response, () => void>();
+
+/**
+ * Bounds the work in progress instead of letting every request wait: at most `maxInFlight` requests
+ * are worked on at once, up to `maxQueue` more wait in arrival order for at most `queueMs`, and the
+ * rest get 429 with Retry-After before any work. The waiting that matters is behind the database
+ * (the pool, or the embedded database's single session), which the event loop's delay does not
+ * show: an unbounded number of admitted requests share the same connections, so each waits longer
+ * and, past capacity, every request times out instead of the excess being refused.
+ */
+export function admission(limits: AdmissionLimits): RequestHandler {
+  if (limits.maxInFlight <= 0) return (_req, _res, next) => next();
+  let inFlight = 0;
+  const queue: Waiter[] = [];
+  const release = () => {
+    inFlight--;
+    queue.shift()?.admit();
+  };
+  return (req, res, next) => {
+    if (EXEMPT.has(req.path)) return next();
+    const enter = () => {
+      inFlight++;
+      let done = false;
+      const leave = () => {
+        if (done) return;
+        done = true;
+        releases.delete(res);
+        release();
+      };
+      releases.set(res, leave);
+      res.once("finish", leave);
+      res.once("close", leave);
+      next();
+    };
+    if (inFlight < limits.maxInFlight) return enter();
+    if (queue.length >= limits.maxQueue || limits.queueMs <= 0) return next(overloaded());
+    const waiter: Waiter = {
+      admit: () => {
+        clearTimeout(waiter.timer);
+        res.off("close", gone);
+        enter();
+      },
+      timer: setTimeout(() => {
+        leaveQueue();
+        next(overloaded());
+      }, limits.queueMs),
+    };
+    const leaveQueue = () => {
+      const at = queue.indexOf(waiter);
+      if (at >= 0) queue.splice(at, 1);
+      res.off("close", gone);
+    };
+    // A client that left while waiting gives its place up.
+    const gone = () => {
+      clearTimeout(waiter.timer);
+      leaveQueue();
+    };
+    res.once("close", gone);
+    queue.push(waiter);
+  };
+}
+
+/**
+ * A stream (SSE) stops counting as in flight once it is open: it may stay open for minutes while
+ * its work waits on the model or on other requests, and would otherwise hold a place all that time.
+ */
+export function leaveAdmission(res: Response): void {
+  releases.get(res)?.();
+}

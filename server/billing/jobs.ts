@@ -72,8 +72,8 @@ export function billingTasks(services: Services): TaskList {
     if (settled || purged) services.log.info({ settled, purged }, "billing sweep");
   };
   // A reservation's lease ran out: the process that reserved died before the reply was stored or
-  // the message given back. Run at most once per reservation (its job key); the give-back checks
-  // the reply in the same statement, so a late or repeated run of a stored reply changes nothing.
+  // the message given back. One job per reservation (its job key); it gives back at most once
+  // (releaseUnlessStored), and never for a reply that was stored.
   const quotaRelease: Task = async (payload) => {
     const { user_id: userId, period_start: periodStart, reply_id: replyId } = (payload ?? {}) as Record<string, unknown>;
     if (typeof userId !== "string" || typeof periodStart !== "string" || typeof replyId !== "string") return;

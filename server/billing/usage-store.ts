@@ -151,13 +151,20 @@ export async function settleLease(knex: Knex, replyId: string): Promise<void> {
  * read, by primary key, and billing must not depend on the conversation and room services.
  */
 export async function releaseUnlessStored(knex: Knex, userId: string, periodStart: string, replyId: string): Promise<boolean> {
-  const result = await knex.raw<{ rows: unknown[] }>(
-    `UPDATE usage_counters SET messages_sent = messages_sent - 1
-      WHERE user_id = ? AND period_start = ?::date AND messages_sent > 0
-        AND NOT EXISTS (SELECT 1 FROM messages WHERE id = ?::uuid)
-        AND NOT EXISTS (SELECT 1 FROM room_messages WHERE id = ?::uuid)
-      RETURNING 1`,
-    [userId, periodStart, replyId, replyId],
+  // remove_job on the running job clears its key and spends its attempts in the same transaction
+  // as the give-back: once committed, neither a repeated run nor the reserving process (whose own
+  // give-back needs the waiting job) can give the message back again.
+  const result = await knex.raw<{ rows: { given: string | number }[] }>(
+    `WITH spent AS (SELECT j.id FROM graphile_worker.remove_job(?) j),
+     given AS (
+       UPDATE usage_counters SET messages_sent = messages_sent - 1
+        WHERE user_id = ? AND period_start = ?::date AND messages_sent > 0
+          AND EXISTS (SELECT 1 FROM spent WHERE id IS NOT NULL)
+          AND NOT EXISTS (SELECT 1 FROM messages WHERE id = ?::uuid)
+          AND NOT EXISTS (SELECT 1 FROM room_messages WHERE id = ?::uuid)
+        RETURNING 1)
+     SELECT (SELECT count(*) FROM spent) AS spent, (SELECT count(*) FROM given) AS given`,
+    [leaseKey(replyId), userId, periodStart, replyId, replyId],
   );
-  return result.rows.length > 0;
+  return Number(result.rows[0]?.given ?? 0) > 0;
 }

@@ -80,6 +80,10 @@ export function compileValidators(document) {
       const query = (op.parameters ?? []).map((p) => dereferenceParameter(apiDoc, p)).filter((p) => p.in === "query");
       const querySchemas = schemas.query.properties ?? {};
       const headers = (op.parameters ?? []).map((p) => dereferenceParameter(apiDoc, p)).filter((p) => p.in === "header");
+      const integers = (op.parameters ?? [])
+        .map((p) => dereferenceParameter(apiDoc, p))
+        .filter((p) => ["query", "path", "header"].includes(p.in) && isInteger(apiDoc, p.schema))
+        .map((p) => ({ in: p.in, name: p.in === "header" ? p.name.toLowerCase() : p.name }));
       operations.push({
         operationId: id,
         method: method.toUpperCase(),
@@ -93,6 +97,8 @@ export function compileValidators(document) {
         security: (op.security ?? apiDoc.security ?? []).map((requirement) => Object.keys(requirement)),
         requestBody: requestBody ? { required: Boolean(requestBody.required), media } : null,
         multipart: Boolean(requestBody?.content?.["multipart/form-data"]),
+        // Integer parameters (or arrays of them): their text must be a plain decimal integer.
+        integers,
         query: {
           names: Object.keys(querySchemas),
           // Query parameters whose raw value may not hold reserved characters (no allowReserved).
@@ -124,6 +130,14 @@ function resolve(document, value) {
 /** `schema` with its `#/components/...` references pointed at the shared "api" document. */
 function toShared(schema) {
   return JSON.parse(JSON.stringify(schema), (key, value) => (key === "$ref" && typeof value === "string" && value.startsWith("#/") ? `api${value}` : value));
+}
+
+/** An integer schema, or an array of integers (through references and a one-member allOf). */
+function isInteger(document, schema) {
+  const resolved = resolve(document, schema ?? {});
+  if (resolved.allOf?.length === 1) return isInteger(document, resolved.allOf[0]);
+  if (resolved.type === "array") return isInteger(document, resolved.items);
+  return resolved.type === "integer";
 }
 
 function isObjectOrXOf(schema) {

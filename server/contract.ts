@@ -24,6 +24,8 @@ export interface OperationInfo {
   requestBody: { required: boolean; media: Record<string, string> } | null;
   /** Takes multipart/form-data (uploads). */
   multipart: boolean;
+  /** Integer parameters (or arrays of them); header names lower-cased. */
+  integers: { in: "query" | "path" | "header"; name: string }[];
   query: {
     /** Every declared query parameter. */
     names: string[];

@@ -1,9 +1,10 @@
+import { v7 as uuidv7 } from "uuid";
 import type { Knex } from "knex";
 import { ApiError } from "../http/errors.ts";
 import type { Services } from "../services.ts";
 import { limitsOf, PLAN_LIMITS, type PlanLimits, type PlanName } from "./plans.ts";
 import { periodEnd } from "../providers/payments/catalog.ts";
-import { decrementMessages, incrementMessagesInPeriod, lockUserPlan, messagesSent, paidPeriodOf, userPlan } from "./usage-store.ts";
+import { giveBackLeased, incrementMessagesInPeriod, LEASE_CTE, leaseBindings, settleLease, type QuotaLease, lockUserPlan, messagesSent, paidPeriodOf, userPlan } from "./usage-store.ts";
 
 const MESSAGE_LIMITS = Object.fromEntries(Object.entries(PLAN_LIMITS).map(([plan, limits]) => [plan, limits.messagesPerMonth]));
 
@@ -55,9 +56,22 @@ export async function planOf(services: Services, userId: string): Promise<string
   return userPlan(services.db.knex, userId);
 }
 
-/** A message counted against the monthly quota; `release` gives it back when the send failed. */
+/**
+ * A message counted against the monthly quota; `release` gives it back when the send failed, and
+ * `settle` says its reply (whose id is `replyId`) was stored. A release job queued with the
+ * reservation gives it back if neither happens (the process died mid-reply).
+ */
 export interface MessageReservation {
+  replyId: string;
   release: () => Promise<void>;
+  settle: () => Promise<void>;
+}
+
+/** A new reservation's lease: the reply's id, and how long the reply may take at most. */
+export function newLease(services: Services): QuotaLease {
+  const { quotaLeaseSeconds, llm } = services.config;
+  const seconds = quotaLeaseSeconds || Math.ceil((llm.timeoutMs * (llm.maxRetries + 1)) / 1000) + 60;
+  return { replyId: uuidv7(), seconds };
 }
 
 /**
@@ -67,39 +81,44 @@ export interface MessageReservation {
 export async function reserveMessage(services: Services, userId: string): Promise<MessageReservation> {
   const { knex } = services.db;
   const now = services.now();
-  const { count, period } = await incrementMessagesInPeriod(knex, userId, now, periodOf(now).start, MESSAGE_LIMITS, PLAN_LIMITS.free.messagesPerMonth);
+  const lease = newLease(services);
+  const { count, period } = await incrementMessagesInPeriod(knex, userId, now, periodOf(now).start, MESSAGE_LIMITS, PLAN_LIMITS.free.messagesPerMonth, lease);
   if (count === undefined || period === undefined) {
     const plan = await userPlan(knex, userId);
     const used = await messagesSent(knex, userId, (await usagePeriod(services, userId, now)).key);
     throw planLimitExceeded("messagesPerMonth", plan, limitsOf(plan).messagesPerMonth, used);
   }
-  let released = false;
-  return {
-    release: async () => {
-      if (released) return;
-      released = true;
-      await decrementMessages(knex, userId, period);
-    },
-  };
+  return heldMessage(services, userId, period, lease.replyId);
 }
 
 /**
  * What a statement of another area needs to reserve a message itself, in the same round trip as its
- * own reads (the chat hot path): the period and the message limit of each plan.
+ * own reads (the chat hot path): the period, the message limit of each plan, and the lease.
  */
-export function messageQuota(services: Services): { periodStart: string; limits: Record<string, number>; fallback: number } {
-  return { periodStart: periodOf(services.now()).start, limits: MESSAGE_LIMITS, fallback: PLAN_LIMITS.free.messagesPerMonth };
+export function messageQuota(services: Services): { periodStart: string; limits: Record<string, number>; fallback: number; lease: StatementLease } {
+  const lease = newLease(services);
+  return { periodStart: periodOf(services.now()).start, limits: MESSAGE_LIMITS, fallback: PLAN_LIMITS.free.messagesPerMonth, lease: { ...lease, cte: LEASE_CTE, bindings: leaseBindings(lease) } };
 }
 
-/** A message such a statement reserved in `periodStart`, to give back if the send fails. */
-export function heldMessage(services: Services, userId: string, periodStart: string): MessageReservation {
-  let released = false;
+/**
+ * The lease for such a statement: `cte` is a CTE named `lease` to put after its CTE `reserved`
+ * (returning `user_id` and `period_start` of the counted message) with `bindings` at its place;
+ * the statement must read `lease`, since a CTE nobody reads does not run.
+ */
+export type StatementLease = QuotaLease & { cte: string; bindings: (string | number)[] };
+
+/** A message reserved in `periodStart` with the lease of `replyId`, to give back if the send fails. */
+export function heldMessage(services: Services, userId: string, periodStart: string, replyId: string): MessageReservation {
+  let done = false;
+  const once = (work: () => Promise<void>) => async () => {
+    if (done) return;
+    done = true;
+    await work();
+  };
   return {
-    release: async () => {
-      if (released) return;
-      released = true;
-      await decrementMessages(services.db.knex, userId, periodStart);
-    },
+    replyId,
+    release: once(() => giveBackLeased(services.db.knex, userId, periodStart, replyId)),
+    settle: once(() => settleLease(services.db.knex, replyId)),
   };
 }
 

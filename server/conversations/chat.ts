@@ -37,7 +37,7 @@ export async function replyTurn(services: Services, userId: string, conversation
     conversation,
     persona,
     stored: turn.stored ?? undefined,
-    reserved: heldMessage(services, userId, turn.period_start),
+    reserved: heldMessage(services, userId, turn.period_start, quota.lease.replyId),
     preloaded: { history: turn.history, hasKnowledge: turn.has_knowledge, summary: turn.summary },
   };
 }

@@ -254,7 +254,7 @@ export interface TurnQuery {
   historyFrom?: string | null | undefined;
   retryOf: string | undefined;
   /** The month's quota: first day of the period, message limit by plan, the limit of any other plan. */
-  quota: { periodStart: string; limits: Record<string, number>; fallback: number };
+  quota: { periodStart: string; limits: Record<string, number>; fallback: number; lease: { cte: string; bindings: (string | number)[] } };
   /** The clock, to tell a subscription's current period from one that has ended. */
   now: Date;
 }
@@ -288,7 +288,9 @@ export async function loadTurn(knex: Knex, q: TurnQuery): Promise<TurnRow> {
          SELECT ?, period.start, 1 FROM quota, period WHERE quota.messages_limit > 0 AND EXISTS (SELECT 1 FROM p)
        ON CONFLICT (user_id, period_start) DO UPDATE SET messages_sent = usage_counters.messages_sent + 1
          WHERE usage_counters.messages_sent < (SELECT messages_limit FROM quota)
-       RETURNING messages_sent)
+       RETURNING user_id, period_start, messages_sent),
+     -- Billing's release job for the reservation, queued by the same statement.
+     ${q.quota.lease.cte}
      SELECT
        (SELECT row_to_json(c) FROM c) AS conversation,
        (SELECT row_to_json(p) FROM p) AS persona,
@@ -300,6 +302,7 @@ export async function loadTurn(knex: Knex, q: TurnQuery): Promise<TurnRow> {
          ORDER BY hpath.depth DESC LIMIT ?) h) AS history,
        (SELECT row_to_json(summary) FROM summary) AS summary,
        (SELECT messages_sent FROM reserved) AS reserved,
+       (SELECT count(*) FROM lease) AS leased,
        coalesce((SELECT plan FROM quota), 'free') AS plan,
        (SELECT messages_limit FROM quota) AS messages_limit,
        coalesce((SELECT messages_sent FROM usage_counters WHERE user_id = ? AND period_start = (SELECT start FROM period)), 0) AS used,
@@ -314,6 +317,7 @@ export async function loadTurn(knex: Knex, q: TurnQuery): Promise<TurnRow> {
       ...entries.flat(), q.quota.fallback, q.userId,
       q.now, q.userId, q.quota.periodStart,
       q.userId,
+      ...q.quota.lease.bindings,
       q.historyWindow,
       q.userId,
       q.userId,

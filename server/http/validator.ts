@@ -143,12 +143,39 @@ function validate(op: OperationInfo): RequestHandler {
       req.body ??= {};
     }
     const data = { query, headers: req.headers, params: req.params, cookies: undefined, body: req.body as unknown };
+    // Read before the validator coerces them to numbers.
+    const integers = integerTexts(op, data);
     const valid = general(data);
     const validBody = body ? body(data) : true;
-    if (valid && validBody) return next();
-    const errors = [...(general.errors ?? []), ...((body && body.errors) ?? [])].map(fieldError);
+    const generalErrors = (general.errors ?? []).map(fieldError);
+    const notDecimal = notPlainIntegers(integers, valid ? [] : generalErrors);
+    if (valid && validBody && !notDecimal.length) return next();
+    const errors = [...(valid ? [] : generalErrors), ...notDecimal, ...((body && body.errors) ?? []).map(fieldError)];
     next(new ApiError(400, "invalid_request", summarize(errors), { errors }));
   };
+}
+
+const SOURCE = { query: "query", path: "params", header: "headers" } as const;
+const PLAIN_INTEGER = /^-?\d+$/;
+
+/** The raw text of each integer parameter present, by the path its errors name. */
+function integerTexts(op: OperationInfo, data: Record<"query" | "params" | "headers", unknown>): [string, unknown][] {
+  return op.integers.flatMap(({ in: location, name }) => {
+    const value = (data[SOURCE[location]] as Record<string, unknown>)[name];
+    return value === undefined ? [] : [[`/${SOURCE[location]}/${name}`, value] as [string, unknown]];
+  });
+}
+
+/**
+ * Integers written otherwise than in plain decimal (`0x10`, `1e2`, `+5`, `1.0`, ` 7`), which the
+ * validator's coercion (`Number()`) would take; a field the validator already refused is not
+ * named twice. Ajv's own message, so the answer reads like any other type error.
+ */
+function notPlainIntegers(texts: [string, unknown][], already: FieldError[]): FieldError[] {
+  const named = new Set(already.map((error) => error.path.replace(/\/\d+$/, "")));
+  return texts
+    .filter(([path, value]) => !named.has(path) && [value].flat().some((item) => typeof item === "string" && !PLAIN_INTEGER.test(item)))
+    .map(([path]) => ({ path, message: "must be integer" }));
 }
 
 function queryOf(req: Request): Record<string, unknown> {

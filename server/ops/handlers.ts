@@ -30,8 +30,8 @@ const ops_openapi_json: Handler<"ops_openapi_json"> = async ({ res }) => {
 };
 
 const ops_docs: Handler<"ops_docs"> = async ({ res, log }) => {
-  const html = await apiReference(log);
-  res.status(200).set({ "X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY" }).type("text/html; charset=utf-8").send(html);
+  const { html, policy } = await apiReference(log);
+  res.status(200).set({ "X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY", "Content-Security-Policy": policy }).type("text/html; charset=utf-8").send(html);
   return HANDLED;
 };
 

@@ -87,7 +87,8 @@ async function* run(services: Services, request: ReplyRequest, reservation: Mess
     await storingInput;
     if (signal?.aborted) throw signal.reason;
     const reply: ReplyRecord = {
-      id: uuidv7(),
+      // Decided with the reservation: its release job looks for this id.
+      id: reservation.replyId,
       role: "assistant",
       content: text,
       tokens: countTokens(text),
@@ -99,6 +100,8 @@ async function* run(services: Services, request: ReplyRequest, reservation: Mess
     };
     await sink.store(streaming || inputStoredBefore ? [reply] : [input, reply]);
     ended = true;
+    // Not awaited: the reply is stored, and a lease left behind only finds it stored.
+    reservation.settle().catch((failure: unknown) => services.log.warn({ err: failure }, "could not settle a message's quota lease"));
     yield { type: "done", input, reply };
   } catch (error) {
     ended = true;

@@ -1,4 +1,4 @@
-import express, { type Express, type Request, type RequestHandler } from "express";
+import express, { type Express, type Request, type RequestHandler, type Router } from "express";
 import { authenticate } from "./auth/authenticate.ts";
 import { authLimits } from "./auth/limits.ts";
 import { handlers as defaultHandlers } from "./handlers.ts";
@@ -8,6 +8,7 @@ import { idempotency } from "./http/idempotency.ts";
 import { keepRawBody } from "./http/raw-body.ts";
 import { loadShedding } from "./http/load-shedding.ts";
 import { noSniff } from "./http/no-sniff.ts";
+import { operationRouter } from "./http/operation-router.ts";
 import { rateLimit } from "./http/rate-limit.ts";
 import { requestLog } from "./http/request-log.ts";
 import { dispatch, type HandlerMap, type OperationId } from "./http/router.ts";
@@ -43,11 +44,12 @@ export async function createApp(services: Services, handlers: HandlerMap = defau
   if (checkResponses.length) app.use(checkResponses);
   app.use(probe(dispatch(handlers, services, "ops_healthz")));
   const shared = [authLimits(services), authenticate(services), idempotency(services)];
-  for (const op of routeOrder) {
-    const route = app.route(op.expressRoute);
+  const routes = routeOrder.map((op) => {
     const method = op.method.toLowerCase() as "get" | "post" | "put" | "delete" | "patch";
-    route[method](onlyMethod(op.method), ...requestValidation(op), ...shared, dispatch(handlers, services, op.operationId as OperationId));
-  }
+    const stages = [onlyMethod(op.method), ...requestValidation(op), ...shared, dispatch(handlers, services, op.operationId as OperationId)];
+    return { path: op.expressRoute, add: (router: Router) => void router.route(op.expressRoute)[method](...stages) };
+  });
+  app.use(operationRouter(routes));
   app.use(unknownRoute);
   // OpenAI clients read OpenAI's error body; the rest of the service keeps its own.
   app.use("/openai/v1", openaiErrorHandler);

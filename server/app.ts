@@ -1,4 +1,4 @@
-import express, { type Express, type RequestHandler } from "express";
+import express, { type Express, type Request, type RequestHandler, type Router } from "express";
 import { authenticate } from "./auth/authenticate.ts";
 import { authLimits } from "./auth/limits.ts";
 import { handlers as defaultHandlers } from "./handlers.ts";
@@ -9,6 +9,7 @@ import { keepRawBody } from "./http/raw-body.ts";
 import { admission } from "./http/admission.ts";
 import { loadShedding } from "./http/load-shedding.ts";
 import { noSniff } from "./http/no-sniff.ts";
+import { operationRouter } from "./http/operation-router.ts";
 import { rateLimit } from "./http/rate-limit.ts";
 import { requestLog } from "./http/request-log.ts";
 import { dispatch, type HandlerMap, type OperationId } from "./http/router.ts";
@@ -30,34 +31,69 @@ export async function createApp(services: Services, handlers: HandlerMap = defau
   app.set("trust proxy", config.trustProxy);
   app.set("etag", false);
 
-  app.use(noSniff);
-  app.use(requestLog(app, services.log));
+  const logged = requestLog(app, services.log);
+  // Request id, its log line and nosniff in one stage: each app-level stage costs every request a
+  // turn of Express's router.
+  app.use((req, res, next) => {
+    noSniff(res);
+    logged(req, res, next);
+  });
   app.use(loadShedding(config.loadShedDelayMs));
   app.use(admission(config.admission));
   app.use(rateLimit(services));
-  app.use(
-    express.json({
-      limit: config.bodyLimitBytes,
-      verify: (req, res, body) => {
-        verifyUtf8Body(req, res, body);
-        keepRawBody(req, body);
-      },
-    }),
-  );
-  app.use(express.urlencoded({ extended: false, limit: config.bodyLimitBytes, verify: verifyUtf8Form }));
+  app.use(bodyParsers(config.bodyLimitBytes));
   const checkResponses = await responseValidator(config);
   if (checkResponses.length) app.use(checkResponses);
+  app.use(probe(dispatch(handlers, services, "ops_healthz")));
   const shared = [authLimits(services), authenticate(services), idempotency(services)];
-  for (const op of routeOrder) {
-    const route = app.route(op.expressRoute);
+  const routes = routeOrder.map((op) => {
     const method = op.method.toLowerCase() as "get" | "post" | "put" | "delete" | "patch";
-    route[method](onlyMethod(op.method), ...requestValidation(op), ...shared, dispatch(handlers, services, op.operationId as OperationId));
-  }
+    const stages = [onlyMethod(op.method), ...requestValidation(op), ...shared, dispatch(handlers, services, op.operationId as OperationId)];
+    return { path: op.expressRoute, add: (router: Router) => void router.route(op.expressRoute)[method](...stages) };
+  });
+  app.use(operationRouter(routes));
   app.use(unknownRoute);
   // OpenAI clients read OpenAI's error body; the rest of the service keeps its own.
   app.use("/openai/v1", openaiErrorHandler);
   app.use(errorHandler);
   return app;
+}
+
+/**
+ * JSON and form bodies, as one stage that a request without a body (most) leaves at once, where the
+ * two parsers were two stages that each looked for a body.
+ */
+function bodyParsers(limit: number): RequestHandler {
+  const json = express.json({
+    limit,
+    verify: (req, res, body) => {
+      verifyUtf8Body(req, res, body);
+      keepRawBody(req, body);
+    },
+  });
+  const form = express.urlencoded({ extended: false, limit, verify: verifyUtf8Form });
+  return (req, res, next) => {
+    // body-parser's own test for a body; without one both parsers only set req.body.
+    if (req.headers["transfer-encoding"] === undefined && req.headers["content-length"] === undefined) {
+      if (!Object.hasOwn(req, "body")) req.body = undefined;
+      return next();
+    }
+    json(req, res, (error?: unknown) => (error ? next(error) : form(req, res, next)));
+  };
+}
+
+/**
+ * `GET /healthz` without a query or body, as load balancers send it, skips the operation's route:
+ * it has nothing its stages check (no parameter, body or credential), so only the app-level stages
+ * (request id, rate limit) run before its handler. Anything else goes the ordinary way.
+ */
+function probe(healthz: RequestHandler): RequestHandler {
+  const schema = { operationId: "ops_healthz" };
+  return (req, res, next) => {
+    if (req.url !== "/healthz" || req.method !== "GET" || req.headers["content-length"] !== undefined || req.headers["transfer-encoding"] !== undefined) return next();
+    (req as Request & { openapi?: unknown }).openapi ??= { schema, pathParams: {}, expressRoute: "/healthz" };
+    return healthz(req, res, next);
+  };
 }
 
 /** Express answers HEAD with a GET route; the contract declares no HEAD, so it stays unknown. */

@@ -9,7 +9,8 @@ import type { Request } from "express";
 export function clientIdentity(req: Request): string {
   const principal = (req as Request & { principal?: { userId: string } }).principal;
   if (principal) return `user:${principal.userId}`;
-  const credential = req.get("x-api-key") ?? req.get("authorization");
+  const { headers } = req;
+  const credential = (headers["x-api-key"] ?? headers.authorization) as string | undefined;
   if (credential) return `cred:${createHash("sha256").update(credential).digest("base64url").slice(0, 32)}`;
   return `ip:${req.ip ?? "unknown"}`;
 }

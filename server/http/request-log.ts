@@ -31,7 +31,10 @@ export function requestLog(app: Express, log: Logger): RequestHandler {
       return (this[CHILD] ??= log.child({ reqId: this.id }));
     },
   });
-  const completed = (req: Timed, res: Response) => {
+  const completed = function (this: Response) {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- 'close' gives the response as `this`
+    const res = this;
+    const req = res.req as Timed;
     const status = res.statusCode;
     const level: Level = status === 500 ? "error" : status >= 500 ? "warn" : status >= 400 ? "info" : "debug";
     if (!log.isLevelEnabled(level)) return;
@@ -48,7 +51,8 @@ export function requestLog(app: Express, log: Logger): RequestHandler {
     res.setHeader("X-Request-Id", req.id);
     if (listens) {
       req[START] = Date.now();
-      res.once("close", () => completed(req, res));
+      // One function for every request ('close' is emitted once): no closure per request.
+      res.on("close", completed);
     }
     next();
   };

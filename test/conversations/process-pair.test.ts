@@ -1,0 +1,81 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.ts";
+import { freshStore, register, startPersona, type Proc, type Store } from "../resilience/support.ts";
+import { createConversation, createPersona, sendStream } from "../support/chat.ts";
+import { contentOf, readIdEvents, type IdEvent } from "../support/generations.ts";
+import { databaseKind, type TestService } from "../support/service.ts";
+import type { TestUser } from "../support/users.ts";
+
+// Issue 21 asks for the resume and stop tests on two API processes. test/conversations/resume and
+// stop run two services inside the test process; here they are two spawned `persona serve`
+// processes on one PostgreSQL database, so nothing but the database and its notifications joins
+// them. The embedded default keeps its data dir in one process (a second one reaches it only
+// through `--processes N`, whose port does not let a test pick the process), so this is
+// PostgreSQL's.
+const onPostgres = databaseKind === "postgres";
+
+let fake: FakeOpenAI;
+let store: Store;
+let a: Proc;
+let b: Proc;
+let alice: TestUser;
+let personaId: string;
+
+/** A spawned process as the test helpers' service shape (only `fetch` is used). */
+const asService = (proc: Proc) => ({ url: proc.url, fetch: (path: string, init?: RequestInit) => fetch(`${proc.url}${path}`, init) }) as unknown as TestService;
+const generationOf = (events: IdEvent[]) => (JSON.parse(events[0]!.data) as { generation_id: string }).generation_id;
+const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i} `);
+
+describe.runIf(onPostgres)("two spawned API processes on one PostgreSQL database", () => {
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+    store = await freshStore();
+    const env = { ...store.env, OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-test-secret", LLM_MAX_RETRIES: "0", LLM_TIMEOUT_MS: "20000", STREAM_KEEPALIVE_MS: "200" };
+    a = await startPersona(["serve"], env);
+    b = await startPersona(["serve", "--no-worker"], env);
+    alice = (await register(a.url)) as unknown as TestUser;
+    personaId = (await createPersona(asService(a), alice)).id;
+  }, 180_000);
+
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+    await store?.drop();
+    await fake?.close();
+  });
+
+  it("resume on the other process replays the missed events and follows live to done", async () => {
+    const conversation = await createConversation(asService(a), alice, personaId, "pair resume");
+    fake.chat.next({ chunks: words(12), chunkDelayMs: 150 });
+    const first = await readIdEvents(await sendStream(asService(a), alice, conversation.id, "talk"), (events) => events.filter((e) => e.event === "delta").length >= 3);
+    const generationId = generationOf(first);
+    const response = await fetch(`${b.url}/v1/conversations/${conversation.id}/generations/${generationId}/stream`, { headers: { ...alice.auth, "last-event-id": first.at(-1)!.id! } });
+    expect(response.status).toBe(200);
+    const rest = await readIdEvents(response);
+    const ids = [...first, ...rest].map((e) => Number(e.id));
+    expect(ids).toEqual(Array.from({ length: ids.length }, (_, i) => i + 1));
+    expect(rest.at(-1)!.event).toBe("done");
+    expect(contentOf(first) + contentOf(rest)).toBe(words(12).join(""));
+  });
+
+  it("stop on the other process aborts the upstream call and stores the partial reply, stopped", async () => {
+    const conversation = await createConversation(asService(a), alice, personaId, "pair stop");
+    fake.chat.next({ chunks: words(50), chunkDelayMs: 200 });
+    const seen: IdEvent[] = [];
+    const reading = readIdEvents(await sendStream(asService(a), alice, conversation.id, "talk forever"), (events) => {
+      seen.splice(0, seen.length, ...events);
+      return false;
+    });
+    while (seen.filter((e) => e.event === "delta").length < 2) await new Promise((wait) => setTimeout(wait, 50));
+    const aborted = fake.waitForAbort(10_000);
+    const answer = await fetch(`${b.url}/v1/conversations/${conversation.id}/generations/${generationOf(seen)}/stop`, { method: "POST", headers: alice.auth });
+    expect(answer.status).toBe(200);
+    const generation = await answer.json();
+    expect(generation).toMatchObject({ status: "stopped", reply_message_id: expect.any(String) });
+    expect((await aborted).aborted).toBe(true);
+    const all = await reading;
+    expect(JSON.parse(all.at(-1)!.data)).toMatchObject({ message_id: generation.reply_message_id, stopped: true });
+    const read = await (await fetch(`${b.url}/v1/conversations/${conversation.id}`, { headers: alice.auth })).json();
+    expect(read.messages.at(-1)).toMatchObject({ id: generation.reply_message_id, stopped: true, content: contentOf(all) });
+    expect(read.messages.at(-1).content).not.toContain("w49");
+  });
+});

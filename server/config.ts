@@ -51,6 +51,7 @@ export const settings = {
   LLM_TIMEOUT_MS: { key: "llm.timeoutMs", schema: int(100, 600_000).default(60_000), doc: "How long a model call may take before it fails with 502 upstream_error." },
   QUOTA_LEASE_SECONDS: { key: "quotaLeaseSeconds", schema: int(0, 86_400).default(0), doc: "How long after a message is reserved its quota lease is checked: given back if the reply was never stored (a crashed process). 0: the model timeout times its attempts plus 60 s." },
   LLM_MAX_RETRIES: { key: "llm.maxRetries", schema: int(0, 10).default(2), doc: "Retries of a model call that failed before answering (429, 5xx, connection errors)." },
+  GENERATION_LEASE_MS: { key: "generationLeaseMs", schema: int(1_000, 600_000).default(30_000), doc: "How long a running streamed reply stays held without its process renewing it (renewed every quarter of it); past it, the next reader records the reply as failed: its process died." },
   STREAM_KEEPALIVE_MS: { key: "streamKeepAliveMs", schema: int(100, 600_000).default(15_000), doc: "Interval of the comment line that keeps a chat stream open through proxies." },
   EMBEDDINGS_PROVIDER: { key: "embeddings.provider", schema: z.enum(["openai", "local"]).optional(), doc: "Embeddings provider: `openai` or `local` (hashed lexical, no model files). Default: as `LLM_PROVIDER`." },
   EMBEDDINGS_MODEL: { key: "embeddings.model", schema: z.string().min(1).optional(), doc: "Embeddings model. Default: `text-embedding-3-small`, or `local-hashed-lexical-v1` with the local provider." },

@@ -2,7 +2,8 @@ import type { Response } from "express";
 import { SSEWriter } from "../http/sse.ts";
 import type { Services } from "../services.ts";
 import { generations, onStoredEvents, TERMINAL_EVENTS, type LiveGeneration } from "./generation.ts";
-import { findGeneration, generationEventsAfter, hasEndEvent, type GenerationEventRow, type GenerationRow } from "./generation-store.ts";
+import { endEvent, findGeneration, generationEventsAfter, type GenerationEventRow, type GenerationRow } from "./generation-store.ts";
+import { LOST_GENERATION, recordIfLost } from "./generation-service.ts";
 import { findMessage } from "./store.ts";
 
 /** A follower of another process's generation reads the table this often when no notification came. */
@@ -78,12 +79,19 @@ async function followStored(services: Services, sse: SSEWriter, generation: Pick
         if (TERMINAL_EVENTS.has(event.event)) return;
       }
       if (!sse.open) return;
+      // Nothing new: the generation may have lost its process (its lease ran out); then its error is stored now.
+      if (events.length === 0 && (await recordIfLost(services, generation.id, last))) continue;
       if (events.length === 0 && !(await isRunning(services, generation.id))) {
         // Ended without a stored end (its process died while writing): say so rather than wait forever.
         const ended = await generationEventsAfter(knex, generation.id, last);
         if (ended.length > 0) continue;
-        // The client had everything already (Last-Event-ID at or past the end).
-        if (await hasEndEvent(knex, generation.id)) return;
+        const end = await endEvent(knex, generation.id);
+        // A lost generation's end was recorded after the fact, possibly at or before events of the
+        // dead process that this client saw but that were never stored: it still has to hear the end
+        // (a client that did hear it and resumes from it hears it again, which ends it all the same).
+        if (end && end.seq <= last && (end.data as { code?: string } | null)?.code === LOST_GENERATION.code) sse.event(end.event, end.data, String(last + 1));
+        // Otherwise the client had everything already (Last-Event-ID at or past the end).
+        if (end) return;
         sse.event("error", { code: "internal_error", message: "The generation ended without a result" }, String(last + 1));
         return;
       }

@@ -1,17 +1,33 @@
 import { notFound } from "../http/errors.ts";
 import { isUuid } from "../http/text.ts";
 import type { Services } from "../services.ts";
-import { generations, onStoredEvents, STOP_CHANNEL } from "./generation.ts";
-import { findUserGeneration, type GenerationRow } from "./generation-store.ts";
+import { EVENTS_CHANNEL, generations, onStoredEvents, STOP_CHANNEL } from "./generation.ts";
+import { failLostGeneration, findUserGeneration, type GenerationRow } from "./generation-store.ts";
 
 /** How long a stop waits for the generation to end before answering its state as it is. */
 const STOP_WAIT_MS = 5_000;
 
 /** The caller's generation of their conversation; 404 for anyone else's, an unknown or a malformed id. */
 export async function requireOwnGeneration(services: Services, userId: string, conversationId: string, id: string): Promise<GenerationRow> {
-  const row = isUuid(conversationId) && isUuid(id) ? await findUserGeneration(services.db.knex, userId, conversationId, id) : undefined;
+  const find = () => (isUuid(conversationId) && isUuid(id) ? findUserGeneration(services.db.knex, userId, conversationId, id) : Promise.resolve(undefined));
+  const row = await find();
   if (!row) throw notFound("Generation");
+  // Running elsewhere: if its process stopped renewing the lease, it died; record that once.
+  if (row.status === "running" && !generations(services).running.has(id) && (await recordIfLost(services, id))) return (await find()) ?? row;
   return row;
+}
+
+/** The `error` of a generation whose process died before it ended (its lease ran out). */
+export const LOST_GENERATION = { code: "generation_lost", message: "The process generating this reply stopped before it ended; the reply was not stored." };
+
+/**
+ * Records generation `id` as failed if its lease ran out, and wakes its followers; true when it did.
+ * `afterSeq`: the last event id the asking follower has, so that its `error` comes after it.
+ */
+export async function recordIfLost(services: Services, id: string, afterSeq = 0): Promise<boolean> {
+  if (!(await failLostGeneration(services.db.knex, id, LOST_GENERATION, afterSeq))) return false;
+  await services.db.notifications.notify(EVENTS_CHANNEL, id);
+  return true;
 }
 
 /**

@@ -23,8 +23,38 @@ export interface GenerationEventRow {
 
 const COLUMNS = ["id", "conversation_id", "user_id", "status", "user_message_id", "reply_message_id", "error", "started_at", "finished_at"] as const;
 
-export async function insertGeneration(knex: Knex, row: GenerationRow): Promise<void> {
-  await knex("generations").insert({ ...row, error: row.error === null ? null : JSON.stringify(row.error) });
+export async function insertGeneration(knex: Knex, row: GenerationRow, leaseMs: number): Promise<void> {
+  await knex("generations").insert({ ...row, error: row.error === null ? null : JSON.stringify(row.error), lease_until: leaseEnd(knex, leaseMs) });
+}
+
+const leaseEnd = (knex: Knex, leaseMs: number) => knex.raw("now() + make_interval(secs => ?)", [leaseMs / 1000]);
+
+/** Renews the leases of the generations this process runs (one statement for all of them). */
+export async function renewGenerationLeases(knex: Knex, ids: readonly string[], leaseMs: number): Promise<void> {
+  if (ids.length === 0) return;
+  await knex("generations").whereIn("id", ids).andWhere({ status: "running" }).update({ lease_until: leaseEnd(knex, leaseMs) });
+}
+
+/**
+ * Records a running generation whose lease ran out as failed, with an `error` event after its last
+ * stored one and after `afterSeq` (a follower may have seen events of the dead process that it never
+ * stored), in one statement; true when this call recorded it (a live or ended one is untouched).
+ */
+export async function failLostGeneration(knex: Knex, id: string, error: { code: string; message: string }, afterSeq = 0): Promise<boolean> {
+  const result = await knex.raw(
+    `with lost as (
+       update generations set status = 'failed', error = ?::jsonb, finished_at = now()
+        where id = ? and status = 'running' and lease_until < now()
+       returning id
+     ), ended as (
+       insert into generation_events (generation_id, seq, event, data)
+       select lost.id, greatest(coalesce((select max(seq) from generation_events where generation_id = lost.id), 0), ?::int) + 1, 'error', ?::jsonb from lost
+       returning generation_id
+     )
+     select count(*)::int as n from ended`,
+    [JSON.stringify(error), id, afterSeq, JSON.stringify(error)],
+  );
+  return Number((result.rows as { n: number }[])[0]?.n ?? 0) > 0;
 }
 
 /** The user's generation of that conversation; undefined for anyone else's or an unknown one. */
@@ -46,8 +76,9 @@ export async function generationEventsAfter(knex: Knex, generationId: string, af
   return knex("generation_events").select("seq", "event", "data").where({ generation_id: generationId }).andWhere("seq", ">", afterSeq).orderBy("seq");
 }
 
-export async function hasEndEvent(knex: Knex, generationId: string): Promise<boolean> {
-  return Boolean(await knex("generation_events").select("seq").where({ generation_id: generationId }).whereIn("event", ["done", "error"]).first());
+/** The stored `done` or `error` of a generation, if it has ended. */
+export async function endEvent(knex: Knex, generationId: string): Promise<GenerationEventRow | undefined> {
+  return knex("generation_events").select("seq", "event", "data").where({ generation_id: generationId }).whereIn("event", ["done", "error"]).first();
 }
 
 /**

@@ -5,7 +5,7 @@ import type { Logger } from "../logger.ts";
 import type { Reply } from "../replies/types.ts";
 import type { Services } from "../services.ts";
 import {
-  finishGeneration, insertGeneration, insertGenerationEvents, purgeGenerationDeltas, type GenerationEventRow, type GenerationRow, type GenerationStatus,
+  finishGeneration, insertGeneration, insertGenerationEvents, purgeGenerationDeltas, renewGenerationLeases, type GenerationEventRow, type GenerationRow, type GenerationStatus,
 } from "./generation-store.ts";
 import type { StreamOutcome } from "./stream.ts";
 
@@ -40,6 +40,8 @@ interface Registry {
   /** Followers in this process of generations stored by any process, woken by `EVENTS_CHANNEL`. */
   wakers: Map<string, Set<() => void>>;
   ready: Promise<void>;
+  /** Renews the leases of `running` while there are any. */
+  renewal?: NodeJS.Timeout;
 }
 
 const registries = new WeakMap<Services, Registry>();
@@ -116,7 +118,7 @@ export async function startGeneration(services: Services, start: GenerationStart
   let pending: GenerationEventRow[] = [];
   let pendingChars = 0;
   let timer: NodeJS.Timeout | undefined;
-  const created = insertGeneration(knex, row);
+  const created = insertGeneration(knex, row, services.config.generationLeaseMs);
   // Recorded first so that a retry with the key while this runs follows it instead of starting another.
   const recording = start.key?.record({ outcome: "running", generation_id: id }).catch((error: unknown) => log.error({ err: error }, "could not record a running stream"));
   let writing: Promise<unknown> = created.catch((error: unknown) => log.error({ err: error }, "could not store a generation"));
@@ -212,6 +214,27 @@ export async function startGeneration(services: Services, start: GenerationStart
     finished: Promise.resolve(),
   };
   registry.running.set(id, live);
-  (live as { finished: Promise<void> }).finished = run().finally(() => registry.running.delete(id));
+  keepLeases(services, registry);
+  (live as { finished: Promise<void> }).finished = run().finally(() => {
+    registry.running.delete(id);
+    keepLeases(services, registry);
+  });
   return live;
+}
+
+/**
+ * While this process runs generations, renews their leases every quarter of the lease in one
+ * statement, so another process can tell a dead generator (lease run out) from a slow one.
+ */
+function keepLeases(services: Services, registry: Registry): void {
+  if (registry.running.size === 0) {
+    clearInterval(registry.renewal);
+    registry.renewal = undefined;
+    return;
+  }
+  const leaseMs = services.config.generationLeaseMs;
+  registry.renewal ??= setInterval(() => {
+    renewGenerationLeases(services.db.knex, [...registry.running.keys()], leaseMs)
+      .catch((error: unknown) => services.log.warn({ err: error }, "could not renew generation leases"));
+  }, leaseMs / 4).unref();
 }

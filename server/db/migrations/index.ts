@@ -18,6 +18,7 @@ import * as generations from "./0016_generations.ts";
 import * as conversationTree from "./0017_conversation_tree.ts";
 import * as characterCards from "./0018_character_cards.ts";
 import * as openaiCompat from "./0019_openai_compat.ts";
+import * as socialReads from "./0022_social_reads.ts";
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that they load the same
@@ -43,6 +44,7 @@ const migrations: Record<string, Knex.Migration> = {
   "0017_conversation_tree": conversationTree,
   "0018_character_cards": characterCards,
   "0019_openai_compat": openaiCompat,
+  "0022_social_reads": socialReads,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

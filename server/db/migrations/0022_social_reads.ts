@@ -3,11 +3,11 @@ import type { Knex } from "knex";
 /**
  * Social reads at issue 15's sizes (bench:social): indexes that let the feed, the user search's
  * follower counts and the feed's like counts run as index-only scans instead of visiting a heap
- * row per follow, like or followed creator.
+ * row per follow, like or followed creator, and check liveness against the deleted accounts only.
  */
 export async function up(knex: Knex): Promise<void> {
-  // "Is this account live?" is asked once per follow and like counted; answered from the index.
-  await knex.raw("CREATE INDEX users_live ON users (id) WHERE deleted_at IS NULL");
+  // Counts of live follows and likes are checked against the few deleted accounts (server/social/store.ts).
+  await knex.raw("CREATE INDEX users_deleted ON users (id) WHERE deleted_at IS NOT NULL");
   // Counting a user's followers / a persona's likes needs the other side of each row.
   await knex.raw("CREATE INDEX follows_following_follower ON follows (following_id, follower_id)");
   await knex.raw("CREATE INDEX likes_persona_user ON likes (persona_id, user_id)");
@@ -21,5 +21,5 @@ export async function down(knex: Knex): Promise<void> {
   await knex.raw("CREATE INDEX likes_persona_id_index ON likes (persona_id)");
   await knex.raw("DROP INDEX likes_persona_user");
   await knex.raw("DROP INDEX follows_following_follower");
-  await knex.raw("DROP INDEX users_live");
+  await knex.raw("DROP INDEX users_deleted");
 }

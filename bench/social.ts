@@ -7,6 +7,9 @@
 // - share-link redirect throughput under autocannon, next to GET /healthz.
 // BENCH_SCALE (default 1) multiplies every size; BENCH_USERS, BENCH_FOLLOWS, BENCH_PERSONAS and
 // BENCH_LIKES set one each. BENCH_SAMPLES (default 300) requests per latency figure.
+// Generation takes minutes at full size: BENCH_KEEP=1 keeps the scratch database (its name is
+// printed), and BENCH_REUSE=<name> measures again on a kept one (no generation; the server's start
+// applies any newer migration to it; the sizes printed are then those of the run that made it).
 import knexFactory from "knex";
 import pg from "pg";
 import { refreshTrendingSet } from "../server/personas/trending-store.ts";
@@ -36,6 +39,16 @@ const load: LoadOptions = { connections: 20, durationS: 5, warmupS: 1, pipelinin
 const SYLLABLES = "ma ra ok ka fo li na jo be rg lu ka ze ti mo su an el io ve da ri no ha pe ul as or ki me to ba ne si gu la wy ch ar en".split(" ");
 
 const group = childGroup();
+const KEEP = process.env.BENCH_KEEP === "1";
+const REUSE = process.env.BENCH_REUSE;
+
+/** A database a kept run left on `server`, by name. */
+function existingDatabase(server: string, name: string): { url: string; name: string; drop: () => Promise<void> } {
+  if (!/^persona_bench_social_[0-9a-f]+$/.test(name)) throw new Error(`BENCH_REUSE names no kept bench database: ${name}`);
+  const url = new URL(server);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), name, drop: async () => {} };
+}
 
 
 /** Everything in SQL: ids are md5 hashes of an index, so rows can name each other without lookups. */
@@ -118,20 +131,23 @@ async function main(database: { url: string }): Promise<number> {
   const persona = await startPersona({ DATABASE_URL: database.url, WORKER_ENABLED: "false" });
   group.add(persona.child);
   const url = persona.url;
-  const registered = await json(url, "/v1/auth/register", {
+  const credentials = { email: "feed@bench.example", username: "feed_reader", password: "Correct-horse-9" };
+  const registered = await json(url, REUSE ? "/v1/auth/login" : "/v1/auth/register", {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ email: "feed@bench.example", username: "feed_reader", password: "Correct-horse-9" }),
+    body: JSON.stringify(REUSE ? { email: credentials.email, password: credentials.password } : credentials),
   });
-  if (registered.status !== 201) throw new Error(`register answered ${registered.status}`);
+  if (registered.status !== (REUSE ? 200 : 201)) throw new Error(`${REUSE ? "login" : "register"} answered ${registered.status}`);
   const feedUserId = (registered.body.user as { id: string }).id;
   const headers = { authorization: `Bearer ${registered.body.access_token as string}` };
 
-  const db = new pg.Client({ connectionString: database.url });
-  await db.connect();
-  process.stderr.write("generating data in SQL...\n");
-  await generate(db, feedUserId);
-  await db.end();
+  if (!REUSE) {
+    const db = new pg.Client({ connectionString: database.url });
+    await db.connect();
+    process.stderr.write("generating data in SQL...\n");
+    await generate(db, feedUserId);
+    await db.end();
+  }
 
   const knex = knexFactory({ client: "pg", connection: database.url, pool: { min: 0, max: 1 } });
   const refreshStarted = performance.now();
@@ -222,15 +238,16 @@ async function firstFeedPersona(url: string, headers: Record<string, string>): P
 }
 
 let code = 1;
-let database: { url: string; drop: () => Promise<void> } | undefined;
+let database: { url: string; name: string; drop: () => Promise<void> } | undefined;
 try {
-  database = await scratchDatabase(benchServer(), "social");
+  database = REUSE ? existingDatabase(benchServer(), REUSE) : await scratchDatabase(benchServer(), "social");
+  if (KEEP || REUSE) console.log(`bench database: ${database.name} (kept; BENCH_REUSE=${database.name} measures on it again)`);
   code = await main(database);
 } catch (error) {
   console.error(`bench:social failed: ${error instanceof Error ? error.message : String(error)}`);
   group.dump();
 } finally {
   await group.stopAll();
-  await database?.drop();
+  if (!KEEP && !REUSE) await database?.drop();
 }
 process.exitCode = code;

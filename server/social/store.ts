@@ -110,6 +110,15 @@ function liveCount(knex: Knex, side: "following_id" | "follower_id", other: "fol
   return knex("follows as f").join("users as o", "o.id", `f.${other}`).where(`f.${side}`, id).whereNull("o.deleted_at").count("*");
 }
 
+/**
+ * "The account behind `column` is deleted", for NOT EXISTS: deleted accounts are few and have their
+ * own partial index, so counting live rows checks them against that small set instead of visiting
+ * one users row per follow or like counted. Every user id here has a users row (foreign keys).
+ */
+function deletedUser(column: string): string {
+  return `SELECT 1 FROM users d WHERE d.id = ${column} AND d.deleted_at IS NOT NULL`;
+}
+
 /** LIKE treats `%`, `_` and the escape character itself as special; a search for them means them. */
 function likeEscape(text: string): string {
   return text.replace(/[\\%_]/g, "\\$&");
@@ -119,26 +128,33 @@ function likeEscape(text: string): string {
  * Live users whose username or display name contains `q` (any case, every character literal),
  * best first: an exact name, then a name starting with `q`, then a name containing it; within each,
  * by trigram similarity to `q`, then username. The trigram indexes serve the ILIKE filter. One
- * statement: the window count gives the total, and followers are counted for the page only.
+ * statement. A 3-character `q` matches thousands of users and `similarity` is the costly part of
+ * ranking them, so it is computed only for the tiers the page reaches (the tier of the `limit`-th
+ * match by tier alone); followers are counted for the page only.
  */
 export async function searchUsers(knex: Knex, q: string, limit: number): Promise<{ rows: UserHitRow[]; total: number }> {
   const contains = `%${likeEscape(q)}%`;
   const starts = `${likeEscape(q)}%`;
   const result = await knex.raw<{ rows: (UserHitRow & { total: string; follower_count: string })[] }>(
-    `WITH page AS (
-       SELECT u.id, u.username, u.avatar_url, count(*) OVER () AS total,
+    `WITH matches AS MATERIALIZED (
+       SELECT u.id, u.username, u.display_name, u.avatar_url,
               CASE WHEN lower(u.username) = lower(:q) OR lower(u.display_name) = lower(:q) THEN 0
                    WHEN u.username ILIKE :starts ESCAPE '\\' OR u.display_name ILIKE :starts ESCAPE '\\' THEN 1
-                   ELSE 2 END AS tier,
-              greatest(similarity(u.username, :q), coalesce(similarity(u.display_name, :q), 0)) AS score
+                   ELSE 2 END AS tier
          FROM users u
         WHERE u.deleted_at IS NULL AND (u.username ILIKE :contains ESCAPE '\\' OR u.display_name ILIKE :contains ESCAPE '\\')
-        ORDER BY tier, score DESC, lower(u.username) COLLATE "C", u.id
+     ), last_tier AS (
+       SELECT coalesce((SELECT tier FROM matches ORDER BY tier OFFSET :limit - 1 LIMIT 1), 2) AS tier
+     ), page AS (
+       SELECT m.id, m.username, m.avatar_url, m.tier,
+              greatest(similarity(m.username, :q), coalesce(similarity(m.display_name, :q), 0)) AS score
+         FROM matches m, last_tier
+        WHERE m.tier <= last_tier.tier
+        ORDER BY m.tier, score DESC, lower(m.username) COLLATE "C", m.id
         LIMIT :limit
      )
-     SELECT page.id, page.username, page.avatar_url, page.total,
-            (SELECT count(*) FROM follows f JOIN users o ON o.id = f.follower_id
-              WHERE f.following_id = page.id AND o.deleted_at IS NULL) AS follower_count
+     SELECT page.id, page.username, page.avatar_url, (SELECT count(*) FROM matches) AS total,
+            (SELECT count(*) FROM follows f WHERE f.following_id = page.id AND NOT EXISTS (${deletedUser("f.follower_id")})) AS follower_count
        FROM page
       ORDER BY page.tier, page.score DESC, lower(page.username) COLLATE "C", page.id`,
     { q, starts, contains, limit },
@@ -212,46 +228,53 @@ export async function listLikes(knex: Knex, userId: string, window: PageWindow):
 /**
  * The caller's feed: public personas of the live users they follow (at `published_at`) and the
  * trending set (at `trending_since`). A persona that is both appears once, at the later of its two
- * times. Newest first, persona id last, so pages neither repeat nor skip. One statement: the
- * window count gives the total, and display columns and likes are read for the page only.
+ * times. Newest first, persona id last, so pages neither repeat nor skip.
+ *
+ * One statement, always (the total comes back on a row even past the last page). The followed
+ * creators' personas are read once, from index-only scans, and serve both the exact total and the
+ * page; only their newest `offset + limit` can reach the page (each persona has one creator, so
+ * they are distinct, and merging in the trending set only moves items earlier), so only those are
+ * merged with the trending set. Display columns and likes are read for the page only.
  */
 export async function feedPage(knex: Knex, userId: string, window: PageWindow): Promise<{ rows: FeedRow[]; total: number }> {
-  const result = await knex.raw<{ rows: (FeedRow & { total: string; like_count: string })[] }>(
-    `WITH candidates AS (
-       SELECT p.id AS persona_id, 'new_persona' AS type, coalesce(p.published_at, p.created_at) AS at
+  const result = await knex.raw<{ rows: (Omit<FeedRow, "like_count"> & { persona_id: string | null; total: string; like_count: string })[] }>(
+    `WITH mine AS MATERIALIZED (
+       SELECT p.id AS persona_id, coalesce(p.published_at, p.created_at) AS at
          FROM follows f
-         JOIN users c ON c.id = f.following_id AND c.deleted_at IS NULL
          JOIN personas p ON p.creator_id = f.following_id AND p.is_public
-        WHERE f.follower_id = :userId
-       UNION ALL
-       SELECT t.persona_id, 'trending', t.trending_since
+        WHERE f.follower_id = :userId AND NOT EXISTS (${deletedUser("f.following_id")})
+     ), trending AS MATERIALIZED (
+       SELECT t.persona_id, t.trending_since AS at
          FROM persona_trending t
          JOIN personas p ON p.id = t.persona_id AND p.is_public
-         JOIN users c ON c.id = p.creator_id AND c.deleted_at IS NULL
+        WHERE NOT EXISTS (${deletedUser("p.creator_id")})
+     ), candidates AS (
+       (SELECT persona_id, 'new_persona' AS type, at FROM mine ORDER BY at DESC, persona_id DESC LIMIT :reach)
+       UNION ALL
+       SELECT persona_id, 'trending', at FROM trending
      ), items AS (
        SELECT DISTINCT ON (persona_id) persona_id, type, at FROM candidates ORDER BY persona_id, at DESC, type
      ), page AS (
-       SELECT persona_id, type, at, count(*) OVER () AS total FROM items ORDER BY at DESC, persona_id DESC LIMIT :limit OFFSET :offset
+       SELECT persona_id, type, at FROM items ORDER BY at DESC, persona_id DESC LIMIT :limit OFFSET :offset
+     ), totals AS (
+       SELECT (SELECT count(*) FROM mine)
+              + (SELECT count(*) FROM trending t WHERE NOT EXISTS (SELECT 1 FROM mine m WHERE m.persona_id = t.persona_id)) AS total
      )
-     SELECT page.type, page.at, page.total, p.id AS persona_id, p.name, p.description, p.avatar_url,
+     SELECT totals.total, page.type, page.at, p.id AS persona_id, p.name, p.description, p.avatar_url,
             c.id AS creator_id, c.username AS creator_username,
-            (SELECT count(*) FROM likes l JOIN users u ON u.id = l.user_id
-              WHERE l.persona_id = page.persona_id AND u.deleted_at IS NULL) AS like_count
-       FROM page
-       JOIN personas p ON p.id = page.persona_id
-       JOIN users c ON c.id = p.creator_id
+            (SELECT count(*) FROM likes l WHERE l.persona_id = page.persona_id AND NOT EXISTS (${deletedUser("l.user_id")})) AS like_count
+       FROM totals
+       LEFT JOIN (page
+         JOIN personas p ON p.id = page.persona_id
+         JOIN users c ON c.id = p.creator_id) ON true
       ORDER BY page.at DESC, page.persona_id DESC`,
-    { userId, limit: window.limit, offset: window.offset },
+    { userId, reach: window.offset + window.limit, limit: window.limit, offset: window.offset },
   );
-  const rows = result.rows.map(({ total: _total, like_count, ...row }) => ({ ...row, like_count: count(like_count) }));
-  // Past the last page there is no row to carry the count.
-  const total = result.rows.length ? count(result.rows[0]!.total) : window.offset > 0 ? await feedTotal(knex, userId) : 0;
+  const total = count(result.rows[0]?.total);
+  const rows = result.rows
+    .filter((row) => row.persona_id !== null)
+    .map(({ total: _total, like_count, ...row }) => ({ ...row, persona_id: row.persona_id!, like_count: count(like_count) }));
   return { rows, total };
-}
-
-async function feedTotal(knex: Knex, userId: string): Promise<number> {
-  const page = await feedPage(knex, userId, { limit: 1, offset: 0 });
-  return page.total;
 }
 
 // ---------------------------------------------------------------- shares

@@ -19,6 +19,7 @@ import * as conversationTree from "./0017_conversation_tree.ts";
 import * as characterCards from "./0018_character_cards.ts";
 import * as openaiCompat from "./0019_openai_compat.ts";
 import * as generationLeases from "./0020_generation_leases.ts";
+import * as socialReads from "./0022_social_reads.ts";
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that they load the same
@@ -45,6 +46,7 @@ const migrations: Record<string, Knex.Migration> = {
   "0018_character_cards": characterCards,
   "0019_openai_compat": openaiCompat,
   "0020_generation_leases": generationLeases,
+  "0022_social_reads": socialReads,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

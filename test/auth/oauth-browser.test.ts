@@ -1,22 +1,17 @@
-import { existsSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { registerOAuthClient, type RegisteredClient } from "../../server/auth/oauth/clients.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
+import { browserTestRuns, launchChromium } from "../support/browser.ts";
 
 // The consent page driven by a real browser (Debian's Chromium; scripts/ci/chromium.sh installs
 // it in CI): what a person sees and clicks must end at the client app with a code and the state.
-const CHROMIUM = "/usr/bin/chromium";
-const hasChromium = existsSync(CHROMIUM);
-const inCi = Boolean(process.env.CI);
-if (!hasChromium && !inCi) {
-  console.warn(`oauth-browser: skipped, ${CHROMIUM} is missing (run scripts/ci/chromium.sh to install it); CI never skips this test`);
-}
+const runs = browserTestRuns("oauth-browser");
 
-describe.skipIf(!hasChromium && !inCi)("the consent page in a browser", () => {
+describe.runIf(runs)("the consent page in a browser", () => {
   let service: TestService;
   let user: TestUser;
   let client: RegisteredClient;
@@ -38,10 +33,7 @@ describe.skipIf(!hasChromium && !inCi)("the consent page in a browser", () => {
     service = await startTestService();
     user = await registerUser(service);
     client = await registerOAuthClient(service.services, { name: "Browser Test App", redirectUris: [redirectUri] });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {

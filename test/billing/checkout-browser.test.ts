@@ -1,23 +1,18 @@
-import { existsSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectApiError, expectOk } from "../support/assertions.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
+import { browserTestRuns, launchChromium } from "../support/browser.ts";
 
 // The offline provider's checkout page driven by a real browser (Debian's Chromium, as the OAuth
 // consent page's test): what a person sees and clicks must end at the app's return address, with
 // the subscription started by Pay and nothing started by Cancel.
-const CHROMIUM = "/usr/bin/chromium";
-const hasChromium = existsSync(CHROMIUM);
-const inCi = Boolean(process.env.CI);
-if (!hasChromium && !inCi) {
-  console.warn(`checkout-browser: skipped, ${CHROMIUM} is missing (run scripts/ci/chromium.sh to install it); CI never skips this test`);
-}
+const runs = browserTestRuns("checkout-browser");
 
-describe.skipIf(!hasChromium && !inCi)("the local checkout page in a browser", () => {
+describe.runIf(runs)("the local checkout page in a browser", () => {
   let service: TestService;
   let app: Server;
   let appUrl: string;
@@ -34,10 +29,7 @@ describe.skipIf(!hasChromium && !inCi)("the local checkout page in a browser", (
     await new Promise<void>((resolve) => app.listen(0, "127.0.0.1", resolve));
     appUrl = `http://127.0.0.1:${(app.address() as AddressInfo).port}`;
     service = await startTestService({ env: { AUTO_AVATARS: "false" } });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {

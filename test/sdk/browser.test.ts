@@ -1,25 +1,22 @@
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { root } from "../support/contract.ts";
 import { startTestService, type TestService } from "../support/service.ts";
+import { browserTestRuns, launchChromium } from "../support/browser.ts";
 
 // The SDK's ESM build in a real browser (Debian's Chromium, as in test/auth/oauth-browser.test.ts):
 // a page registers, creates a persona and a conversation, and streams a chat reply (issue 13,
 // item 7). The service sends no CORS headers, so the page comes from a loopback server that also
 // passes /v1 through to the service: one origin, as a web app behind the same host would have it.
 // The page resolves the SDK's two dependencies with an import map to their own ESM builds.
-const CHROMIUM = "/usr/bin/chromium";
-const hasChromium = existsSync(CHROMIUM);
-const inCi = Boolean(process.env.CI);
-if (!hasChromium && !inCi) console.warn(`sdk browser test: skipped, ${CHROMIUM} is missing (scripts/ci/chromium.sh installs it); CI never skips it`);
+const runs = browserTestRuns("sdk browser test");
 
 const run = promisify(execFile);
 
@@ -87,7 +84,7 @@ function pageServer(sdkDir: string, service: TestService): Server {
   });
 }
 
-describe.skipIf(!hasChromium && !inCi)("the SDK in a browser", () => {
+describe.runIf(runs)("the SDK in a browser", () => {
   let service: TestService;
   let sdkDir: string;
   let server: Server;
@@ -101,10 +98,7 @@ describe.skipIf(!hasChromium && !inCi)("the SDK in a browser", () => {
     server = pageServer(sdkDir, service);
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    });
+    browser = await launchChromium();
   }, 120_000);
 
   afterAll(async () => {

@@ -1,28 +1,20 @@
-import { existsSync } from "node:fs";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestService, type TestService } from "../support/service.ts";
+import { browserTestRuns, launchChromium } from "../support/browser.ts";
 
 // The API reference (`GET /docs`, Redoc) under its Content-Security-Policy, in a real browser
 // (Debian's Chromium, as the consent and checkout pages' tests): the page must render and search
 // with the policy refusing nothing, since a policy that breaks the page would be switched off.
-const CHROMIUM = "/usr/bin/chromium";
-const hasChromium = existsSync(CHROMIUM);
-const inCi = Boolean(process.env.CI);
-if (!hasChromium && !inCi) {
-  console.warn(`docs-browser: skipped, ${CHROMIUM} is missing (run scripts/ci/chromium.sh to install it); CI never skips this test`);
-}
+const runs = browserTestRuns("docs-browser");
 
-describe.skipIf(!hasChromium && !inCi)("the API reference in a browser, under its Content-Security-Policy", () => {
+describe.runIf(runs)("the API reference in a browser, under its Content-Security-Policy", () => {
   let service: TestService;
   let browser: Browser;
 
   beforeAll(async () => {
     service = await startTestService({ env: { AUTO_AVATARS: "false" } });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-    });
+    browser = await launchChromium();
   }, 180_000);
 
   afterAll(async () => {

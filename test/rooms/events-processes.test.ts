@@ -117,6 +117,9 @@ describe(`room events across API processes (${databaseKind}: ${databaseKind === 
     onB.close();
     const missed = [];
     for (const content of ["first while away", "second while away"]) missed.push(await api(sideA, owner, "POST", `/v1/rooms/${room.id}/messages`, 201, { content }));
+    // The replies' deltas are live events relayed through notifications, which a busy machine may
+    // deliver late: wait until the owner's stream has all four messages, which follow their deltas.
+    await onA.until(() => onA.stored("message").length === 8, "the exchanges while the member was away");
     const resumed = await open(sideA, member, room.id, lastSeen);
     await resumed.until(() => resumed.stored("message").length === 4, "the missed messages");
     const missedIds = missed.flatMap((message) => [message.id, message.persona_responses[0].id]);

@@ -10,9 +10,11 @@
 // Generation takes minutes at full size: BENCH_KEEP=1 keeps the scratch database (its name is
 // printed), and BENCH_REUSE=<name> measures again on a kept one (no generation; the server's start
 // applies any newer migration to it; the sizes printed are then those of the run that made it).
+import os from "node:os";
 import knexFactory from "knex";
 import pg from "pg";
 import { refreshTrendingSet } from "../server/personas/trending-store.ts";
+import { feedPage, searchUsers } from "../server/social/store.ts";
 import { TRENDING_MIN_MESSAGES, TRENDING_SET_SIZE, trendingSinceHour } from "../server/personas/trending.ts";
 import { childGroup } from "./lib/children.ts";
 import { benchServer, scratchDatabase } from "./lib/database.ts";
@@ -166,10 +168,18 @@ async function main(database: { url: string }): Promise<number> {
   // 3-character queries cut from the syllables the names are made of.
   const queries = SYLLABLES.flatMap((a) => SYLLABLES.map((b) => (a + b).slice(0, 3))).filter((q, i, all) => all.indexOf(q) === i);
   process.stderr.write("latency: healthz, search, feed...\n");
+  const loadBefore = os.loadavg()[0]!.toFixed(2);
   const healthz = await latency(url, () => "/healthz", {}, 200, SAMPLES);
   const search = await latency(url, (i) => `/v1/social/search?q=${queries[(i * 7) % queries.length]}`, headers, 200, SAMPLES);
   const feed = await latency(url, () => "/v1/social/feed?limit=20", headers, 200, SAMPLES);
   const feedDeep = await latency(url, (i) => `/v1/social/feed?limit=20&offset=${(i * 20) % 1000}`, headers, 200, SAMPLES);
+  // The same reads without HTTP, auth or the server process: the store's statement through knex on
+  // one connection, next to a `SELECT 1` round trip, to tell the SQL's share of each p50.
+  const direct = knexFactory({ client: "pg", connection: database.url, pool: { min: 1, max: 1 } });
+  const roundTrip = await timed(() => direct.raw("SELECT 1"), SAMPLES);
+  const searchSql = await timed((i) => searchUsers(direct, queries[(i * 7) % queries.length]!, 20), SAMPLES);
+  const feedSql = await timed(() => feedPage(direct, feedUserId, { limit: 20, offset: 0 }), SAMPLES);
+  await direct.destroy();
   const sampleSearch = await json(url, `/v1/social/search?q=${queries[0]}`, { headers });
   const sampleFeed = await json(url, "/v1/social/feed?limit=1", { headers });
 
@@ -192,11 +202,15 @@ async function main(database: { url: string }): Promise<number> {
   console.log("");
   console.log(`trending refresh: ${ms(refreshMs)} (${trending} personas in the set)`);
   console.log(`search "${queries[0]}": ${sampleSearch.body.total as number} matching users; feed total: ${sampleFeed.body.total as number} items`);
-  console.log(`latency, ${SAMPLES} sequential requests each:`);
+  console.log(`latency, ${SAMPLES} sequential requests each (load average ${loadBefore} before, ${os.loadavg()[0]!.toFixed(2)} after):`);
   console.log(`  GET /healthz (baseline)               p50 ${ms(healthz.p50)}   p99 ${ms(healthz.p99)}`);
   console.log(`  user search, q of 3 characters        p50 ${ms(search.p50)}   p99 ${ms(search.p99)}   (${(search.p50 / healthz.p50).toFixed(1)} x healthz)`);
   console.log(`  feed, first page (1,000 followed)     p50 ${ms(feed.p50)}   p99 ${ms(feed.p99)}   (${(feed.p50 / healthz.p50).toFixed(1)} x healthz)`);
   console.log(`  feed, pages at offsets 0..980         p50 ${ms(feedDeep.p50)}   p99 ${ms(feedDeep.p99)}`);
+  console.log(`SQL alone (the store's statement through knex, no HTTP), ${SAMPLES} sequential calls each:`);
+  console.log(`  SELECT 1 (round-trip baseline)        p50 ${ms(roundTrip.p50)}   p99 ${ms(roundTrip.p99)}`);
+  console.log(`  searchUsers, q of 3 characters        p50 ${ms(searchSql.p50)}   p99 ${ms(searchSql.p99)}   (${((100 * searchSql.p50) / search.p50).toFixed(0)}% of the HTTP p50)`);
+  console.log(`  feedPage, first page                  p50 ${ms(feedSql.p50)}   p99 ${ms(feedSql.p99)}   (${((100 * feedSql.p50) / feed.p50).toFixed(0)}% of the HTTP p50)`);
   console.log(`throughput, autocannon ${load.connections} connections, ${ROUNDS} alternating rounds of ${load.durationS} s after ${load.warmupS} s warm-up each:`);
   console.log(`  ${rpsRow("GET /healthz (baseline)", healthzLoad)}`);
   console.log(`  ${rpsRow("GET /v1/shares/{code} (302)", redirectLoad)}`);
@@ -211,6 +225,19 @@ async function main(database: { url: string }): Promise<number> {
   const redirectsOk = Object.keys(redirectLoad.statusCounts).every((status) => status === "302") && redirectLoad.errors === 0;
   if (!redirectsOk) console.log(`bench:social: the redirect answered ${JSON.stringify(redirectLoad.statusCounts)}`);
   return redirectsOk ? 0 : 1;
+}
+
+/** p50/p99 of `samples` sequential calls after 20 unmeasured ones, like `latency` for requests. */
+async function timed(call: (i: number) => Promise<unknown>, samples: number): Promise<{ p50: number; p99: number }> {
+  const times: number[] = [];
+  for (let i = 0; i < samples + 20; i++) {
+    const started = performance.now();
+    await call(i);
+    if (i >= 20) times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!;
+  return { p50: at(0.5), p99: at(0.99) };
 }
 
 /** The rounds as one run: mean requests/s, worst p50/p99, summed counts. */

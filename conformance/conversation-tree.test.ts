@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect } from "vitest";
+import { CHAT_STREAM_EVENT_SCHEMAS as EVENT_SCHEMAS } from "./support/chat-events.ts";
 import { call } from "./support/client.ts";
 import { contract } from "../test/support/contract.ts";
 import { createPersona, registerUser, type TestUser } from "./support/fixtures.ts";
@@ -9,12 +10,13 @@ import { parseSse } from "../test/support/sse.ts";
 import { target } from "./support/target.ts";
 
 // The conversation tree (issue 21): regenerate, choose an alternative, edit, list and switch branches.
-const EVENT_SCHEMAS: Record<string, string> = { delta: "ChatStreamDelta", done: "ChatStreamDone", error: "ChatStreamError" };
 
 function checkStream(answer: { status: number; contentType: string; text: string }): string | undefined {
   if (answer.status !== 200) return undefined;
   expect(answer.contentType).toBe("text/event-stream");
   const { events } = parseSse(answer.text);
+  // A tree reply runs as a generation: it names itself first, to be resumed or stopped.
+  expect(events[0]?.event).toBe("start");
   for (const event of events) {
     const schema = EVENT_SCHEMAS[event.event];
     expect(schema, `unexpected stream event ${event.event}`).toBeDefined();

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect } from "vitest";
+import { CHAT_STREAM_EVENT_SCHEMAS as EVENT_SCHEMAS } from "./support/chat-events.ts";
 import { call } from "./support/client.ts";
 import { contract } from "../test/support/contract.ts";
 import { createPersona, registerUser, type TestUser } from "./support/fixtures.ts";
@@ -9,8 +10,6 @@ import { schemaErrors } from "../test/support/schema.ts";
 import { parseSse } from "../test/support/sse.ts";
 import { target } from "./support/target.ts";
 
-// The data of each stream event, by event name (the contract declares them as named schemas).
-const EVENT_SCHEMAS: Record<string, string> = { start: "ChatStreamStart", delta: "ChatStreamDelta", done: "ChatStreamDone", error: "ChatStreamError" };
 
 describe("conversations", () => {
   let user: TestUser;

@@ -905,7 +905,8 @@ export interface paths {
          * Edit a message, streamed
          * @description Edit an earlier user message and receive the reply as server-sent events (`ChatStreamEvent`).
          *     The new user message is stored (and its branch made active) when the stream starts and stays
-         *     if the reply fails, as with the streamed send.
+         *     if the reply fails, as with the streamed send. The reply runs as a generation, resumable and
+         *     stoppable as the streamed send's (see `regenerate_stream`).
          */
         post: operations["conversation_tree_edit_stream"];
         delete?: never;
@@ -952,9 +953,12 @@ export interface paths {
         /**
          * Regenerate a reply, streamed
          * @description Regenerate the last reply of the active path and receive it as server-sent events, with the
-         *     same events as the streamed send (`delta`, then `done` or `error`; `ChatStreamEvent`). The
-         *     rules and the errors before the stream starts are those of `regenerate`; a failed or aborted
-         *     stream stores nothing and gives its count back.
+         *     same events as the streamed send (`start`, `delta`s, then `done` or `error`;
+         *     `ChatStreamEvent`). The rules and the errors before the stream starts are those of
+         *     `regenerate`. Like the streamed send, the reply runs as a generation: a client that leaves
+         *     stops following, not the reply, which can be resumed (`generations/{generation_id}/stream`)
+         *     and stopped (`generations/{generation_id}/stop`, keeping the partial reply) from any process.
+         *     A failed stream stores nothing and gives its count back.
          */
         post: operations["conversation_tree_regenerate_stream"];
         delete?: never;
@@ -8866,9 +8870,15 @@ export interface operations {
                 };
                 content: {
                     /**
-                     * @example event: delta
+                     * @example id: 1
+                     *     event: start
+                     *     data: {"generation_id":"0193a6f2-4d5e-7f60-8a1b-2c3d4e5f6a40"}
+                     *
+                     *     id: 2
+                     *     event: delta
                      *     data: {"content":"Venus, cadet"}
                      *
+                     *     id: 3
                      *     event: done
                      *     data: {"message_id":"0193a6f2-4d5e-7f60-8a1b-2c3d4e5f6a13"}
                      */
@@ -8965,9 +8975,15 @@ export interface operations {
                 };
                 content: {
                     /**
-                     * @example event: delta
+                     * @example id: 1
+                     *     event: start
+                     *     data: {"generation_id":"0193a6f2-4d5e-7f60-8a1b-2c3d4e5f6a40"}
+                     *
+                     *     id: 2
+                     *     event: delta
                      *     data: {"content":"Venus, cadet"}
                      *
+                     *     id: 3
                      *     event: done
                      *     data: {"message_id":"0193a6f2-4d5e-7f60-8a1b-2c3d4e5f6a13"}
                      */

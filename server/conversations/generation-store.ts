@@ -57,6 +57,16 @@ export async function failLostGeneration(knex: Knex, id: string, error: { code: 
   return Number((result.rows as { n: number }[])[0]?.n ?? 0) > 0;
 }
 
+/** Whether a generation of the conversation is running on a live process (its lease held). */
+export async function hasRunningGeneration(knex: Knex, conversationId: string): Promise<boolean> {
+  const row = await knex("generations")
+    .select("id")
+    .where({ conversation_id: conversationId, status: "running" })
+    .andWhere((q) => q.whereNull("lease_until").orWhere("lease_until", ">", knex.fn.now()))
+    .first();
+  return row !== undefined;
+}
+
 /** The user's generation of that conversation; undefined for anyone else's or an unknown one. */
 export async function findUserGeneration(knex: Knex, userId: string, conversationId: string, id: string): Promise<GenerationRow | undefined> {
   return knex("generations").select([...COLUMNS]).where({ id, conversation_id: conversationId, user_id: userId }).first();

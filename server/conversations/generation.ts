@@ -96,6 +96,8 @@ interface GenerationStart {
   stop: AbortController;
   key: IdempotentOutcome<StreamOutcome> | undefined;
   log: Logger;
+  /** Runs once the end is stored, before the generation leaves this process (a tree reply's lease). */
+  onEnd?: () => Promise<void>;
 }
 
 /**
@@ -215,7 +217,8 @@ export async function startGeneration(services: Services, start: GenerationStart
   };
   registry.running.set(id, live);
   keepLeases(services, registry);
-  (live as { finished: Promise<void> }).finished = run().finally(() => {
+  (live as { finished: Promise<void> }).finished = run().finally(async () => {
+    await start.onEnd?.().catch((error: unknown) => log.error({ err: error }, "could not end a generation"));
     registry.running.delete(id);
     keepLeases(services, registry);
   });

@@ -1,9 +1,8 @@
-import { ApiError } from "../http/errors.ts";
 import { hasMoreBody, pageWindow } from "../http/paging.ts";
 import { HANDLED, type Handler, type HandlerMap } from "../http/router.ts";
-import { abortOnClose } from "../http/sse.ts";
 import { activateBranch, listBranches, selectMessage } from "./branches.ts";
-import { streamTreeReplyEvents } from "./tree-stream.ts";
+import { followGeneration } from "./generation-follow.ts";
+import { startGeneration } from "./generation.ts";
 import { beginEdit, beginRegeneration, runWhole, type TreeReply } from "./tree-replies.ts";
 import { toBranch, toConversationDetail, toExchange, toMessage } from "./views.ts";
 
@@ -17,34 +16,43 @@ const conversation_tree_edit: Handler<"conversation_tree_edit"> = async ({ servi
   return { status: 201, body: toExchange(await runWhole(services, started)) };
 };
 
-/** Streams a tree reply with the streamed send's events; its lease ends with the stream. */
+/**
+ * Streams a tree reply as the streamed send does: it runs as a generation (first event `start`),
+ * resumable and stoppable with the generation operations, and a client that leaves stops following,
+ * not the reply. The conversation's reply lease ends with the generation.
+ */
 async function streamTreeReply(
-  context: Pick<Parameters<Handler<"conversation_tree_regenerate_stream">>[0], "services" | "params" | "res" | "log">,
-  begin: (signal: AbortSignal) => Promise<TreeReply>,
+  context: Pick<Parameters<Handler<"conversation_tree_regenerate_stream">>[0], "services" | "principal" | "params" | "res" | "log">,
+  begin: (stop: AbortSignal) => Promise<TreeReply>,
 ): Promise<typeof HANDLED> {
-  const { services, params, res, log } = context;
-  const signal = abortOnClose(res, new ApiError(500, "internal_error", "The client disconnected before the reply was complete"));
-  const started = await begin(signal);
-  try {
-    await streamTreeReplyEvents(res, started.reply, {
-      keepAliveMs: services.config.streamKeepAliveMs,
-      signal,
-      log: log.child({ conversationId: params.id }),
-    });
-  } finally {
+  const { services, principal, params, res, log } = context;
+  const stop = new AbortController();
+  const started = await begin(stop.signal);
+  const live = await startGeneration(services, {
+    reply: started.reply,
+    conversationId: params.id,
+    userId: principal.userId,
+    stop,
+    key: undefined,
+    log: log.child({ conversationId: params.id }),
+    onEnd: started.finish,
+  }).catch(async (error: unknown) => {
+    await started.reply.cancel();
     await started.finish();
-  }
+    throw error;
+  });
+  await followGeneration(services, res, { id: live.id, conversation_id: params.id }, 0, live);
   return HANDLED;
 }
 
 const conversation_tree_regenerate_stream: Handler<"conversation_tree_regenerate_stream"> = async (context) =>
   streamTreeReply(context, (signal) =>
-    beginRegeneration(context.services, context.principal.userId, context.params.id, context.params.message_id, { mode: "stream", signal }),
+    beginRegeneration(context.services, context.principal.userId, context.params.id, context.params.message_id, { mode: "stream", stop: signal }),
   );
 
 const conversation_tree_edit_stream: Handler<"conversation_tree_edit_stream"> = async (context) =>
   streamTreeReply(context, (signal) =>
-    beginEdit(context.services, context.principal.userId, context.params.id, context.params.message_id, context.body.content, { mode: "stream", signal }),
+    beginEdit(context.services, context.principal.userId, context.params.id, context.params.message_id, context.body.content, { mode: "stream", stop: signal }),
   );
 
 const conversation_tree_select: Handler<"conversation_tree_select"> = async ({ services, principal, params }) => {

@@ -6,6 +6,7 @@ import type { Services } from "../services.ts";
 import { replyTurn } from "./chat.ts";
 import { conversationReply, storedInput, type Placement } from "./replying.ts";
 import { requireOwnConversation } from "./service.ts";
+import { hasRunningGeneration } from "./generation-store.ts";
 import { findMessage, type ConversationRow, type MessageRow } from "./store.ts";
 import { releaseReplyLease, takeReplyLease } from "./tree-store.ts";
 
@@ -23,10 +24,12 @@ async function requireMessage(services: Services, conversation: ConversationRow,
   return message;
 }
 
+const BUSY = "A reply of this conversation is being generated; try again when it is done";
+
 /**
- * Runs `start` holding the conversation's reply lease: a second regeneration or edit while one is
- * answered is a 409. Until the generations of issue 21's other half land, this lease (a timestamp
- * on the conversation, ending by itself) is how a running tree reply is told.
+ * Runs `start` holding the conversation's reply lease (a timestamp on the conversation, ending by
+ * itself): a second regeneration or edit while one is answered is a 409, and so is one while a
+ * streamed send of the conversation is still generating (its generation is running and leased).
  */
 async function withLease(services: Services, conversationId: string, start: () => Promise<Omit<TreeReply, "finish">>): Promise<TreeReply> {
   const { knex } = services.db;
@@ -34,10 +37,11 @@ async function withLease(services: Services, conversationId: string, start: () =
   const now = services.now();
   const until = new Date(now.getTime() + timeoutMs * (maxRetries + 1) + 60_000);
   if (!(await takeReplyLease(knex, conversationId, now, until))) {
-    throw new ApiError(409, "conflict", "A reply of this conversation is being generated; try again when it is done");
+    throw new ApiError(409, "conflict", BUSY);
   }
   const finish = () => releaseReplyLease(knex, conversationId, until).catch((error: unknown) => services.log.error({ err: error }, "could not release a reply lease"));
   try {
+    if (await hasRunningGeneration(knex, conversationId)) throw new ApiError(409, "conflict", BUSY);
     return { ...(await start()), finish };
   } catch (error) {
     await finish();
@@ -55,7 +59,7 @@ export async function beginRegeneration(
   userId: string,
   conversationId: string,
   messageId: string,
-  options: { mode: "whole" | "stream"; signal?: AbortSignal },
+  options: { mode: "whole" | "stream"; stop?: AbortSignal },
 ): Promise<TreeReply> {
   const conversation = await requireOwnConversation(services, userId, conversationId);
   const old = await requireMessage(services, conversation, messageId);
@@ -76,7 +80,8 @@ export async function beginRegeneration(
       input: storedInput(question),
       mode: options.mode,
       reserved: turn.reserved,
-      ...(options.signal ? { signal: options.signal } : {}),
+      // A streamed tree reply runs as a generation: no client signal, only a stop ends it early.
+      ...(options.stop ? { stop: options.stop } : {}),
     });
     return { reply, stored, conversationId: conversation.id };
   });
@@ -93,7 +98,7 @@ export async function beginEdit(
   conversationId: string,
   messageId: string,
   content: string,
-  options: { mode: "whole" | "stream"; signal?: AbortSignal },
+  options: { mode: "whole" | "stream"; stop?: AbortSignal },
 ): Promise<TreeReply> {
   const conversation = await requireOwnConversation(services, userId, conversationId);
   const edited = await requireMessage(services, conversation, messageId);
@@ -111,7 +116,8 @@ export async function beginEdit(
       input: content,
       mode: options.mode,
       reserved: turn.reserved,
-      ...(options.signal ? { signal: options.signal } : {}),
+      // A streamed tree reply runs as a generation: no client signal, only a stop ends it early.
+      ...(options.stop ? { stop: options.stop } : {}),
     });
     return { reply, stored, conversationId: conversation.id };
   });

@@ -73,7 +73,7 @@ describe("regenerating the last reply", () => {
     const response = await regenerate(fx.alice, conversation.id, first.id, true);
     expect(response.status).toBe(200);
     const { events } = await readEvents(response);
-    expect(events.map((e) => e.event)).toEqual(["delta", "delta", "done"]);
+    expect(events.map((e) => e.event)).toEqual(["start", "delta", "delta", "done"]);
     const done = JSON.parse(events.at(-1)!.data);
     const stored = await knex()("messages").where({ id: done.message_id }).first();
     expect(stored).toMatchObject({ parent_id: question.id, content: "Venus, again", role: "assistant" });

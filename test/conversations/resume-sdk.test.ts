@@ -66,4 +66,33 @@ describe(`the SDK chat stream (${databaseKind})`, () => {
     expect(await again.text()).toBe("BC");
     expect(again.finalMessageId).toBe(first.finalMessageId);
   });
+
+  it("a regeneration and an edit, streamed, resume after a cut and stop like a send", async () => {
+    const conversation = await createConversation(ctx.a, ctx.alice, ctx.persona.id, "tree streams from the SDK");
+    ctx.fake.chat.next({ reply: "Venus." });
+    const { user_message: question, assistant_message: first } = await client.conversations.send(conversation.id, { content: "Which planet?" });
+    ctx.fake.chat.next({ chunks: words(10), chunkDelayMs: 100 });
+    const regenerated = client.conversations.regenerateStream(conversation.id, first.id);
+    let text = "";
+    for await (const event of regenerated) {
+      if (event.type !== "delta") continue;
+      text += event.content;
+      if (text.split(" ").length === 3) proxy.cut();
+    }
+    expect(regenerated.resumes).toBeGreaterThanOrEqual(1);
+    expect(text).toBe(words(10).join(""));
+    expect(await client.conversations.getGeneration(conversation.id, regenerated.generationId!)).toMatchObject({ status: "done", reply_message_id: regenerated.finalMessageId });
+
+    ctx.fake.chat.next({ chunks: words(40), chunkDelayMs: 150 });
+    const edited = client.conversations.editStream(conversation.id, question.id, { content: "And the red one?" });
+    let partial = "";
+    for await (const event of edited) {
+      if (event.type !== "delta") continue;
+      partial += event.content;
+      if (partial.split(" ").length === 3) expect((await edited.stop()).status).toBe("stopped");
+    }
+    expect(edited.final).toMatchObject({ stopped: true });
+    const { messages } = await client.conversations.get(conversation.id);
+    expect(messages.map((m) => m.content)).toEqual(expect.arrayContaining(["And the red one?", partial]));
+  });
 });

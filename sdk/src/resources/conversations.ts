@@ -175,7 +175,7 @@ export class Conversations {
    * const text = await client.conversations.regenerateStream(id, reply.id).text();
    */
   regenerateStream(id: string, messageId: string, options: RequestOptions = {}): ChatStream {
-    return this.#treeStream(options, (signal) =>
+    return this.#treeStream(id, options, (signal) =>
       this.#core.raw.POST("/v1/conversations/{id}/messages/{message_id}/regenerate/stream", {
         params: { path: { id, message_id: messageId } },
         parseAs: "stream",
@@ -208,7 +208,7 @@ export class Conversations {
    * const text = await client.conversations.editStream(id, question.id, { content: "And Mars?" }).text();
    */
   editStream(id: string, messageId: string, body: RequestBody<"conversation_tree_edit_stream">, options: RequestOptions = {}): ChatStream {
-    return this.#treeStream(options, (signal) =>
+    return this.#treeStream(id, options, (signal) =>
       this.#core.raw.POST("/v1/conversations/{id}/messages/{message_id}/edit/stream", {
         params: { path: { id, message_id: messageId } },
         body,
@@ -236,8 +236,12 @@ export class Conversations {
     return unwrap(this.#core.raw.POST("/v1/conversations/{id}/branches/{leaf_id}/activate", { params: { path: { id, leaf_id: leafId } }, ...init(options) }));
   }
 
-  /** A streamed tree reply; it has no Idempotency-Key (a retry would make another alternative). */
+  /**
+   * A streamed tree reply; it has no Idempotency-Key (a retry would make another alternative). It
+   * runs as a generation, so it resumes after drops and `stop()` keeps the partial reply.
+   */
   #treeStream(
+    id: string,
     options: RequestOptions,
     post: (signal: AbortSignal) => Promise<{ data?: ReadableStream<Uint8Array> | null | undefined; error?: unknown; response: Response }>,
   ): ChatStream {
@@ -248,7 +252,13 @@ export class Conversations {
         if (!data) throw errorFromResponse(response, undefined);
         return data;
       },
-      { idempotencyKey: "", idleTimeout: this.#core.timeout, signal: options.signal },
+      {
+        idempotencyKey: "",
+        idleTimeout: this.#core.timeout,
+        signal: options.signal,
+        resume: (generationId, lastEventId, signal) => this.#openResume(id, generationId, lastEventId, signal),
+        stop: (generationId) => this.stopGeneration(id, generationId),
+      },
     );
   }
 }

@@ -6,18 +6,25 @@
 
 /**
  * A recursive CTE named `name` holding the path that ends at the message `leafSql` evaluates to
- * (one row per message, any order; `depth` orders it). `columns` are plain message columns.
+ * (one row per message, any order; `depth` orders it). `columns` are plain message columns. With
+ * `floorSql` (evaluated on the leaf as `m`, e.g. `m.depth - 50`), the walk stops above that depth,
+ * so a long conversation costs what its newest part costs; the rows then carry `path_floor` too.
  */
-export function pathCte(name: string, columns: readonly string[], leafSql: string): string {
-  return `${name} AS (${pathQuery(name, columns, leafSql)})`;
+export function pathCte(name: string, columns: readonly string[], leafSql: string, floorSql?: string): string {
+  return `${name} AS (${pathQuery(name, columns, leafSql, floorSql)})`;
 }
 
 /** The body of `pathCte`, for builders that name the CTE themselves. */
-export function pathQuery(name: string, columns: readonly string[], leafSql: string): string {
+export function pathQuery(name: string, columns: readonly string[], leafSql: string, floorSql?: string): string {
   const cols = columns.map((column) => `m.${column}`).join(", ");
-  return `SELECT ${cols} FROM messages m WHERE m.id = ${leafSql}
+  if (floorSql === undefined) {
+    return `SELECT ${cols} FROM messages m WHERE m.id = ${leafSql}
     UNION ALL
     SELECT ${cols} FROM messages m JOIN ${name} ON m.id = ${name}.parent_id`;
+  }
+  return `SELECT ${cols}, (${floorSql}) AS path_floor FROM messages m WHERE m.id = ${leafSql}
+    UNION ALL
+    SELECT ${cols}, ${name}.path_floor FROM messages m JOIN ${name} ON m.id = ${name}.parent_id WHERE m.depth > ${name}.path_floor`;
 }
 
 /**

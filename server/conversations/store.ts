@@ -55,15 +55,22 @@ export const MESSAGE_COLUMNS = [
   "output_tokens", "citations", "stopped", "created_at", "parent_id", "depth",
 ] as const;
 
-/** The active path of conversation `?` as the CTE `path`, for `knex.withRecursive`. */
-function activePath(knex: Knex, conversationId: string): Knex.Raw {
-  return knex.raw(pathQuery("path", MESSAGE_COLUMNS, "(SELECT active_message_id FROM conversations WHERE id = ?)"), [conversationId]);
+/**
+ * The active path of conversation `?` as the CTE `path`, for `knex.withRecursive`, walked only down
+ * to `floor` (a SQL integer expression on the leaf `m`): a page of a long conversation reads no
+ * further than the page.
+ */
+function activePath(knex: Knex, conversationId: string, floor: string): Knex.Raw {
+  return knex.raw(pathQuery("path", MESSAGE_COLUMNS, "(SELECT active_message_id FROM conversations WHERE id = ?)", floor), [conversationId]);
 }
 
+/** An integer for SQL text (page sizes and depths the server computed, never raw input). */
+const int = (value: number) => String(Math.trunc(value));
+
 /** Messages of the active path with their alternatives, from the CTE `path`. */
-function fromPath(knex: Knex, conversationId: string): Knex.QueryBuilder {
+function fromPath(knex: Knex, conversationId: string, floor: string): Knex.QueryBuilder {
   return knex
-    .withRecursive("path", activePath(knex, conversationId))
+    .withRecursive("path", activePath(knex, conversationId, floor))
     .from("path")
     .select([...MESSAGE_COLUMNS].map((column) => `path.${column}`))
     .select(knex.raw(alternativeColumns("path")));
@@ -106,7 +113,7 @@ export async function setTitleIfUnset(knex: Knex, id: string, title: string): Pr
 
 /** The `count` most recent messages of the active path, newest first. */
 export async function recentMessages(knex: Knex, conversationId: string, count: number): Promise<MessageRow[]> {
-  return fromPath(knex, conversationId).orderBy("path.depth", "desc").limit(count);
+  return fromPath(knex, conversationId, `m.depth - ${int(count)}`).orderBy("path.depth", "desc").limit(count);
 }
 
 /** The first user message and the first reply of a conversation (for its title). */
@@ -136,7 +143,9 @@ export async function pageMessages(
   conversationId: string,
   page: { before?: MessageRow | undefined; limit: number; offset: number },
 ): Promise<{ rows: MessageRow[]; hasMore: boolean }> {
-  const query = fromPath(knex, conversationId);
+  // The page's last row (one past it tells has_more) is the lowest depth the walk needs.
+  const span = page.offset + page.limit + 1;
+  const query = fromPath(knex, conversationId, page.before ? int(page.before.depth - 1 - span) : `m.depth - ${int(span)}`);
   if (page.before) query.where("path.depth", "<", page.before.depth);
   const rows = (await query
     .orderBy("path.depth", "desc")
@@ -260,6 +269,13 @@ export interface TurnQuery {
 }
 
 /**
+ * How far a turn walks up its path: the history window and as much again, where the latest rolling
+ * summary normally is (it is brought forward once the window fills), so a turn of a long
+ * conversation reads its newest part, not all of it.
+ */
+const pathSteps = (historyWindow: number) => Math.trunc(historyWindow) * 2 + 1;
+
+/**
  * The chat hot path's one round trip before the model is asked: the caller's conversation, its
  * persona if still visible, the assigned variant's instructions, the history window, whether the
  * persona has knowledge, and one message reserved against the monthly quota (the same conditional
@@ -272,9 +288,22 @@ export async function loadTurn(knex: Knex, q: TurnQuery): Promise<TurnRow> {
   const persona = q.visiblePersonas.clone().select("p.id", "p.model", "p.instructions", "p.greeting_message");
   const result = await knex.raw<{ rows: Record<string, unknown>[] }>(
     `WITH RECURSIVE c AS (SELECT ${CONVERSATION_COLUMNS.join(", ")} FROM conversations WHERE id = ? AND user_id = ?),
-     ${pathCte("hpath", ["id", "parent_id", "depth"], `(CASE WHEN ?::boolean THEN (SELECT id FROM messages WHERE id = ?::uuid AND conversation_id = (SELECT id FROM c)) ELSE (SELECT active_message_id FROM c) END)`)},
-     summary AS (SELECT s.through_message_id, s.through_depth, s.content, s.content_tokens FROM conversation_summaries s
+     ${pathCte("hpath", ["id", "parent_id", "depth"], `(CASE WHEN ?::boolean THEN (SELECT id FROM messages WHERE id = ?::uuid AND conversation_id = (SELECT id FROM c)) ELSE (SELECT active_message_id FROM c) END)`, `m.depth - ${pathSteps(q.historyWindow)}`)},
+     near AS (SELECT s.through_message_id, s.through_depth, s.content, s.content_tokens FROM conversation_summaries s
        JOIN hpath ON hpath.id = s.through_message_id WHERE s.conversation_id = (SELECT id FROM c) ORDER BY s.through_depth DESC LIMIT 1),
+     -- No summary within the walk although older ones exist (the job fell behind, or a branch left
+     -- them behind): walk on, only then, and no deeper than the oldest summary.
+     oldest AS (SELECT min(through_depth) AS depth FROM conversation_summaries WHERE conversation_id = (SELECT id FROM c)),
+     far AS (
+       SELECT m.id, m.parent_id, m.depth FROM messages m
+        WHERE m.id = (SELECT parent_id FROM hpath ORDER BY depth LIMIT 1) AND NOT EXISTS (SELECT 1 FROM near)
+          AND m.depth >= (SELECT depth FROM oldest)
+       UNION ALL
+       SELECT m.id, m.parent_id, m.depth FROM messages m JOIN far ON m.id = far.parent_id WHERE m.depth >= (SELECT depth FROM oldest)),
+     summary AS (SELECT * FROM near
+       UNION ALL
+       (SELECT s.through_message_id, s.through_depth, s.content, s.content_tokens FROM conversation_summaries s
+         JOIN far ON far.id = s.through_message_id WHERE s.conversation_id = (SELECT id FROM c) ORDER BY s.through_depth DESC LIMIT 1)),
      p AS (SELECT vp.* FROM ? AS vp WHERE vp.id = (SELECT persona_id FROM c)),
      quota AS (SELECT ${limitOf} AS messages_limit, u.plan FROM users u WHERE u.id = ?),
      -- The usage period as billing counts it: a paid subscription's current period, else the month.

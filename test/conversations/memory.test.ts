@@ -83,6 +83,25 @@ describe("long-chat memory", () => {
     complete.mockRestore();
   });
 
+  it("finds a summary that fell far behind a 1,000-message path, though a turn walks only its newest part", async () => {
+    const persona = await createPersona(fx.service, fx.alice, { name: "Orla", instructions: "You are Orla.", greeting_message: "Hello." });
+    const conversation = await createConversation(fx.service, fx.alice, persona.id, "lagging memory");
+    const rows = await seedLongChat(conversation.id, persona.id, 1000);
+    // A summary through message 300: 700 messages behind the leaf, beyond the turn's walk of the window and as much again.
+    const through = rows[299]!;
+    const content = "- The user's sister Zephyrine lives in Reykjavik.";
+    await knex()("conversation_summaries").insert({ conversation_id: conversation.id, through_message_id: through.id, through_depth: through.depth, content, content_tokens: 12, created_at: new Date() });
+    const complete = vi.spyOn(fx.service.services.providers.llm, "complete");
+    expect((await sendBlocking(fx.service, fx.alice, conversation.id, "Where does my sister live?")).status).toBe(201);
+    const reply = complete.mock.calls.map(([request]) => request as ChatRequest).filter((request) => request.purpose === "reply").at(-1)!;
+    complete.mockRestore();
+    expect(reply.messages[1]!.content.startsWith(SUMMARY_PREAMBLE)).toBe(true);
+    expect(reply.messages[1]!.content).toContain("Zephyrine");
+    // The history is the newest part of the path, ending with the new question.
+    expect(reply.messages.at(-1)).toEqual({ role: "user", content: "Where does my sister live?" });
+    expect(reply.messages.some((turn) => turn.content.startsWith("Note 300:"))).toBe(false);
+  });
+
   it("puts the summary right after the instructions and within its share of the budget", () => {
     const assembled = assembleContext({
       instructions: "You are Captain Nova.",

@@ -15,7 +15,8 @@ export const httpSerializers = {
 export function createLogger(config: Pick<Config, "logLevel" | "logPretty">): Logger {
   return pino({
     level: config.logLevel,
-    base: { service: "persona" },
+    // The pid tells apart the lines of `serve --processes N`, which share one output.
+    base: { service: "persona", pid: process.pid },
     serializers: { ...httpSerializers, err: pino.stdSerializers.err },
     ...(config.logPretty ? { transport: { target: "pino-pretty", options: { singleLine: true } } } : {}),
   });

@@ -9,9 +9,8 @@ import type { TestUser } from "../support/users.ts";
 // Issue 21 asks for the resume and stop tests on two API processes. test/conversations/resume and
 // stop run two services inside the test process; here they are two spawned `persona serve`
 // processes on one PostgreSQL database, so nothing but the database and its notifications joins
-// them. The embedded default keeps its data dir in one process (a second one reaches it only
-// through `--processes N`, whose port does not let a test pick the process), so this is
-// PostgreSQL's.
+// them. The embedded default keeps its data dir in one process, so its two API processes are
+// those of `persona serve --processes 2`: process-cluster.test.ts.
 const onPostgres = databaseKind === "postgres";
 
 let fake: FakeOpenAI;

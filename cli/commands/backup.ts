@@ -16,13 +16,13 @@ export function registerBackupCommands(program: Command): void {
 
   program
     .command("backup <file>")
-    .description("Back up the embedded database (PERSONA_DATA_DIR) into one file; the server must be stopped")
+    .description("Back up the embedded database (PERSONA_DATA_DIR) into one file, taken by the running server if one holds it")
     .addHelpText("after", examples(["persona backup persona-2026-11-23.tar.gz", "PERSONA_DATA_DIR=/srv/persona persona backup /backups/persona.tar.gz"]))
     .action(async (file: string, _options: unknown, command: Command) => {
       await refusePostgres();
       const { backupDataDir } = await import("../internals/embedded-backup.ts");
       const result = await backupDataDir(await dataDir(), file, progress);
-      if (command.optsWithGlobals().json) process.stdout.write(`${JSON.stringify({ file, bytes: result.bytes })}\n`);
+      if (command.optsWithGlobals().json) process.stdout.write(`${JSON.stringify({ file, bytes: result.bytes, online: result.online })}\n`);
     });
 
   program

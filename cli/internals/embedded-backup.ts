@@ -3,8 +3,9 @@ import { dirname, join } from "node:path";
 import { CliError } from "../errors.ts";
 
 // Backup and restore of the embedded database (PGlite) as PGlite's own data-dir archive
-// (`dumpDataDir`, a gzipped tar of the PostgreSQL data directory). The dir must not be in use:
-// only one process may open it, and a copy taken under a running server would not be consistent.
+// (`dumpDataDir`, a gzipped tar of the PostgreSQL data directory). A backup of a dir a server runs
+// on is taken by that server (server/db/online-backup.ts): only one process may open the dir, and a
+// copy of its files under a running server would not be consistent. A restore needs it stopped.
 
 type Progress = (line: string) => void;
 
@@ -22,8 +23,9 @@ async function withLock<T>(dataDir: string, work: () => Promise<T>): Promise<T> 
   const lock = DataDirLock.acquire(dataDir);
   if (!(lock instanceof DataDirLock)) {
     throw new CliError(
-      `the embedded database in ${dataDir} is in use by process ${lock.pid}: stop the server first (a copy of a data dir in use is not consistent), ` +
-        "or back up a PostgreSQL deployment with pg_dump (docs/operations.md)",
+      `the embedded database in ${dataDir} is in use by process ${lock.pid}` +
+        (lock.port === undefined ? " (still starting: try again once it serves)" : ": stop the server first") +
+        "; a PostgreSQL deployment is backed up and restored with pg_dump and pg_restore (docs/operations.md)",
     );
   }
   try {
@@ -35,8 +37,20 @@ async function withLock<T>(dataDir: string, work: () => Promise<T>): Promise<T> 
 
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
-export async function backupDataDir(dataDir: string, file: string, progress: Progress): Promise<{ bytes: number }> {
+export async function backupDataDir(dataDir: string, file: string, progress: Progress): Promise<{ bytes: number; online: boolean }> {
   if (!existsSync(join(dataDir, "PG_VERSION"))) throw new CliError(`no embedded database in ${dataDir} (PERSONA_DATA_DIR); nothing to back up`);
+  const { liveHolder } = await import("../../server/db/data-dir-lock.ts");
+  const holder = liveHolder(dataDir);
+  if (holder?.backup) {
+    const started = Date.now();
+    progress(`asking the running server (process ${holder.pid}) for a consistent archive of ${dataDir}`);
+    const { fetchOnlineBackup } = await import("../../server/db/online-backup.ts");
+    const { bytes, heldMs } = await fetchOnlineBackup(holder.backup, file).catch((error: unknown) => {
+      throw new CliError(`the running server (process ${holder.pid}) could not back up ${dataDir}: ${error instanceof Error ? error.message : String(error)}`);
+    });
+    progress(`wrote ${mb(bytes)} to ${file} in ${((Date.now() - started) / 1000).toFixed(1)} s; the server's requests waited ${(heldMs / 1000).toFixed(1)} s while it was read`);
+    return { bytes, online: true };
+  }
   return withLock(dataDir, async () => {
     const started = Date.now();
     progress(`opening ${dataDir}`);
@@ -51,7 +65,7 @@ export async function backupDataDir(dataDir: string, file: string, progress: Pro
       writeFileSync(partial, bytes, { mode: 0o600 });
       renameSync(partial, file);
       progress(`wrote ${mb(bytes.length)} to ${file} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-      return { bytes: bytes.length };
+      return { bytes: bytes.length, online: false };
     } finally {
       await db.close();
     }

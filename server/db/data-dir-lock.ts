@@ -1,11 +1,14 @@
 import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
+import type { BackupEndpoint } from "./online-backup.ts";
 
 /** Who holds an embedded data dir: the process, and the loopback port its database is served on. */
 export interface LockHolder {
   pid: number;
   /** Set once the database is up; a process still starting has none yet. */
   port?: number;
+  /** Where the holder serves online backups (the lock file is readable by its owner only). */
+  backup?: BackupEndpoint;
   since: string;
 }
 
@@ -53,9 +56,9 @@ export class DataDirLock {
     throw new Error(`Cannot take the lock ${path}`);
   }
 
-  /** Records the port the database is served on, for admin commands to attach to. */
-  recordPort(port: number): void {
-    this.#holder = { ...this.#holder, port };
+  /** Records the port the database is served on and its online backup, for admin commands to attach to. */
+  recordServing(port: number, backup?: BackupEndpoint): void {
+    this.#holder = { ...this.#holder, port, ...(backup ? { backup } : {}) };
     writeFileSync(this.path, JSON.stringify(this.#holder), { mode: 0o600 });
   }
 

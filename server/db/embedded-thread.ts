@@ -2,7 +2,10 @@
 // off the main thread means its WebAssembly work never stalls the HTTP event loop.
 import { existsSync, mkdirSync } from "node:fs";
 import { createServer, type Socket } from "node:net";
+import { promisify } from "node:util";
 import { parentPort, workerData } from "node:worker_threads";
+import { gzip } from "node:zlib";
+import type { BackupEndpoint } from "./online-backup.ts";
 
 export interface EmbeddedThreadOptions {
   dataDir: string | undefined;
@@ -19,7 +22,7 @@ export interface EmbeddedTimings {
   initdb: boolean;
 }
 
-export type EmbeddedThreadMessage = { type: "ready"; port: number; timings: EmbeddedTimings } | { type: "stopped" };
+export type EmbeddedThreadMessage = { type: "ready"; port: number; timings: EmbeddedTimings; backup?: BackupEndpoint } | { type: "stopped" };
 
 // Postgres's default of 128 MB of shared buffers is for a server; here they sit in this process's
 // memory and were most of its idle RSS (measured: 400 MB with 128 MB, 250 MB with 16 MB). The
@@ -28,12 +31,13 @@ const SETTINGS = ["-c", "shared_buffers=16MB"];
 
 const options = workerData as EmbeddedThreadOptions;
 // Loaded here rather than imported, so that the thread can say how long loading PGlite takes.
-const [{ PGlite }, { pg_trgm }, { vector }, { PGLiteSocketHandler }, { PgliteSessionQueue }] = await Promise.all([
+const [{ PGlite }, { pg_trgm }, { vector }, { PGLiteSocketHandler }, { PgliteSessionQueue }, { serveOnlineBackup }] = await Promise.all([
   import("@electric-sql/pglite"),
   import("@electric-sql/pglite/contrib/pg_trgm"),
   import("@electric-sql/pglite-pgvector"),
   import("@electric-sql/pglite-socket"),
   import("./pglite-session-queue.ts"),
+  import("./online-backup.ts"),
 ]);
 const loaded = Date.now();
 if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
@@ -59,11 +63,28 @@ await new Promise<void>((resolve, reject) => {
 });
 const address = server.address();
 if (!address || typeof address === "string") throw new Error("embedded database has no TCP address");
-parentPort!.postMessage({ type: "ready", port: address.port, timings } satisfies EmbeddedThreadMessage);
+// A data dir on disk can be backed up while it is served: the archive is read with the session to
+// itself (no client between two statements or inside a transaction), after a checkpoint; only the
+// compression runs while clients go on.
+const backup = options.dataDir
+  ? await serveOnlineBackup(async () => {
+      let heldMs = 0;
+      const tar = await queue.exclusive(async () => {
+        const held = performance.now();
+        await db.exec("CHECKPOINT");
+        const dumped = await db.dumpDataDir("none");
+        heldMs = performance.now() - held;
+        return dumped;
+      });
+      return { bytes: await promisify(gzip)(new Uint8Array(await tar.arrayBuffer())), heldMs };
+    })
+  : undefined;
+parentPort!.postMessage({ type: "ready", port: address.port, timings, backup: backup?.endpoint } satisfies EmbeddedThreadMessage);
 
 parentPort!.on("message", async (message: { type: string }) => {
   if (message.type !== "stop") return;
   for (const socket of sockets) socket.destroy();
+  await backup?.close();
   await new Promise<void>((resolve) => server.close(() => resolve()));
   await queue.close();
   await db.close();

@@ -2,12 +2,15 @@ import { Worker } from "node:worker_threads";
 import type { Config } from "../config.ts";
 import { DataDirLock, lockPath } from "./data-dir-lock.ts";
 import type { EmbeddedThreadMessage, EmbeddedThreadOptions, EmbeddedTimings } from "./embedded-thread.ts";
+import type { BackupEndpoint } from "./online-backup.ts";
 import { StartupError } from "./startup-error.ts";
 
 export interface EmbeddedPostgres {
   /** A `postgres://` URL on loopback that pg, knex and graphile-worker connect to. */
   url: string;
   timings: EmbeddedTimings;
+  /** Where `persona backup` asks for an archive while this runs; none in memory. */
+  backup?: BackupEndpoint;
   stop: () => Promise<void>;
 }
 
@@ -35,7 +38,7 @@ export async function startEmbeddedPostgres(
 async function startThread(dataDir: string | undefined, port: number, options: { pgvector?: boolean }): Promise<EmbeddedPostgres> {
   const workerData: EmbeddedThreadOptions = { dataDir, port, pgvector: options.pgvector !== false, requestedAt: Date.now() };
   const thread = new Worker(new URL("./embedded-thread.ts", import.meta.url), { workerData });
-  const ready = await new Promise<{ port: number; timings: EmbeddedTimings }>((resolve, reject) => {
+  const ready = await new Promise<{ port: number; timings: EmbeddedTimings; backup?: BackupEndpoint }>((resolve, reject) => {
     thread.once("error", reject);
     thread.once("exit", (code) => reject(new Error(`embedded database thread exited with code ${code}`)));
     thread.once("message", (message: EmbeddedThreadMessage) => {
@@ -47,6 +50,7 @@ async function startThread(dataDir: string | undefined, port: number, options: {
   return {
     url: `postgres://postgres@127.0.0.1:${ready.port}/postgres`,
     timings: ready.timings,
+    ...(ready.backup ? { backup: ready.backup } : {}),
     stop: async () => {
       const stopped = new Promise<void>((resolve) => {
         thread.once("message", (message: EmbeddedThreadMessage) => message.type === "stopped" && resolve());
@@ -83,7 +87,7 @@ export async function startEmbeddedDatabase(config: Pick<Config, "embeddedDbInMe
     lock?.release();
     throw error;
   }
-  lock?.recordPort(Number(new URL(embedded.url).port));
+  lock?.recordServing(Number(new URL(embedded.url).port), embedded.backup);
   return {
     ...embedded,
     dir,

@@ -8,6 +8,16 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
+/** Work that needs the session to itself, between two clients' exchanges (an online backup). */
+interface ExclusiveWork {
+  handlerId: typeof EXCLUSIVE;
+  work: () => Promise<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+const EXCLUSIVE = -1; // no client's handler id, so a client that owns the session never picks it
+
 const SYNC = 0x53; // 'S': ends an extended-protocol exchange (Parse/Bind/Describe/Execute)
 const QUERY = 0x51; // 'Q': a whole simple-protocol query
 const TERMINATE = 0x58; // 'X'
@@ -23,7 +33,7 @@ const TERMINATE = 0x58; // 'X'
  */
 export class PgliteSessionQueue {
   readonly #db: PGlite;
-  readonly #pending: Pending[] = [];
+  readonly #pending: (Pending | ExclusiveWork)[] = [];
   #owner: number | null = null;
   #running = false;
   #closed = false;
@@ -36,6 +46,18 @@ export class PgliteSessionQueue {
   enqueue(handlerId: number, message: Uint8Array, onData: (data: Uint8Array) => void): Promise<number> {
     return new Promise((resolve, reject) => {
       this.#pending.push({ handlerId, message, onData, resolve, reject });
+      void this.#drain();
+    });
+  }
+
+  /**
+   * Runs `work` once no client is inside an exchange or a transaction, and lets no client in until
+   * it has finished: what it reads of the database is one consistent state.
+   */
+  exclusive<T>(work: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      if (this.#closed) return reject(new Error("the embedded database is closing"));
+      this.#pending.push({ handlerId: EXCLUSIVE, work, resolve: resolve as (value: unknown) => void, reject });
       void this.#drain();
     });
   }
@@ -83,7 +105,12 @@ export class PgliteSessionQueue {
         if (this.#closed) return;
         const index = this.#owner === null ? 0 : this.#pending.findIndex((item) => item.handlerId === this.#owner);
         if (index < 0 || this.#pending.length === 0) return;
-        const [item] = this.#pending.splice(index, 1) as [Pending];
+        const [next] = this.#pending.splice(index, 1) as [Pending | ExclusiveWork];
+        if ("work" in next) {
+          await next.work().then(next.resolve, next.reject);
+          continue;
+        }
+        const item = next;
         this.#owner = item.handlerId;
         try {
           let bytes = 0;

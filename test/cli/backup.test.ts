@@ -9,8 +9,9 @@ import { call, register, startPersona, until, type Proc } from "../resilience/su
 
 // `persona backup` and `persona restore` of the embedded default: a round trip from a data dir
 // filled through the API into a fresh one, compared table by table (every table the catalog
-// lists, with its row count and a hash of its rows). PostgreSQL is backed up with pg_dump
-// (docs/operations.md), so this runs on the embedded kind only.
+// lists, with its row count and a hash of its rows), and a backup taken by the running server
+// while requests write. PostgreSQL is backed up with pg_dump (docs/operations.md), so this runs on
+// the embedded kind only.
 
 let work: string;
 const procs: Proc[] = [];
@@ -30,8 +31,8 @@ function persona(args: string[], dataDir: string): Promise<{ code: number; stdou
   });
 }
 
-/** Row count and content hash of every table of the database in `dbDir`, from the catalog. */
-async function tableDigests(dbDir: string): Promise<Record<string, { rows: number; hash: string }>> {
+/** Runs `read` on the database in `dbDir`, opened on its own (no server on it). */
+async function withDatabase<T>(dbDir: string, read: (db: import("@electric-sql/pglite").PGlite) => Promise<T>): Promise<T> {
   const [{ PGlite }, { pg_trgm }, { vector }] = await Promise.all([
     import("@electric-sql/pglite"),
     import("@electric-sql/pglite/contrib/pg_trgm"),
@@ -39,6 +40,15 @@ async function tableDigests(dbDir: string): Promise<Record<string, { rows: numbe
   ]);
   const db = await PGlite.create({ dataDir: dbDir, extensions: { vector, pg_trgm } });
   try {
+    return await read(db);
+  } finally {
+    await db.close();
+  }
+}
+
+/** Row count and content hash of every table of the database in `dbDir`, from the catalog. */
+function tableDigests(dbDir: string): Promise<Record<string, { rows: number; hash: string }>> {
+  return withDatabase(dbDir, async (db) => {
     const tables = await db.query<{ name: string }>(
       `SELECT quote_ident(schemaname) || '.' || quote_ident(tablename) AS name FROM pg_tables
         WHERE schemaname NOT IN ('pg_catalog', 'information_schema') ORDER BY 1`,
@@ -51,9 +61,18 @@ async function tableDigests(dbDir: string): Promise<Record<string, { rows: numbe
       digests[name] = result.rows[0]!;
     }
     return digests;
-  } finally {
-    await db.close();
-  }
+  });
+}
+
+/** Conversations whose messages are not whole exchanges (a user message without its reply, or the reverse). */
+function halfExchanges(dbDir: string): Promise<number> {
+  return withDatabase(dbDir, async (db) => {
+    const result = await db.query<{ half: number }>(
+      `SELECT count(*)::int AS half FROM (SELECT conversation_id FROM messages GROUP BY conversation_id
+         HAVING count(*) FILTER (WHERE role = 'user') <> count(*) FILTER (WHERE role = 'assistant')) t`,
+    );
+    return result.rows[0]!.half;
+  });
 }
 
 beforeAll(() => {
@@ -65,7 +84,7 @@ afterAll(async () => {
 });
 
 describe.skipIf(databaseKind !== "embedded")("persona backup / restore (embedded)", () => {
-  it("round-trips every table, refuses a dir in use and asks for --force on a non-empty one", { timeout: 300_000 }, async () => {
+  it("round-trips every table, backs up a running server consistently, refuses a restore under it and asks for --force on a non-empty dir", { timeout: 300_000 }, async () => {
     const source = join(work, "source");
     const server = await startPersona(["serve"], { PERSONA_DATA_DIR: source, DATABASE_URL: "", EMBEDDED_DB_IN_MEMORY: "false" });
     procs.push(server);
@@ -87,12 +106,36 @@ describe.skipIf(databaseKind !== "embedded")("persona backup / restore (embedded
     expect((await call(server.url, alice.auth, "POST", `/v1/rooms/${room.body.id}/messages`, { content: "Ahoy" })).status).toBeLessThan(300);
     expect((await call(server.url, bob.auth, "POST", `/v1/users/${alice.id}/follow`)).status).toBeLessThan(500);
 
-    const file = join(work, "backup.tar.gz");
-    const whileRunning = await persona(["backup", file], source);
-    expect(whileRunning.code, whileRunning.stderr).toBe(1);
-    expect(whileRunning.stderr).toContain("in use");
-    expect(existsSync(file)).toBe(false);
+    // Online: the running server takes the archive while Bob keeps starting conversations and
+    // sending in them (each exchange is stored in one transaction).
+    const online = join(work, "online.tar.gz");
+    let writing = true;
+    const writer = (async () => {
+      let exchanges = 0;
+      while (writing && exchanges < 150) {
+        const started = await call(server.url, bob.auth, "POST", "/v1/conversations", { persona_id: personaId });
+        expect(started.status).toBe(201);
+        const sent = await call(server.url, bob.auth, "POST", `/v1/conversations/${started.body.id}/messages`, { content: `Message ${exchanges}` });
+        expect(sent.status).toBe(201);
+        exchanges++;
+      }
+      return exchanges;
+    })();
+    const whileRunning = await persona(["backup", online, "--json"], source);
+    expect(whileRunning.code, whileRunning.stderr).toBe(0);
+    expect(whileRunning.stderr).toContain("asking the running server");
+    expect(JSON.parse(whileRunning.stdout)).toMatchObject({ file: online, online: true });
+    expect(whileRunning.stderr).toMatch(/wrote .* MB .*requests waited [0-9.]+ s/);
+    expect(existsSync(`${online}.partial`)).toBe(false);
+    writing = false;
+    const exchanges = await writer;
+    expect(exchanges).toBeGreaterThan(0);
+    expect((await call(server.url, alice.auth, "GET", "/healthz")).status).toBe(200);
+    const refusedRestore = await persona(["restore", "--force", online], source);
+    expect(refusedRestore.code).toBe(1);
+    expect(refusedRestore.stderr).toContain("in use");
 
+    const file = join(work, "backup.tar.gz");
     await server.stop();
     const backup = await persona(["backup", file], source);
     expect(backup.code, backup.stderr).toBe(0);
@@ -117,6 +160,19 @@ describe.skipIf(databaseKind !== "embedded")("persona backup / restore (embedded
       expect(before[table]?.rows, table).toBeGreaterThan(0);
     }
     expect(after).toEqual(before);
+
+    // The online archive restores to a database that opens, holds what was there before it was
+    // asked for, at most what was written by the end, and no half exchange.
+    const fromOnline = join(work, "from-online");
+    const restoredOnline = await persona(["restore", online], fromOnline);
+    expect(restoredOnline.code, restoredOnline.stderr).toBe(0);
+    const onlineDigests = await tableDigests(join(fromOnline, "db"));
+    for (const table of ["public.knowledge_chunks", "public.knowledge_documents"]) expect(onlineDigests[table], table).toEqual(before[table]);
+    expect(onlineDigests["public.users"]!.rows).toBe(before["public.users"]!.rows);
+    expect(before["public.conversations"]!.rows).toBe(1 + exchanges);
+    expect(onlineDigests["public.conversations"]!.rows).toBeGreaterThanOrEqual(1);
+    expect(onlineDigests["public.conversations"]!.rows).toBeLessThanOrEqual(before["public.conversations"]!.rows);
+    expect(await halfExchanges(join(fromOnline, "db"))).toBe(0);
 
     // The restored dir serves: Alice logs in to her data.
     const restoredServer = await startPersona(["serve"], { PERSONA_DATA_DIR: target, DATABASE_URL: "", EMBEDDED_DB_IN_MEMORY: "false" });

@@ -1,6 +1,7 @@
 // `npm run bench:startup`: how long `npm start` (server/main.ts on the embedded default) takes to
-// answer /readyz 200 from a fresh data dir (first start: initdb, migrations) and again on the same
-// dir (restart), where the time goes (the server's own phase log), its CPU time, and its idle RSS.
+// answer /readyz 200 from a fresh data dir (first start: from the template `npm install` made, or
+// initdb and migrations without one) and again on the same dir (restart), where the time goes (the
+// server's own phase log), its CPU time, and its idle RSS.
 // Baseline, measured in the same run: a bare node:http process started the same way, so a loaded
 // machine shows as a slower baseline too, and the CPU time at ready, which load hardly moves.
 // BENCH_ROUNDS (default 3) rounds; ranges are printed.
@@ -131,7 +132,7 @@ async function main(): Promise<void> {
     for (const name of names) console.log(`  ${name.padEnd(10)} ${range(of(kind, (s) => s.phases[name] ?? 0))}`);
     const database = rounds.map((r) => r[kind].database);
     console.log(
-      `  embedded database thread: load PGlite ${range(database.map((d) => Number(d.modulesMs ?? 0)))}, open ${range(database.map((d) => Number(d.openMs ?? 0)))} (initdb: ${database.map((d) => d.initdb).join("/")})`,
+      `  embedded database thread: load PGlite ${range(database.map((d) => Number(d.modulesMs ?? 0)))}, open ${range(database.map((d) => Number(d.openMs ?? 0)))} (initdb: ${database.map((d) => d.initdb).join("/")}; from the install's template: ${database.map((d) => d.fromTemplate ?? false).join("/")})`,
     );
   }
   const bareMs = median(of("bare", (s) => s.readyMs));

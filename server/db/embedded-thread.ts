@@ -1,25 +1,31 @@
 // Runs in a worker thread: PGlite (with pgvector and pg_trgm) served on a loopback port. Keeping the database
 // off the main thread means its WebAssembly work never stalls the HTTP event loop.
-import { existsSync, mkdirSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { createServer, type Socket } from "node:net";
 import { promisify } from "node:util";
 import { parentPort, workerData } from "node:worker_threads";
 import { gzip } from "node:zlib";
+import type { Template } from "./embedded-template.ts";
 import type { BackupEndpoint } from "./online-backup.ts";
 
 export interface EmbeddedThreadOptions {
   dataDir: string | undefined;
   port: number;
   pgvector: boolean;
+  /** A migrated database to start a new one from instead of creating it (embedded-template.ts). */
+  template: Template | undefined;
   /** Date.now() when the thread was asked for, to time its own start-up. */
   requestedAt: number;
 }
 
-/** How long the thread took to load PGlite's code and to open (or first create: initdb) the database. */
+/** How long the thread took to load PGlite's code and to open (or first create) the database. */
 export interface EmbeddedTimings {
   modulesMs: number;
   openMs: number;
+  /** The database was created here with initdb. */
   initdb: boolean;
+  /** The database was created here from the install's template. */
+  fromTemplate: boolean;
 }
 
 export type EmbeddedThreadMessage = { type: "ready"; port: number; timings: EmbeddedTimings; backup?: BackupEndpoint } | { type: "stopped" };
@@ -41,13 +47,16 @@ const [{ PGlite }, { pg_trgm }, { vector }, { PGLiteSocketHandler }, { PgliteSes
 ]);
 const loaded = Date.now();
 if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
-const initdb = !options.dataDir || !existsSync(`${options.dataDir}/PG_VERSION`);
+const created = !options.dataDir || !existsSync(`${options.dataDir}/PG_VERSION`);
+const fromTemplate = created && options.template !== undefined;
+if (fromTemplate && options.dataDir) cpSync(options.template!.dir, options.dataDir, { recursive: true });
 const db = await PGlite.create({
   dataDir: options.dataDir,
   extensions: options.pgvector ? { vector, pg_trgm } : { pg_trgm },
   startParams: [...PGlite.defaultStartParams, ...SETTINGS],
+  ...(fromTemplate && !options.dataDir ? { loadDataDir: new Blob([readFileSync(options.template!.tar)]) } : {}),
 });
-const timings: EmbeddedTimings = { modulesMs: loaded - options.requestedAt, openMs: Date.now() - loaded, initdb };
+const timings: EmbeddedTimings = { modulesMs: loaded - options.requestedAt, openMs: Date.now() - loaded, initdb: created && !fromTemplate, fromTemplate };
 const queue = new PgliteSessionQueue(db);
 const sockets = new Set<Socket>();
 const server = createServer((socket) => {

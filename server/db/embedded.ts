@@ -2,6 +2,7 @@ import { Worker } from "node:worker_threads";
 import type { Config } from "../config.ts";
 import { DataDirLock, lockPath } from "./data-dir-lock.ts";
 import type { EmbeddedThreadMessage, EmbeddedThreadOptions, EmbeddedTimings } from "./embedded-thread.ts";
+import { currentTemplate } from "./embedded-template.ts";
 import type { BackupEndpoint } from "./online-backup.ts";
 import { StartupError } from "./startup-error.ts";
 
@@ -26,7 +27,7 @@ export interface EmbeddedPostgres {
 export async function startEmbeddedPostgres(
   dataDir: string | undefined,
   port = 0,
-  options: { pgvector?: boolean } = {},
+  options: { pgvector?: boolean; template?: boolean } = {},
 ): Promise<EmbeddedPostgres> {
   const first = await startThread(dataDir, port, options);
   if (!dataDir || !first.timings.initdb) return first;
@@ -35,8 +36,11 @@ export async function startEmbeddedPostgres(
   return { ...reopened, timings: { ...reopened.timings, initdb: true, openMs: first.timings.openMs + reopened.timings.openMs } };
 }
 
-async function startThread(dataDir: string | undefined, port: number, options: { pgvector?: boolean }): Promise<EmbeddedPostgres> {
-  const workerData: EmbeddedThreadOptions = { dataDir, port, pgvector: options.pgvector !== false, requestedAt: Date.now() };
+async function startThread(dataDir: string | undefined, port: number, options: { pgvector?: boolean; template?: boolean }): Promise<EmbeddedPostgres> {
+  const pgvector = options.pgvector !== false;
+  // The template has pgvector's extension in it, so it serves only databases that load pgvector.
+  const template = pgvector && options.template !== false ? currentTemplate() : undefined;
+  const workerData: EmbeddedThreadOptions = { dataDir, port, pgvector, template, requestedAt: Date.now() };
   const thread = new Worker(new URL("./embedded-thread.ts", import.meta.url), { workerData });
   const ready = await new Promise<{ port: number; timings: EmbeddedTimings; backup?: BackupEndpoint }>((resolve, reject) => {
     thread.once("error", reject);

@@ -1,0 +1,70 @@
+// `npm install` runs this (postinstall): it creates and migrates an embedded database once and
+// keeps its data dir as the template new embedded databases start from (server/db/embedded-template.ts).
+// A failure only costs speed, so it never fails the install: the database is then created at start.
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, dirname, join } from "node:path";
+import type { Template } from "../server/db/embedded-template.ts";
+
+const started = Date.now();
+const say = (line: string) => process.stderr.write(`embedded template: ${line}\n`);
+
+async function build(target: Template): Promise<void> {
+  const [{ startEmbeddedPostgres }, { loadConfig }, { openDatabase }, { createLogger }, { makeWorkerUtils }] = await Promise.all([
+    import("../server/db/embedded.ts"),
+    import("../server/config.ts"),
+    import("../server/db/database.ts"),
+    import("../server/logger.ts"),
+    import("graphile-worker"),
+  ]);
+  const work = mkdtempSync(join(tmpdir(), "persona-template-"));
+  try {
+    const dataDir = join(work, "db");
+    const embedded = await startEmbeddedPostgres(dataDir, 0, { template: false });
+    const config = loadConfig({ DATABASE_URL: embedded.url, LOG_LEVEL: "warn" });
+    const db = await openDatabase(config, createLogger(config));
+    try {
+      await db.migrate();
+      const utils = await makeWorkerUtils({ pgPool: db.pool, noPreparedStatements: true });
+      await utils.migrate();
+      await utils.release();
+    } finally {
+      await db.close();
+      await embedded.stop();
+    }
+    const [{ PGlite }, { pg_trgm }, { vector }] = await Promise.all([
+      import("@electric-sql/pglite"),
+      import("@electric-sql/pglite/contrib/pg_trgm"),
+      import("@electric-sql/pglite-pgvector"),
+    ]);
+    const pg = await PGlite.create({ dataDir, extensions: { vector, pg_trgm } });
+    await pg.exec("CHECKPOINT");
+    const tar = Buffer.from(await (await pg.dumpDataDir("none")).arrayBuffer());
+    await pg.close();
+    const cache = dirname(target.dir);
+    mkdirSync(cache, { recursive: true });
+    // Each written beside its place and renamed, the directory last: a template is used only once
+    // both are there, so an interrupted install never leaves half of one.
+    writeFileSync(`${target.tar}.partial`, tar);
+    renameSync(`${target.tar}.partial`, target.tar);
+    rmSync(`${target.dir}.partial`, { recursive: true, force: true });
+    cpSync(dataDir, `${target.dir}.partial`, { recursive: true });
+    renameSync(`${target.dir}.partial`, target.dir);
+    // Templates of earlier code or packages are never used again.
+    for (const file of readdirSync(cache)) {
+      if (file.startsWith("embedded-template-") && !file.startsWith(basename(target.dir))) rmSync(join(cache, file), { recursive: true, force: true });
+    }
+    say(`${(tar.length / 1024 / 1024).toFixed(1)} MB in ${((Date.now() - started) / 1000).toFixed(1)} s, ${target.dir}`);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+try {
+  const { currentTemplate, templatePaths } = await import("../server/db/embedded-template.ts");
+  const current = currentTemplate();
+  if (current) say(`up to date (${current.dir})`);
+  else await build(templatePaths());
+} catch (error) {
+  say(`not made (new embedded databases are created at start instead): ${error instanceof Error ? error.message : String(error)}`);
+}

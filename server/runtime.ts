@@ -88,7 +88,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       log,
       jobs,
       tokens,
-      providers: createProviders(config, db.knex, log, options.providers),
+      providers: await createProviders(config, db.knex, log, options.providers),
       now: options.now ?? (() => new Date()),
       health: { worker: config.worker.enabled ? "ok" : "disabled" },
       stopping: shuttingDown.signal,

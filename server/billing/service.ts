@@ -4,8 +4,7 @@ import type { PageWindow } from "../http/paging.ts";
 import { countPlanDocuments } from "../knowledge/service.ts";
 import { countPlanPersonas } from "../personas/service.ts";
 import { PLAN_RANK } from "../providers/payments/catalog.ts";
-import { isCardDeclined } from "../providers/payments/stripe.ts";
-import type { PaidPlan, PaymentsProvider, ProviderSubscription } from "../providers/payments/types.ts";
+import { PaymentDeclinedError, type PaidPlan, type PaymentsProvider, type ProviderSubscription } from "../providers/payments/types.ts";
 import { UpstreamError } from "../providers/llm/types.ts";
 import type { Services } from "../services.ts";
 import { paymentsOf } from "./events.ts";
@@ -125,7 +124,7 @@ export async function changePlan(services: Services, userId: string, plan: PaidP
       try {
         return await provider.upgrade(subscription, plan, services.now());
       } catch (error) {
-        if (isCardDeclined(error)) throw new ApiError(409, "conflict", `The payment for the upgrade was declined, so the plan is unchanged: ${error.message}`);
+        if (error instanceof PaymentDeclinedError) throw new ApiError(409, "conflict", `The payment for the upgrade was declined, so the plan is unchanged: ${error.message}`);
         throw error;
       }
     });

@@ -96,7 +96,7 @@ async function reply(services: Services, payload: ReplyPayload): Promise<void> {
 async function post(services: Services, payload: PostPayload, known?: IntegrationRow): Promise<void> {
   const row = known ?? (await findIntegration(services.db.knex, payload.integration_id));
   if (!row) return;
-  const client = platformClient(services.config.integrations, row.platform, await tokenOf(services, row));
+  const client = await platformClient(services.config.integrations, row.platform, await tokenOf(services, row));
   const parts = splitMessage(payload.text, MESSAGE_LIMIT[row.platform]);
   try {
     for (const [index, part] of parts.entries()) await client.send(payload.channel_id, part, index === 0 ? payload.reply_to ?? undefined : undefined);

@@ -7,9 +7,7 @@ import { isUuid } from "../http/text.ts";
 import { requireOwnPersona } from "../personas/service.ts";
 import type { Services } from "../services.ts";
 import { secretBox } from "../webhooks/secrets.ts";
-import { DiscordClient } from "./platforms/discord.ts";
 import { platformClient } from "./platforms/index.ts";
-import { TelegramClient } from "./platforms/telegram.ts";
 import { PlatformRefusal, PlatformUnavailable, type BotAccount, type PlatformName } from "./platforms/types.ts";
 import {
   conflictOf, deleteIntegrationOf, findIntegrationOf, insertIntegration, listIntegrationsOf, updateIntegrationOf,
@@ -69,11 +67,12 @@ async function checkBot(services: Services, platform: PlatformName, token: strin
   const settings = services.config.integrations;
   let bot: BotAccount;
   try {
-    bot = await platformClient(settings, platform, token, { retries: 0 }).whoAmI();
+    bot = await (await platformClient(settings, platform, token, { retries: 0 })).whoAmI();
   } catch (error) {
     upstream(error, "/body/bot_token");
   }
   if (platform === "forum" && "guild_id" in body) {
+    const { DiscordClient } = await import("./platforms/discord.ts");
     const inGuild = await new DiscordClient(settings, token, { retries: 0 }).inGuild(body.guild_id).catch((error: unknown) => upstream(error));
     if (!inGuild) throw fieldError("/body/guild_id", "is not a server this bot is a member of");
   }
@@ -126,6 +125,7 @@ export async function connectIntegration(services: Services, userId: string, pla
   }
   if (platform === "messenger") {
     try {
+      const { TelegramClient } = await import("./platforms/telegram.ts");
       const telegram = new TelegramClient(services.config.integrations, body.bot_token, { retries: 0 });
       // Polling: the platform serves no getUpdates while a webhook is set; a worker picks the bot up.
       if (polls) await telegram.deleteWebhook();
@@ -177,6 +177,7 @@ export async function deleteIntegration(services: Services, userId: string, id: 
 export async function disconnect(services: Services, row: IntegrationRow): Promise<void> {
   if (row.platform !== "messenger") return;
   try {
+    const { TelegramClient } = await import("./platforms/telegram.ts");
     await new TelegramClient(services.config.integrations, await tokenOf(services, row), { retries: 0 }).deleteWebhook();
   } catch (error) {
     services.log.warn({ integration: row.id, reason: (error as Error).message }, "could not remove the messenger webhook");
@@ -191,7 +192,7 @@ export async function disconnect(services: Services, row: IntegrationRow): Promi
 export async function testIntegration(services: Services, userId: string, id: string): Promise<{ row: IntegrationRow; outcome: TestOutcome }> {
   const row = await requireOwnIntegration(services, userId, id);
   const persona = await requireOwnPersona(services, userId, row.persona_id);
-  const client = platformClient(services.config.integrations, row.platform, await tokenOf(services, row), { retries: 1 });
+  const client = await platformClient(services.config.integrations, row.platform, await tokenOf(services, row), { retries: 1 });
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   try {

@@ -12,15 +12,20 @@ import type { Providers } from "./types.ts";
 
 export type { Providers } from "./types.ts";
 
-/** The configured providers, except those `given` (tests pass fakes or failing ones). */
-export function createProviders(config: Config, knex: Knex, log: Logger, given: Partial<Providers> = {}): Providers {
-  return {
-    llm: given.llm ?? createChatModel(config),
-    embeddings: given.embeddings ?? createEmbeddings(config),
-    email: given.email ?? createEmailProvider({ smtpUrl: config.smtpUrl, from: config.mailFrom }, knex, log),
-    speech: given.speech ?? createSpeech(config),
-    images: given.images ?? createImages(config),
-    blobs: given.blobs ?? createBlobStore(config),
-    payments: given.payments ?? createPayments(config, knex),
-  };
+/**
+ * The configured providers, except those `given` (tests pass fakes or failing ones). Each loads the
+ * client library of an outside service (openai, stripe, the S3 SDK, nodemailer) only when it is
+ * configured: the offline default never loads them (their code was most of an idle server's heap).
+ */
+export async function createProviders(config: Config, knex: Knex, log: Logger, given: Partial<Providers> = {}): Promise<Providers> {
+  const [llm, embeddings, email, speech, images, blobs, payments] = await Promise.all([
+    given.llm ?? createChatModel(config),
+    given.embeddings ?? createEmbeddings(config),
+    given.email ?? createEmailProvider({ smtpUrl: config.smtpUrl, from: config.mailFrom }, knex, log),
+    given.speech ?? createSpeech(config),
+    given.images ?? createImages(config),
+    given.blobs ?? createBlobStore(config),
+    given.payments ?? createPayments(config, knex),
+  ]);
+  return { llm, embeddings, email, speech, images, blobs, payments };
 }

@@ -5,8 +5,7 @@ import { acceptInbound } from "../inbound.ts";
 import { fromDiscord, fromTelegram } from "../messages.ts";
 import { messengerPolls, tokenOf } from "../service.ts";
 import { acquireLeases, activeGatewayIntegrations, noteIssue, releaseLeases, renewLeases, type IntegrationRow } from "../store.ts";
-import { openDiscordSession, type GatewaySession } from "./discord-session.ts";
-import { openTelegramPolling } from "./telegram-session.ts";
+import type { GatewaySession } from "./discord-session.ts";
 
 interface Held {
   row: IntegrationRow;
@@ -64,14 +63,15 @@ export function startGateways(services: Services): { stop: () => Promise<void> }
     };
     try {
       const token = await tokenOf(services, row);
+      // The platforms' client libraries load with the first connection that needs them.
       const session =
         row.platform === "messenger"
-          ? openTelegramPolling(services.config.integrations, token, log, async (update) => {
+          ? (await import("./telegram-session.ts")).openTelegramPolling(services.config.integrations, token, log, async (update) => {
               const current = held.get(row.id)?.row ?? row;
               const message = fromTelegram(update as unknown as Record<string, unknown>, { id: current.bot_user_id, username: current.bot_username });
               if (message) await acceptInbound(services, current, message);
             }, onFatal)
-          : await openDiscordSession(services.config.integrations, token, log, onMessage, onFatal);
+          : await (await import("./discord-session.ts")).openDiscordSession(services.config.integrations, token, log, onMessage, onFatal);
       if (entry.closed) return void (await session.close());
       entry.session = session;
       retryAt.delete(row.id);

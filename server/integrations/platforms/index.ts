@@ -1,19 +1,17 @@
-import { DiscordClient } from "./discord.ts";
-import { SlackClient } from "./slack.ts";
-import { TelegramClient } from "./telegram.ts";
 import type { PlatformClient, PlatformName, PlatformSettings } from "./types.ts";
 
 /**
  * The client of a bot on its platform. `retries: 0` for calls made while a request waits (the token
  * check at connection): a platform that is down answers a 502 at once rather than after backoff.
+ * Each platform's client library loads with its first use, not with every start.
  */
-export function platformClient(settings: PlatformSettings, platform: PlatformName, token: string, options: { retries?: number } = {}): PlatformClient {
+export async function platformClient(settings: PlatformSettings, platform: PlatformName, token: string, options: { retries?: number } = {}): Promise<PlatformClient> {
   switch (platform) {
     case "forum":
-      return new DiscordClient(settings, token, options);
+      return new (await import("./discord.ts")).DiscordClient(settings, token, options);
     case "messenger":
-      return new TelegramClient(settings, token, options);
+      return new (await import("./telegram.ts")).TelegramClient(settings, token, options);
     case "workspace":
-      return new SlackClient(settings, token, options);
+      return new (await import("./slack.ts")).SlackClient(settings, token, options);
   }
 }

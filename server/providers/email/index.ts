@@ -1,7 +1,6 @@
 import type { Knex } from "knex";
 import { v7 as uuidv7 } from "uuid";
 import type { Logger } from "../../logger.ts";
-import { SmtpMailer } from "./smtp.ts";
 import { keepOutboxMail, markOutboxMailSent } from "./store.ts";
 import type { EmailProvider } from "./types.ts";
 
@@ -11,8 +10,8 @@ export type { EmailProvider, Mail } from "./types.ts";
  * SMTP through nodemailer when `SMTP_URL` is set; otherwise the offline default: the outbox table
  * and a log line, so a developer can read verification links without a mail server.
  */
-export function createEmailProvider(options: { smtpUrl: string | undefined; from: string }, knex: Knex, log: Logger): EmailProvider {
-  const smtp = options.smtpUrl ? new SmtpMailer(options.smtpUrl, options.from) : undefined;
+export async function createEmailProvider(options: { smtpUrl: string | undefined; from: string }, knex: Knex, log: Logger): Promise<EmailProvider> {
+  const smtp = options.smtpUrl ? new (await import("./smtp.ts")).SmtpMailer(options.smtpUrl, options.from) : undefined;
   return {
     kind: smtp ? "smtp" : "outbox",
     send: async (mail) => {

@@ -1,7 +1,6 @@
 import type { Config } from "../../config.ts";
 import { ProviderUnavailableError } from "../unavailable.ts";
 import { LocalImages } from "./local.ts";
-import { OpenAIImages } from "./openai.ts";
 import type { ImageProvider } from "./types.ts";
 
 export type { ImageProvider } from "./types.ts";
@@ -15,7 +14,9 @@ const off: ImageProvider = {
 };
 
 /** The configured image provider. */
-export function createImages(config: Config): ImageProvider {
+export async function createImages(config: Config): Promise<ImageProvider> {
   if (config.images.provider === "off") return off;
-  return config.images.provider === "openai" ? new OpenAIImages(config.images, config.llm) : new LocalImages();
+  if (config.images.provider !== "openai") return new LocalImages();
+  const { OpenAIImages } = await import("./openai.ts");
+  return new OpenAIImages(config.images, config.llm);
 }

@@ -1,4 +1,3 @@
-import { avatarSvg, sceneSvg } from "./procedural.ts";
 import { rasterize } from "./raster.ts";
 import { sizeOf, type GeneratedImage, type ImageProvider, type ImageRequest } from "./types.ts";
 
@@ -9,6 +8,8 @@ export class LocalImages implements ImageProvider {
   async generate(request: ImageRequest): Promise<GeneratedImage> {
     request.signal?.throwIfAborted();
     const { width, height } = sizeOf(request);
+    // DiceBear's styles are loaded by the first image, not by every start.
+    const { avatarSvg, sceneSvg } = await import("./procedural.ts");
     const svg = request.style === "avatar" ? avatarSvg(request.prompt, width, height) : sceneSvg(request.prompt, request.style, width, height);
     return { png: await rasterize(svg, width), width, height };
   }

@@ -2,6 +2,7 @@ import Stripe from "stripe";
 import { UpstreamError } from "../llm/types.ts";
 import { catalog, fromLookupKey, lookupKey, planName, PRICES, CURRENCY } from "./catalog.ts";
 import {
+  PaymentDeclinedError,
   PaymentSignatureError,
   type BillingInterval,
   type CheckoutInput,
@@ -300,17 +301,13 @@ export class StripePayments implements PaymentsProvider {
   }
 }
 
-/** A declined card is the buyer's problem, not the provider's: it stays a StripeCardError for the service to answer. */
+/** A declined card is the buyer's problem, not the provider's: the service answers it. */
 function upstream(what: string, error: unknown): Error {
-  if (error instanceof UpstreamError || error instanceof Stripe.errors.StripeCardError) return error;
+  if (error instanceof UpstreamError) return error;
+  if (error instanceof Stripe.errors.StripeCardError) return new PaymentDeclinedError(error.message);
   const status = error instanceof Stripe.errors.StripeError ? error.statusCode : undefined;
   const reason = error instanceof Error ? error.message : String(error);
   return new UpstreamError(`Stripe failed to ${what}: ${reason}`, status, { cause: error });
-}
-
-/** A declined payment, as the provider reported it. */
-export function isCardDeclined(error: unknown): error is Error {
-  return error instanceof Stripe.errors.StripeCardError;
 }
 
 function toCheckout(session: Stripe.Checkout.Session): ProviderCheckout {

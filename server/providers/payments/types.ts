@@ -147,6 +147,11 @@ export interface OfflinePayments {
   advance(at: Date): Promise<void>;
 }
 
+/** The provider declined the payment an upgrade needs: the plan stays as it was. */
+export class PaymentDeclinedError extends Error {
+  override name = "PaymentDeclinedError";
+}
+
 /** A webhook whose signature does not verify (or no secret is configured): 400, nothing changes. */
 export class PaymentSignatureError extends Error {
   override name = "PaymentSignatureError";

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.ts";
 import { freshStore, register, startPersona, until, type Proc, type Store } from "../resilience/support.ts";
 import { createConversation, createPersona } from "../support/chat.ts";
-import { contentOf, readIdEvents, type IdEvent } from "../support/generations.ts";
+import { contentOf, generationOf, readIdEvents, stopMidReply } from "../support/generations.ts";
 import { databaseKind, type TestService } from "../support/service.ts";
 import type { TestUser } from "../support/users.ts";
 
@@ -68,7 +68,6 @@ function pinElsewhere(other: Pinned): Promise<Pinned> {
 }
 
 const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i} `);
-const generationOf = (events: IdEvent[]) => (JSON.parse(events[0]!.data) as { generation_id: string }).generation_id;
 const asService = (url: string) => ({ url, fetch: (path: string, init?: RequestInit) => fetch(`${url}${path}`, init) }) as unknown as TestService;
 const streamBody = (content: string) => ({ method: "POST", headers: { ...alice.auth, "content-type": "application/json" }, body: JSON.stringify({ content }) });
 
@@ -119,25 +118,18 @@ describe.runIf(onEmbedded)("two API processes of `persona serve --processes 2` o
     other = await pinElsewhere(generator);
     const conversation = await createConversation(asService(server.url), alice, personaId, "cluster stop");
     fake.chat.next({ chunks: words(50), chunkDelayMs: 200 });
-    let seen: IdEvent[] = [];
     const sent = await generator.fetch(`/v1/conversations/${conversation.id}/messages/stream`, streamBody("talk forever"));
-    const reading = readIdEvents(sent, (events) => {
-      seen = [...events];
-      return false;
+    let stopRequestId = "";
+    const { generation, events: all } = await stopMidReply(fake, sent, async (generationId) => {
+      const answer = await other.fetch(`/v1/conversations/${conversation.id}/generations/${generationId}/stop`, { method: "POST", headers: alice.auth });
+      stopRequestId = answer.requestId;
+      return answer;
     });
-    await until("two deltas", async () => seen.filter((e) => e.event === "delta").length >= 2, 10_000);
-    const aborted = fake.waitForAbort(10_000);
-    const answer = await other.fetch(`/v1/conversations/${conversation.id}/generations/${generationOf(seen)}/stop`, { method: "POST", headers: alice.auth });
-    expect(answer.status).toBe(200);
-    const generation = (await answer.json()) as { status: string; reply_message_id: string };
-    expect(generation).toMatchObject({ status: "stopped", reply_message_id: expect.any(String) });
-    expect((await aborted).aborted).toBe(true);
-    const all = await reading;
     expect(JSON.parse(all.at(-1)!.data)).toMatchObject({ message_id: generation.reply_message_id, stopped: true });
     const read = await (await other.fetch(`/v1/conversations/${conversation.id}`, { headers: alice.auth })).json() as { messages: { id: string; stopped?: boolean; content: string }[] };
     expect(read.messages.at(-1)).toMatchObject({ id: generation.reply_message_id, stopped: true, content: contentOf(all) });
     expect(read.messages.at(-1)!.content).not.toContain("w49");
     expect(await pidOf(sent.requestId)).toBe(generator.pid);
-    expect(await pidOf(answer.requestId)).toBe(other.pid);
+    expect(await pidOf(stopRequestId)).toBe(other.pid);
   });
 });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.ts";
 import { freshStore, register, startPersona, type Proc, type Store } from "../resilience/support.ts";
 import { createConversation, createPersona, sendStream } from "../support/chat.ts";
-import { contentOf, readIdEvents, type IdEvent } from "../support/generations.ts";
+import { contentOf, generationOf, readIdEvents, stopMidReply } from "../support/generations.ts";
 import { databaseKind, type TestService } from "../support/service.ts";
 import type { TestUser } from "../support/users.ts";
 
@@ -23,7 +23,6 @@ let env: Record<string, string>;
 
 /** A spawned process as the test helpers' service shape (only `fetch` is used). */
 const asService = (proc: Proc) => ({ url: proc.url, fetch: (path: string, init?: RequestInit) => fetch(`${proc.url}${path}`, init) }) as unknown as TestService;
-const generationOf = (events: IdEvent[]) => (JSON.parse(events[0]!.data) as { generation_id: string }).generation_id;
 const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i} `);
 
 describe.runIf(onPostgres)("two spawned API processes on one PostgreSQL database", () => {
@@ -60,19 +59,9 @@ describe.runIf(onPostgres)("two spawned API processes on one PostgreSQL database
   it("stop on the other process aborts the upstream call and stores the partial reply, stopped", async () => {
     const conversation = await createConversation(asService(a), alice, personaId, "pair stop");
     fake.chat.next({ chunks: words(50), chunkDelayMs: 200 });
-    const seen: IdEvent[] = [];
-    const reading = readIdEvents(await sendStream(asService(a), alice, conversation.id, "talk forever"), (events) => {
-      seen.splice(0, seen.length, ...events);
-      return false;
-    });
-    while (seen.filter((e) => e.event === "delta").length < 2) await new Promise((wait) => setTimeout(wait, 50));
-    const aborted = fake.waitForAbort(10_000);
-    const answer = await fetch(`${b.url}/v1/conversations/${conversation.id}/generations/${generationOf(seen)}/stop`, { method: "POST", headers: alice.auth });
-    expect(answer.status).toBe(200);
-    const generation = await answer.json();
-    expect(generation).toMatchObject({ status: "stopped", reply_message_id: expect.any(String) });
-    expect((await aborted).aborted).toBe(true);
-    const all = await reading;
+    const { generation, events: all } = await stopMidReply(fake, await sendStream(asService(a), alice, conversation.id, "talk forever"), (generationId) =>
+      fetch(`${b.url}/v1/conversations/${conversation.id}/generations/${generationId}/stop`, { method: "POST", headers: alice.auth }),
+    );
     expect(JSON.parse(all.at(-1)!.data)).toMatchObject({ message_id: generation.reply_message_id, stopped: true });
     const read = await (await fetch(`${b.url}/v1/conversations/${conversation.id}`, { headers: alice.auth })).json();
     expect(read.messages.at(-1)).toMatchObject({ id: generation.reply_message_id, stopped: true, content: contentOf(all) });

@@ -2,7 +2,7 @@ import knexOf from "knex";
 import { describe, expect, it } from "vitest";
 import { purgeGenerationDeltas } from "../../server/conversations/generation-store.ts";
 import { createConversation, createPersona, eventually, sendStream } from "../support/chat.ts";
-import { contentOf, readIdEvents, useTwoProcesses, type IdEvent } from "../support/generations.ts";
+import { contentOf, generationOf, readIdEvents, useTwoProcesses, type IdEvent } from "../support/generations.ts";
 import { databaseKind, startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
 
@@ -16,7 +16,6 @@ const resume = (service: TestService, user: TestUser, conversationId: string, ge
   });
 // Stored data comes back from jsonb with its keys reordered: compare events as parsed.
 const parsed = (events: IdEvent[]) => events.map((e) => ({ ...e, data: JSON.parse(e.data) as unknown }));
-const generationOf = (events: IdEvent[]) => (JSON.parse(events[0]!.data) as { generation_id: string }).generation_id;
 const slowChunks = (n: number, delayMs = 150) => ({ chunks: Array.from({ length: n }, (_, i) => `w${i} `), chunkDelayMs: delayMs });
 const fullReply = (n: number) => Array.from({ length: n }, (_, i) => `w${i} `).join("");
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createConversation, eventually, sendStream } from "../support/chat.ts";
-import { contentOf, readIdEvents, useTwoProcesses, type IdEvent } from "../support/generations.ts";
+import { contentOf, generationOf, readIdEvents, stopMidReply, useTwoProcesses } from "../support/generations.ts";
 import { databaseKind, type TestService } from "../support/service.ts";
 import type { TestUser } from "../support/users.ts";
 
@@ -10,7 +10,6 @@ const ctx = useTwoProcesses();
 
 const stop = (service: TestService, user: TestUser, conversationId: string, generationId: string) =>
   service.fetch(`/v1/conversations/${conversationId}/generations/${generationId}/stop`, { method: "POST", headers: user.auth });
-const generationOf = (events: IdEvent[]) => (JSON.parse(events[0]!.data) as { generation_id: string }).generation_id;
 const knex = () => ctx.a.services.db.knex;
 const used = async (user: TestUser) => Number((await knex()("usage_counters").where({ user_id: user.id }).sum({ n: "messages_sent" }).first())?.n ?? 0);
 
@@ -21,23 +20,10 @@ describe(`stopping a generation (${databaseKind}: ${databaseKind === "postgres" 
     const before = await used(alice);
     fake.chat.next({ chunks: Array.from({ length: 50 }, (_, i) => `w${i} `), chunkDelayMs: 200 });
     const response = await sendStream(a, alice, conversation.id, "talk forever");
-    const events: IdEvent[] = [];
-    let generationId = "";
-    const reading = readIdEvents(response, (seen) => {
-      events.splice(0, events.length, ...seen);
-      return false;
-    });
-    await eventually(async () => events.filter((e) => e.event === "delta").length >= 2);
-    generationId = generationOf(events);
-    const aborted = fake.waitForAbort(10_000);
-    const answer = await stop(b, alice, conversation.id, generationId);
-    expect(answer.status).toBe(200);
-    const generation = await answer.json();
-    expect(generation).toMatchObject({ id: generationId, status: "stopped", reply_message_id: expect.any(String), finished_at: expect.any(String) });
-    expect((await aborted).aborted).toBe(true);
+    const { generation, events: all } = await stopMidReply(fake, response, (generationId) => stop(b, alice, conversation.id, generationId));
+    expect(generation).toMatchObject({ finished_at: expect.any(String) });
 
     // The original stream ends with done, marked stopped, naming the stored partial reply.
-    const all = await reading;
     const done = all.at(-1)!;
     expect(done.event).toBe("done");
     expect(JSON.parse(done.data)).toMatchObject({ message_id: generation.reply_message_id, stopped: true, usage: { input_tokens: expect.any(Number), output_tokens: expect.any(Number) } });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { expectError } from "../support/assertions.ts";
 import { createConversation, eventually, sendBlocking, sendStream } from "../support/chat.ts";
-import { contentOf, readIdEvents, useTwoProcesses, type IdEvent } from "../support/generations.ts";
+import { contentOf, generationOf, readIdEvents, stopMidReply, useTwoProcesses, type IdEvent } from "../support/generations.ts";
 import { databaseKind, type TestService } from "../support/service.ts";
 import type { TestUser } from "../support/users.ts";
 
@@ -11,7 +11,6 @@ import type { TestUser } from "../support/users.ts";
 const ctx = useTwoProcesses();
 const knex = () => ctx.a.services.db.knex;
 const words = (n: number) => Array.from({ length: n }, (_, i) => `w${i} `);
-const generationOf = (events: IdEvent[]) => (JSON.parse(events[0]!.data) as { generation_id: string }).generation_id;
 const used = async (user: TestUser) => Number((await knex()("usage_counters").where({ user_id: user.id }).sum({ n: "messages_sent" }).first())?.n ?? 0);
 
 const post = (service: TestService, user: TestUser, path: string, body?: unknown) =>
@@ -64,20 +63,9 @@ describe(`streamed regenerations and edits as generations (${databaseKind}: ${da
     const before = await used(ctx.alice);
     ctx.fake.chat.next({ chunks: words(50), chunkDelayMs: 150 });
     const response = await editStream(ctx.alice, conversation.id, question.id, "And the red one?");
-    let events: IdEvent[] = [];
-    const reading = readIdEvents(response, (seen) => {
-      events = [...seen];
-      return false;
-    });
-    await eventually(async () => events.filter((e) => e.event === "delta").length >= 2);
-    const aborted = ctx.fake.waitForAbort(10_000);
-    const answer = await post(ctx.b, ctx.alice, `/v1/conversations/${conversation.id}/generations/${generationOf(events)}/stop`);
-    expect(answer.status).toBe(200);
-    const generation = await answer.json();
-    expect(generation).toMatchObject({ status: "stopped", reply_message_id: expect.any(String) });
-    expect((await aborted).aborted).toBe(true);
-
-    const all = await reading;
+    const { generation, events: all } = await stopMidReply(ctx.fake, response, (generationId) =>
+      post(ctx.b, ctx.alice, `/v1/conversations/${conversation.id}/generations/${generationId}/stop`),
+    );
     expect(JSON.parse(all.at(-1)!.data)).toMatchObject({ message_id: generation.reply_message_id, stopped: true });
     const reply = await knex()("messages").where({ id: generation.reply_message_id }).first();
     expect(reply).toMatchObject({ stopped: true, content: contentOf(all), parent_id: generation.user_message_id });

@@ -1,5 +1,5 @@
 import { createParser } from "eventsource-parser";
-import { afterAll, beforeAll, beforeEach } from "vitest";
+import { afterAll, beforeAll, beforeEach, expect } from "vitest";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.ts";
 import { createPersona } from "./chat.ts";
 import { databaseKind, startTestService, type TestService } from "./service.ts";
@@ -31,6 +31,48 @@ export async function readIdEvents(response: Response, until: (events: IdEvent[]
     }
   }
   return events;
+}
+
+/** The generation a chat stream's events belong to, from its first event (`start`). */
+export const generationOf = (events: IdEvent[]) => (JSON.parse(events[0]!.data) as { generation_id: string }).generation_id;
+
+/** A generation as its stop operation answers it. */
+export interface StoppedGeneration {
+  id: string;
+  status: string;
+  reply_message_id: string;
+  user_message_id: string;
+  [field: string]: unknown;
+}
+
+/**
+ * Reads the chat stream `response` in the background and, once two deltas have arrived, stops its
+ * generation with `stop` (the stop operation, through whichever process): requires a 200 answering
+ * the generation stopped with its reply stored, and the fake upstream's call aborted. Answers that
+ * generation and every event the stream carried to its end.
+ */
+export async function stopMidReply(
+  fake: FakeOpenAI,
+  response: Response,
+  stop: (generationId: string) => Promise<Response>,
+): Promise<{ generation: StoppedGeneration; events: IdEvent[] }> {
+  let seen: IdEvent[] = [];
+  const reading = readIdEvents(response, (events) => {
+    seen = [...events];
+    return false;
+  });
+  const deadline = Date.now() + 10_000;
+  while (seen.filter((e) => e.event === "delta").length < 2) {
+    if (Date.now() > deadline) throw new Error(`two deltas did not arrive in 10 s (events: ${seen.map((e) => e.event).join(", ")})`);
+    await new Promise((wait) => setTimeout(wait, 25));
+  }
+  const aborted = fake.waitForAbort(10_000);
+  const answer = await stop(generationOf(seen));
+  expect(answer.status).toBe(200);
+  const generation = (await answer.json()) as StoppedGeneration;
+  expect(generation).toMatchObject({ id: generationOf(seen), status: "stopped", reply_message_id: expect.any(String) });
+  expect((await aborted).aborted).toBe(true);
+  return { generation, events: await reading };
 }
 
 export const contentOf = (events: IdEvent[]) => events.filter((e) => e.event === "delta").map((e) => (JSON.parse(e.data) as { content: string }).content).join("");

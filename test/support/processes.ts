@@ -82,9 +82,12 @@ export async function startProcess(options: StartOptions): Promise<RunningProces
   throw new Error(`${name} did not get ready on ${probe} within ${timeoutMs} ms:\n${log}`);
 }
 
-/** Starts a project binary and waits until `url` answers any HTTP status. */
+/**
+ * Starts a project binary and waits until `url` answers 200: the server binds its port before it
+ * has started and answers 503 "starting" until then, so any answer is not enough.
+ */
 export function startAndWait(bin: string, args: string[], url: string, timeoutMs = 60_000, env: Record<string, string> = {}): Promise<RunningProcess> {
-  return startProcess({ bin, args, url, timeoutMs, env });
+  return startProcess({ bin, args, url, timeoutMs, env, readyStatus: 200 });
 }
 
 /** Runs a project binary to completion with inherited output; resolves its exit code. */

@@ -96,7 +96,7 @@ interface GenerationStart {
   stop: AbortController;
   key: IdempotentOutcome<StreamOutcome> | undefined;
   log: Logger;
-  /** Runs once the end is stored, before the generation leaves this process (a tree reply's lease). */
+  /** Runs once the reply is over and its messages stored, before its end is (a tree reply's lease). */
   onEnd?: () => Promise<void>;
 }
 
@@ -121,8 +121,12 @@ export async function startGeneration(services: Services, start: GenerationStart
   let pendingChars = 0;
   let timer: NodeJS.Timeout | undefined;
   const created = insertGeneration(knex, row, services.config.generationLeaseMs);
-  // Recorded first so that a retry with the key while this runs follows it instead of starting another.
-  const recording = start.key?.record({ outcome: "running", generation_id: id }).catch((error: unknown) => log.error({ err: error }, "could not record a running stream"));
+  // Recorded before anything is streamed, so that a retry with the key while this runs follows it
+  // instead of starting another; and only once the row exists, or a retry on another process could
+  // find the key naming a generation it cannot read yet (a 404).
+  const recording = start.key
+    ? created.then(() => start.key!.record({ outcome: "running", generation_id: id })).catch((error: unknown) => log.error({ err: error }, "could not record a running stream"))
+    : undefined;
   let writing: Promise<unknown> = created.catch((error: unknown) => log.error({ err: error }, "could not store a generation"));
 
   const emit = (event: string, data: unknown): GenerationEventRow => {
@@ -155,6 +159,9 @@ export async function startGeneration(services: Services, start: GenerationStart
     else timer ??= setTimeout(() => void flush(), FLUSH_MS);
   };
 
+  let ending: Promise<void> | undefined;
+  const ended = () => (ending ??= (start.onEnd?.() ?? Promise.resolve()).catch((error: unknown) => log.error({ err: error }, "could not end a generation")));
+
   const run = async () => {
     // With an Idempotency-Key, the client hears of the generation only once a retry would find it.
     await recording;
@@ -185,6 +192,10 @@ export async function startGeneration(services: Services, start: GenerationStart
       log.error({ err: error }, "generation failed");
     }
     last ??= { seq: events.length + 1, event: "error", data: end.error };
+    // The caller's hold ends before the end is stored (its messages are): a client that hears the end
+    // may start the next reply at once, and until the row says so the generation still counts as
+    // running wherever that is checked.
+    await ended();
     // The remaining deltas and the end in one statement, after the batches before them.
     const rest = pending;
     clearTimeout(timer);
@@ -218,7 +229,7 @@ export async function startGeneration(services: Services, start: GenerationStart
   registry.running.set(id, live);
   keepLeases(services, registry);
   (live as { finished: Promise<void> }).finished = run().finally(async () => {
-    await start.onEnd?.().catch((error: unknown) => log.error({ err: error }, "could not end a generation"));
+    await ended();
     registry.running.delete(id);
     keepLeases(services, registry);
   });

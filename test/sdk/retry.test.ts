@@ -141,10 +141,14 @@ describe("timeouts and aborts", () => {
   });
 
   test("the caller's signal aborts the call and its retries with the signal's reason", async () => {
-    server = await startFakeServer((_req, res, i) => (i === 0 ? json(res, 503, errorBody("provider_unavailable"), { "retry-after": "30" }) : undefined));
-    const client = createClient({ baseUrl: server.url, apiKey: "k" });
     const controller = new AbortController();
-    setTimeout(() => controller.abort(new Error("user gave up")), 100);
+    server = await startFakeServer((_req, res, i) => {
+      if (i !== 0) return undefined;
+      // Aborted while the client waits out the Retry-After, not before its first request arrived.
+      setTimeout(() => controller.abort(new Error("user gave up")), 50);
+      return json(res, 503, errorBody("provider_unavailable"), { "retry-after": "30" });
+    });
+    const client = createClient({ baseUrl: server.url, apiKey: "k" });
     await expect(client.auth.me({ signal: controller.signal })).rejects.toThrow("user gave up");
     expect(server.requests).toHaveLength(1);
   });

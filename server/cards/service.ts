@@ -9,7 +9,7 @@ import type { Services } from "../services.ts";
 import type { CardContext } from "./lorebook.ts";
 import { instructionsOf, ownSettings, parseCard, publicDescription, sourceOf, toV2, withName, type CardData, type CharacterCardV3 } from "./mapping.ts";
 import { encodePng, findText, isPng, plainPng, PngError, readPng, textChunk, withChunks, withoutText, type Chunk } from "./png.ts";
-import { cardAvatarFilesOf, findCardContext, findPersonaCard, insertCardAvatar, insertPersonaCard } from "./store.ts";
+import { cardAvatarFilesOf, findCardContext, findCardContextOfConversation, findPersonaCard, insertCardAvatar, insertPersonaCard } from "./store.ts";
 import { toCardV3 } from "./views.ts";
 
 /** A card's JSON: 2 MB (MiB), as the contract says. */
@@ -175,7 +175,15 @@ export async function exportCardPng(services: Services, persona: PersonaRow, car
 /** What a reply's context takes from the persona's card; undefined for a persona that has none. */
 export async function cardContextOf(services: Services, personaId: string): Promise<CardContext | undefined> {
   if (!isUuid(personaId)) return undefined;
-  const row = await findCardContext(services.db.knex, personaId);
+  return toCardContext(await findCardContext(services.db.knex, personaId));
+}
+
+/** The same for the persona of the caller's own conversation, so it can be read before the persona is known. */
+export async function cardContextOfConversation(services: Services, userId: string, conversationId: string): Promise<CardContext | undefined> {
+  return toCardContext(await findCardContextOfConversation(services.db.knex, userId, conversationId));
+}
+
+function toCardContext(row: Awaited<ReturnType<typeof findCardContext>>): CardContext | undefined {
   if (!row || (!row.lorebook?.entries.length && !row.mes_example.trim())) return undefined;
   return { lorebook: row.lorebook, examples: withName(row.mes_example, row.name) };
 }

@@ -1,4 +1,5 @@
 import { heldMessage, messageQuota, planLimitExceeded } from "../billing/usage.ts";
+import { cardContextOfConversation } from "../cards/service.ts";
 import { ApiError, notFound } from "../http/errors.ts";
 import { isUuid } from "../http/text.ts";
 import { visiblePersonas } from "../personas/service.ts";
@@ -18,6 +19,10 @@ import { findMessage, loadTurn, type MessageRow } from "./store.ts";
 export async function replyTurn(services: Services, userId: string, conversationId: string, retryOf?: string, historyFrom?: string | null) {
   if (!isUuid(conversationId)) throw notFound("Conversation");
   const quota = messageQuota(services);
+  // The persona's card context is read beside the turn's statement: a send stays one round trip
+  // before the model. Used only once the turn vouches for the conversation and its persona.
+  const card = cardContextOfConversation(services, userId, conversationId);
+  card.catch(() => undefined); // a refused turn never reads it
   const turn = await loadTurn(services.db.knex, {
     userId,
     conversationId,
@@ -39,6 +44,7 @@ export async function replyTurn(services: Services, userId: string, conversation
     stored: turn.stored ?? undefined,
     reserved: heldMessage(services, userId, turn.period_start, quota.lease.replyId),
     preloaded: { history: turn.history, hasKnowledge: turn.has_knowledge, summary: turn.summary },
+    card,
   };
 }
 
@@ -47,9 +53,9 @@ export async function replyTurn(services: Services, userId: string, conversation
  * together. A provider failure stores nothing, gives the quota back and answers 502.
  */
 export async function sendMessage(services: Services, userId: string, conversationId: string, content: string): Promise<{ userMessage: MessageRow; reply: MessageRow }> {
-  const { conversation, persona, reserved, preloaded } = await replyTurn(services, userId, conversationId);
+  const { conversation, persona, reserved, preloaded, card } = await replyTurn(services, userId, conversationId);
   const { context, sink, stored } = conversationReply(services, conversation, persona.id, preloaded);
-  const reply = await beginReply(services, { userId, persona, context, sink, input: content, mode: "whole", reserved });
+  const reply = await beginReply(services, { userId, persona, context, sink, input: content, mode: "whole", reserved, card });
   for await (const event of reply) {
     if (event.type === "done") return { userMessage: stored.get(event.input.id)!, reply: stored.get(event.reply.id)! };
     if (event.type === "error") throw event.error;
@@ -70,10 +76,11 @@ export async function beginStreamedReply(
   content: string,
   options: { retryOf?: string | undefined; stop: AbortSignal },
 ): Promise<Reply> {
-  const { conversation, persona, stored, reserved, preloaded } = await replyTurn(services, userId, conversationId, options.retryOf);
+  const { conversation, persona, stored, reserved, preloaded, card } = await replyTurn(services, userId, conversationId, options.retryOf);
   return beginReply(services, {
     userId,
     persona,
+    card,
     ...conversationReply(services, conversation, persona.id, preloaded, stored ? { answering: { id: stored.id, depth: stored.depth } } : {}),
     input: stored ? storedInput(stored) : content,
     mode: "stream",

@@ -80,6 +80,7 @@ export async function beginRegeneration(
       input: storedInput(question),
       mode: options.mode,
       reserved: turn.reserved,
+      card: turn.card,
       // A streamed tree reply runs as a generation: no client signal, only a stop ends it early.
       ...(options.stop ? { stop: options.stop } : {}),
     });
@@ -116,6 +117,7 @@ export async function beginEdit(
       input: content,
       mode: options.mode,
       reserved: turn.reserved,
+      card: turn.card,
       // A streamed tree reply runs as a generation: no client signal, only a stop ends it early.
       ...(options.stop ? { stop: options.stop } : {}),
     });

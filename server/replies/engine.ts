@@ -22,8 +22,8 @@ export async function beginReply(services: Services, request: ReplyRequest): Pro
   const reserving = request.reserved ? Promise.resolve(request.reserved) : reserveMessage(services, request.userId);
   reserving.catch(() => refused.abort());
   const loading = (async () => {
-    // The card's lorebook is read beside the context, so a reply waits for neither in turn.
-    const [context, card] = await Promise.all([request.context.load(text, signal), cardContextOf(services, request.persona.id)]);
+    // The card's lorebook is read beside the context (or already by the caller), so a reply waits for neither in turn.
+    const [context, card] = await Promise.all([request.context.load(text, signal), request.card ?? cardContextOf(services, request.persona.id)]);
     return card ? { ...context, card } : context;
   })();
   const [reserved, loaded] = await Promise.allSettled([reserving, loading]);

@@ -125,6 +125,8 @@ export interface ReplyRequest {
    * delta); input and reply are stored together, so a failure stores nothing.
    */
   mode: "stream" | "whole";
+  /** The persona's card context, when the caller started reading it already (beside its own statement). */
+  card?: Promise<CardContext | undefined>;
   /**
    * Stops the reply (a client that left, a stop button): the model call is cancelled, no reply is
    * stored, the quota is given back. An `ApiError` as the abort reason is what `error` and the sink

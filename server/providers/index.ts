@@ -15,7 +15,8 @@ export type { Providers } from "./types.ts";
 /**
  * The configured providers, except those `given` (tests pass fakes or failing ones). Each loads the
  * client library of an outside service (openai, stripe, the S3 SDK, nodemailer) only when it is
- * configured: the offline default never loads them (they were 27 of an idle server's 63 MB of heap).
+ * configured: the offline default never loads them (these and the chat platforms' libraries, loaded
+ * on use too, were 27 of an idle server's 63 MB of heap).
  */
 export async function createProviders(config: Config, knex: Knex, log: Logger, given: Partial<Providers> = {}): Promise<Providers> {
   const [llm, embeddings, email, speech, images, blobs, payments] = await Promise.all([

@@ -9,6 +9,11 @@
  * (one row per message, any order; `depth` orders it). `columns` are plain message columns. With
  * `floorSql` (evaluated on the leaf as `m`, e.g. `m.depth - 50`), the walk stops above that depth,
  * so a long conversation costs what its newest part costs; the rows then carry `path_floor` too.
+ *
+ * Each step reads the parent by its primary key through a LATERAL subquery with LIMIT 1, which the
+ * planner cannot turn into a join: as a join it planned a hash join over a sequential scan of all
+ * messages whenever its statistics called the table small (a new install, a fresh database),
+ * one scan per step, and a 240-message path took 9 ms instead of 0.4 (docs/decisions.md).
  */
 export function pathCte(name: string, columns: readonly string[], leafSql: string, floorSql?: string): string {
   return `${name} AS (${pathQuery(name, columns, leafSql, floorSql)})`;
@@ -20,11 +25,16 @@ export function pathQuery(name: string, columns: readonly string[], leafSql: str
   if (floorSql === undefined) {
     return `SELECT ${cols} FROM messages m WHERE m.id = ${leafSql}
     UNION ALL
-    SELECT ${cols} FROM messages m JOIN ${name} ON m.id = ${name}.parent_id`;
+    SELECT ${cols} FROM ${name} CROSS JOIN LATERAL (${parentOf(name, columns)} LIMIT 1) m`;
   }
   return `SELECT ${cols}, (${floorSql}) AS path_floor FROM messages m WHERE m.id = ${leafSql}
     UNION ALL
-    SELECT ${cols}, ${name}.path_floor FROM messages m JOIN ${name} ON m.id = ${name}.parent_id WHERE m.depth > ${name}.path_floor`;
+    SELECT ${cols}, ${name}.path_floor FROM ${name} CROSS JOIN LATERAL (${parentOf(name, columns)} AND m.depth > ${name}.path_floor LIMIT 1) m`;
+}
+
+/** The parent of the path's row `name` as `m`, by primary key (for a LATERAL step; see `pathCte`). */
+export function parentOf(name: string, columns: readonly string[]): string {
+  return `SELECT ${columns.map((column) => `m.${column}`).join(", ")} FROM messages m WHERE m.id = ${name}.parent_id`;
 }
 
 /**

@@ -2,7 +2,7 @@ import type { Knex } from "knex";
 import { offsetPage } from "../db/paging.ts";
 import type { PageWindow } from "../http/paging.ts";
 import type { Citation } from "../replies/types.ts";
-import { alternativeColumns, pathCte, pathQuery } from "./path-sql.ts";
+import { alternativeColumns, parentOf, pathCte, pathQuery } from "./path-sql.ts";
 
 export interface ConversationRow {
   id: string;
@@ -299,7 +299,7 @@ export async function loadTurn(knex: Knex, q: TurnQuery): Promise<TurnRow> {
         WHERE m.id = (SELECT parent_id FROM hpath ORDER BY depth LIMIT 1) AND NOT EXISTS (SELECT 1 FROM near)
           AND m.depth >= (SELECT depth FROM oldest)
        UNION ALL
-       SELECT m.id, m.parent_id, m.depth FROM messages m JOIN far ON m.id = far.parent_id WHERE m.depth >= (SELECT depth FROM oldest)),
+       SELECT m.id, m.parent_id, m.depth FROM far CROSS JOIN LATERAL (${parentOf("far", ["id", "parent_id", "depth"])} AND m.depth >= (SELECT depth FROM oldest) LIMIT 1) m),
      summary AS (SELECT * FROM near
        UNION ALL
        (SELECT s.through_message_id, s.through_depth, s.content, s.content_tokens FROM conversation_summaries s

@@ -14,6 +14,7 @@ import { titleTask } from "./conversations/title-job.ts";
 import { summaryTask } from "./conversations/memory-job.ts";
 import { webhookCrontab, webhookTasks } from "./webhooks/jobs.ts";
 import { billingCrontab, billingTasks } from "./billing/jobs.ts";
+import { startLeaseSweep } from "./billing/lease-sweep.ts";
 import { integrationCrontab, integrationTasks } from "./integrations/jobs.ts";
 import { startGateways } from "./integrations/gateway/supervisor.ts";
 import { roomEventsCrontab, roomEventTasks } from "./rooms/jobs.ts";
@@ -35,7 +36,8 @@ export function taskList(services: Services): TaskList {
 /** Recurring schedule (graphile-worker crontab syntax). */
 export const crontab = ["0 * * * * idempotency_purge", "30 * * * * expired_rows_purge", ...accountCrontab, ...trendingCrontab, ...webhookCrontab, ...integrationCrontab, ...billingCrontab, ...roomEventsCrontab].join("\n");
 
-/** Long-lived connections a worker process holds besides its jobs (chat platform gateways). */
+/** What a worker process runs besides its jobs: chat platform gateways, and the quota lease sweep. */
 export function startConnections(services: Services): { stop: () => Promise<void> } {
-  return startGateways(services);
+  const running = [startGateways(services), startLeaseSweep(services)];
+  return { stop: async () => void (await Promise.all(running.map((part) => part.stop()))) };
 }

@@ -40,7 +40,11 @@ export const billingAccountData: AccountDataSection[] = [
       }
     },
   },
-  { key: "usage_counters", tables: ["usage_counters"], withheld: "This period's message counter; GET /v1/billing/usage reports it." },
+  {
+    key: "usage_counters",
+    tables: ["usage_counters", "quota_leases"],
+    withheld: "This period's message counter, which GET /v1/billing/usage reports, and the leases of messages being answered (minutes long).",
+  },
   {
     key: "local_payments",
     tables: ["local_payment_objects"],

@@ -4,7 +4,7 @@ import type { Services } from "../services.ts";
 import { paymentsOf } from "./events.ts";
 import { dueSubscriptions, purgeEvents, subscriptionOf, type SubscriptionRow } from "./store.ts";
 import { applySubscription, PERIOD_END_TASK } from "./sync.ts";
-import { QUOTA_RELEASE_TASK, releaseUnlessStored } from "./usage-store.ts";
+import { QUOTA_RELEASE_TASK, recordExpiredLease } from "./usage-store.ts";
 
 export const SWEEP_TASK = "billing_sweep";
 /** The sweep catches what the per-subscription job missed (a worker down at the moment, a provider late). */
@@ -71,13 +71,12 @@ export function billingTasks(services: Services): TaskList {
     const purged = await purgeEvents(services.db.knex, new Date(services.now().getTime() - EVENT_IDS_KEPT_MS));
     if (settled || purged) services.log.info({ settled, purged }, "billing sweep");
   };
-  // A reservation's lease ran out: the process that reserved died before the reply was stored or
-  // the message given back. One job per reservation (its job key); it gives back at most once
-  // (releaseUnlessStored), and never for a reply that was stored.
+  // Queued by a process of the version before quota leases were rows (migration 0023), during an
+  // upgrade: the sweep (lease-sweep.ts) takes its reservation over.
   const quotaRelease: Task = async (payload) => {
     const { user_id: userId, period_start: periodStart, reply_id: replyId } = (payload ?? {}) as Record<string, unknown>;
     if (typeof userId !== "string" || typeof periodStart !== "string" || typeof replyId !== "string") return;
-    if (await releaseUnlessStored(services.db.knex, userId, periodStart, replyId)) services.log.info({ userId, replyId }, "gave back the message of a reply that was never stored");
+    await recordExpiredLease(services.db.knex, { userId, periodStart, replyId }, services.now());
   };
   return { [PERIOD_END_TASK]: periodEnd, [SWEEP_TASK]: sweep, [QUOTA_RELEASE_TASK]: quotaRelease };
 }

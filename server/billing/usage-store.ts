@@ -104,67 +104,81 @@ export interface QuotaLease {
   seconds: number;
 }
 
+/** The task name of the release jobs that queued a lease until migration 0023 (see `recordExpiredLease`). */
 export const QUOTA_RELEASE_TASK = "quota_release";
-const leaseKey = (replyId: string) => `${QUOTA_RELEASE_TASK}:${replyId}`;
 
 /**
- * A CTE `lease` queueing the reservation's release job, for a statement whose CTE `reserved`
- * returns `user_id` and `period_start` of a counted message (none when it was refused). Its
- * bindings are `leaseBindings`. The statement must read `lease` (a CTE that is not read is not run).
+ * A CTE `lease` recording the reservation's lease, for a statement whose CTE `reserved` returns
+ * `user_id` and `period_start` of a counted message (none when it was refused). Its bindings are
+ * `leaseBindings`. The statement must read `lease` (a CTE that is not read is not run).
  */
 export const LEASE_CTE = `lease AS (
-       SELECT graphile_worker.add_job(?, json_build_object('user_id', r.user_id, 'period_start', to_char(r.period_start, 'YYYY-MM-DD'), 'reply_id', ?::text),
-         run_at => now() + make_interval(secs => ?::int), max_attempts => 25, job_key => ?) FROM reserved r)`;
+       INSERT INTO quota_leases (reply_id, user_id, period_start, expires_at)
+         SELECT ?::uuid, r.user_id, r.period_start, now() + make_interval(secs => ?::int) FROM reserved r
+       RETURNING reply_id)`;
 
 export function leaseBindings(lease: QuotaLease): (string | number)[] {
-  return [QUOTA_RELEASE_TASK, lease.replyId, lease.seconds, leaseKey(lease.replyId)];
+  return [lease.replyId, lease.seconds];
 }
 
 /**
- * The process that reserved gives the message back (the send failed), unless the release job has
- * already started doing it: the job is removed and the counter lowered in one statement, only if
- * the job was still waiting. So a message is given back once, by whichever of the two comes first.
+ * The process that reserved gives the message back (the send failed). Removing the lease is the
+ * claim: the message is given back once, by whichever of this and the sweep removes it first.
  */
 export async function giveBackLeased(knex: Knex, userId: string, periodStart: string, replyId: string): Promise<void> {
   await knex.raw(
-    `WITH removed AS (SELECT j.id, j.locked_at FROM graphile_worker.remove_job(?) j),
-     given AS (
-       UPDATE usage_counters SET messages_sent = messages_sent - 1
-        WHERE user_id = ? AND period_start = ?::date AND messages_sent > 0
-          AND EXISTS (SELECT 1 FROM removed WHERE id IS NOT NULL AND locked_at IS NULL)
-       RETURNING 1)
-     SELECT (SELECT count(*) FROM removed) AS removed, (SELECT count(*) FROM given) AS given`,
-    [leaseKey(replyId), userId, periodStart],
+    `WITH removed AS (DELETE FROM quota_leases WHERE reply_id = ? RETURNING 1)
+     UPDATE usage_counters SET messages_sent = messages_sent - 1
+      WHERE user_id = ? AND period_start = ?::date AND messages_sent > 0 AND EXISTS (SELECT 1 FROM removed)`,
+    [replyId, userId, periodStart],
   );
 }
 
 /** The reply was stored: its lease has nothing left to check. */
 export async function settleLease(knex: Knex, replyId: string): Promise<void> {
-  await knex.raw("SELECT graphile_worker.remove_job(?)", [leaseKey(replyId)]);
+  await knex("quota_leases").where({ reply_id: replyId }).delete();
 }
 
 /**
- * The release job: gives the message back unless its reply was stored. One-to-one and room
- * replies are looked up by id (stored in the same transaction as the reply, so a crash right after
- * storing is seen); replies kept nowhere else (studio test chat, the OpenAI prefix) were settled
- * by removing this job when they ended. Read here rather than through those areas: it is the one
- * read, by primary key, and billing must not depend on the conversation and room services.
+ * The sweep: ends up to `limit` leases that expired by `now` and, in the same statement, gives back
+ * the messages of those whose reply was never stored (the process that reserved died mid-reply).
+ * One-to-one and room replies are looked up by id: they are stored in the same transaction as the
+ * reply, so a crash right after storing is seen; replies kept nowhere else (studio test chat, the
+ * OpenAI prefix) settled their lease when they ended. Read here rather than through those areas: it
+ * is one read by primary key, and billing must not depend on the conversation and room services.
+ * Sweeps running at once skip each other's rows, so each lease ends once.
  */
-export async function releaseUnlessStored(knex: Knex, userId: string, periodStart: string, replyId: string): Promise<boolean> {
-  // remove_job on the running job clears its key and spends its attempts in the same transaction
-  // as the give-back: once committed, neither a repeated run nor the reserving process (whose own
-  // give-back needs the waiting job) can give the message back again.
-  const result = await knex.raw<{ rows: { given: string | number }[] }>(
-    `WITH spent AS (SELECT j.id FROM graphile_worker.remove_job(?) j),
+export async function releaseExpiredLeases(knex: Knex, now: Date, limit: number): Promise<{ ended: number; given: number }> {
+  const result = await knex.raw<{ rows: { ended: number; given: number }[] }>(
+    `WITH expired AS (
+       DELETE FROM quota_leases WHERE reply_id IN (
+         SELECT reply_id FROM quota_leases WHERE expires_at <= ? ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED)
+       RETURNING reply_id, user_id, period_start),
+     lost AS (
+       SELECT e.user_id, e.period_start, count(*)::int AS n FROM expired e
+        WHERE NOT EXISTS (SELECT 1 FROM messages WHERE id = e.reply_id)
+          AND NOT EXISTS (SELECT 1 FROM room_messages WHERE id = e.reply_id)
+        GROUP BY e.user_id, e.period_start),
      given AS (
-       UPDATE usage_counters SET messages_sent = messages_sent - 1
-        WHERE user_id = ? AND period_start = ?::date AND messages_sent > 0
-          AND EXISTS (SELECT 1 FROM spent WHERE id IS NOT NULL)
-          AND NOT EXISTS (SELECT 1 FROM messages WHERE id = ?::uuid)
-          AND NOT EXISTS (SELECT 1 FROM room_messages WHERE id = ?::uuid)
-        RETURNING 1)
-     SELECT (SELECT count(*) FROM spent) AS spent, (SELECT count(*) FROM given) AS given`,
-    [leaseKey(replyId), userId, periodStart, replyId, replyId],
+       UPDATE usage_counters u SET messages_sent = greatest(u.messages_sent - lost.n, 0)
+         FROM lost WHERE u.user_id = lost.user_id AND u.period_start = lost.period_start
+       RETURNING lost.n)
+     SELECT (SELECT count(*) FROM expired)::int AS ended, coalesce((SELECT sum(n) FROM given), 0)::int AS given`,
+    [now, limit],
   );
-  return Number(result.rows[0]?.given ?? 0) > 0;
+  return result.rows[0] ?? { ended: 0, given: 0 };
+}
+
+/**
+ * A release job queued before migration 0023 (by a process of the previous version, during an
+ * upgrade) hands its reservation to the sweep: a lease that has already expired.
+ */
+export async function recordExpiredLease(knex: Knex, lease: { userId: string; periodStart: string; replyId: string }, now: Date): Promise<void> {
+  // Not for an account deleted since: its counters went with it.
+  await knex.raw(
+    `INSERT INTO quota_leases (reply_id, user_id, period_start, expires_at)
+       SELECT ?::uuid, u.id, ?::date, ? FROM users u WHERE u.id = ?
+     ON CONFLICT (reply_id) DO NOTHING`,
+    [lease.replyId, lease.periodStart, now, lease.userId],
+  );
 }

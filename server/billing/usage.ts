@@ -58,8 +58,8 @@ export async function planOf(services: Services, userId: string): Promise<string
 
 /**
  * A message counted against the monthly quota; `release` gives it back when the send failed, and
- * `settle` says its reply (whose id is `replyId`) was stored. A release job queued with the
- * reservation gives it back if neither happens (the process died mid-reply).
+ * `settle` says its reply (whose id is `replyId`) was stored. The lease recorded with the
+ * reservation gives it back if neither happens (the process died mid-reply; lease-sweep.ts).
  */
 export interface MessageReservation {
   replyId: string;
@@ -69,9 +69,13 @@ export interface MessageReservation {
 
 /** A new reservation's lease: the reply's id, and how long the reply may take at most. */
 export function newLease(services: Services): QuotaLease {
+  return { replyId: uuidv7(), seconds: leaseSeconds(services) };
+}
+
+/** How long a reply may take at most: the configured lease, or the model's timeout times its attempts plus a minute. */
+export function leaseSeconds(services: Services): number {
   const { quotaLeaseSeconds, llm } = services.config;
-  const seconds = quotaLeaseSeconds || Math.ceil((llm.timeoutMs * (llm.maxRetries + 1)) / 1000) + 60;
-  return { replyId: uuidv7(), seconds };
+  return quotaLeaseSeconds || Math.ceil((llm.timeoutMs * (llm.maxRetries + 1)) / 1000) + 60;
 }
 
 /**

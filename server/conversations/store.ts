@@ -318,7 +318,7 @@ export async function loadTurn(knex: Knex, q: TurnQuery): Promise<TurnRow> {
        ON CONFLICT (user_id, period_start) DO UPDATE SET messages_sent = usage_counters.messages_sent + 1
          WHERE usage_counters.messages_sent < (SELECT messages_limit FROM quota)
        RETURNING user_id, period_start, messages_sent),
-     -- Billing's release job for the reservation, queued by the same statement.
+     -- Billing's lease of the reservation, recorded by the same statement.
      ${q.quota.lease.cte}
      SELECT
        (SELECT row_to_json(c) FROM c) AS conversation,

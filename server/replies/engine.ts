@@ -87,7 +87,7 @@ async function* run(services: Services, request: ReplyRequest, reservation: Mess
     await storingInput;
     if (signal?.aborted) throw signal.reason;
     const reply: ReplyRecord = {
-      // Decided with the reservation: its release job looks for this id.
+      // Decided with the reservation: its lease sweep looks for this id.
       id: reservation.replyId,
       role: "assistant",
       content: text,

@@ -1,45 +1,46 @@
 import { describe, expect, it } from "vitest";
 import { billingTasks } from "../../server/billing/jobs.ts";
 import { reserveMessage } from "../../server/billing/usage.ts";
-import { QUOTA_RELEASE_TASK } from "../../server/billing/usage-store.ts";
+import { QUOTA_RELEASE_TASK, releaseExpiredLeases } from "../../server/billing/usage-store.ts";
 import { databaseKind } from "../support/service.ts";
 import { useTestService } from "../support/fixtures.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
 
-// The quota lease (docs/decisions.md, "Resilience"): every reserved message has a release job
-// queued by the reserving statement, which gives the message back, exactly once, unless its reply
-// was stored; a send that fails gives it back itself and removes the job. The process-crash case
-// is test/resilience/api-kill.test.ts; here the job is run by hand, as a worker would after a crash.
+// The quota lease (docs/decisions.md, "Resilience"): every reserved message has a lease recorded by
+// the reserving statement; once it expires, the sweep gives the message back, exactly once, unless
+// its reply was stored. A send that fails gives it back itself and ends the lease. The process-crash
+// case is test/resilience/api-kill.test.ts; here a lease is expired by hand and the sweep run as a
+// worker process runs it.
 const fixture = useTestService({ env: { QUOTA_LEASE_SECONDS: "600" } });
 
 const knex = () => fixture.service.services.db.knex;
 const used = async (user: TestUser) => Number((await knex()("usage_counters").where({ user_id: user.id }).sum("messages_sent as n").first())?.n ?? 0);
-// The private table: the public view has no payload.
-const leaseJobs = (replyId: string) => knex()("graphile_worker._private_jobs").where({ key: `${QUOTA_RELEASE_TASK}:${replyId}` });
-/** The release job as a worker runs it once its time is up; `payload` replays an earlier run's. */
-async function runLease(replyId: string, payload?: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const [job] = await leaseJobs(replyId).select("payload");
-  const given = payload ?? (job?.payload as Record<string, unknown> | undefined);
-  if (!given) throw new Error(`no lease job for ${replyId}`);
-  await billingTasks(fixture.service.services)[QUOTA_RELEASE_TASK]!(given, {} as never);
-  return given;
+const leases = (replyId: string) => knex()("quota_leases").where({ reply_id: replyId });
+const thisMonth = () => new Date().toISOString().slice(0, 8) + "01";
+/** The lease of `replyId` runs out now (it is recorded again first when `user` is given), and the sweep runs. */
+async function expireAndSweep(replyId: string, user?: TestUser): Promise<{ ended: number; given: number }> {
+  if (user) await knex()("quota_leases").insert({ reply_id: replyId, user_id: user.id, period_start: thisMonth(), expires_at: new Date() }).onConflict("reply_id").ignore();
+  await leases(replyId).update({ expires_at: new Date(Date.now() - 1000) });
+  return releaseExpiredLeases(knex(), new Date(), 1000);
 }
 
 describe(`the quota lease (${databaseKind})`, () => {
-  it("is queued with the reservation, for the reply's id, due after the lease time", async () => {
+  it("is recorded with the reservation, for the reply's id, expiring after the lease time", async () => {
     const user = await registerUser(fixture.service);
+    const before = Date.now();
     const reservation = await reserveMessage(fixture.service.services, user.id);
     expect(await used(user)).toBe(1);
-    const jobs = await leaseJobs(reservation.replyId).select("payload", "run_at", "created_at", "max_attempts");
-    expect(jobs).toHaveLength(1);
-    expect(jobs[0].payload).toMatchObject({ user_id: user.id, reply_id: reservation.replyId });
-    const due = (new Date(jobs[0].run_at as string).getTime() - new Date(jobs[0].created_at as string).getTime()) / 1000;
+    const rows = await leases(reservation.replyId).select("user_id", "period_start", "expires_at");
+    expect(rows).toHaveLength(1);
+    expect(rows[0].user_id).toBe(user.id);
+    const due = (new Date(rows[0].expires_at as string).getTime() - before) / 1000;
     expect(due).toBeGreaterThanOrEqual(599);
-    expect(due).toBeLessThanOrEqual(601);
+    expect(due).toBeLessThanOrEqual(602);
     await reservation.release();
+    expect(await leases(reservation.replyId)).toHaveLength(0);
   });
 
-  it("a failed send gives the message back once and removes the job, which then gives back nothing", async () => {
+  it("a failed send gives the message back once and ends the lease; the sweep then gives back nothing", async () => {
     const user = await registerUser(fixture.service);
     const kept = await reserveMessage(fixture.service.services, user.id);
     const failed = await reserveMessage(fixture.service.services, user.id);
@@ -47,25 +48,28 @@ describe(`the quota lease (${databaseKind})`, () => {
     await failed.release();
     await failed.release();
     expect(await used(user)).toBe(1);
-    expect(await leaseJobs(failed.replyId)).toHaveLength(0);
-    await runLease(failed.replyId, { user_id: user.id, period_start: new Date().toISOString().slice(0, 8) + "01", reply_id: failed.replyId });
+    expect(await leases(failed.replyId)).toHaveLength(0);
+    // A sweep that had read the lease before the release: its delete finds nothing to end.
+    expect((await expireAndSweep(failed.replyId)).given).toBe(0);
     expect(await used(user)).toBe(1);
     await kept.settle();
-    expect(await leaseJobs(kept.replyId)).toHaveLength(0);
+    expect(await leases(kept.replyId)).toHaveLength(0);
+    expect(await used(user)).toBe(1);
   });
 
-  it("after a crash (nothing released, nothing stored) the job gives the message back exactly once", async () => {
+  it("after a crash (nothing released, nothing stored) the sweep gives the message back exactly once", async () => {
     const user = await registerUser(fixture.service);
     const other = await reserveMessage(fixture.service.services, user.id);
     const lost = await reserveMessage(fixture.service.services, user.id);
     expect(await used(user)).toBe(2);
-    const payload = await runLease(lost.replyId);
+    expect(await expireAndSweep(lost.replyId)).toEqual({ ended: 1, given: 1 });
     expect(await used(user)).toBe(1);
-    // A repeated run (a worker that died after the give-back committed) and the reserving
-    // process's own give-back find the lease spent.
-    await runLease(lost.replyId, payload);
+    // A second sweep, and the reserving process's own late give-back, find the lease ended.
+    expect((await releaseExpiredLeases(knex(), new Date(), 1000)).given).toBe(0);
     await lost.release();
     expect(await used(user)).toBe(1);
+    // The other reservation's lease has not run out: untouched.
+    expect(await leases(other.replyId)).toHaveLength(1);
     await other.release();
     expect(await used(user)).toBe(0);
   });
@@ -79,8 +83,25 @@ describe(`the quota lease (${databaseKind})`, () => {
     expect(sent.status).toBe(201);
     const reply = (await sent.json()).assistant_message as { id: string };
     expect(await used(user)).toBe(1);
-    // The job of a stored reply, run as if its removal had been lost in a crash.
-    await runLease(reply.id, { user_id: user.id, period_start: new Date().toISOString().slice(0, 8) + "01", reply_id: reply.id });
+    // The lease of a stored reply, expiring as if its settling had been lost in a crash.
+    expect(await expireAndSweep(reply.id, user)).toEqual({ ended: 1, given: 0 });
     expect(await used(user)).toBe(1);
+  });
+
+  it("takes over a release job queued by the previous version, which then expires at once", async () => {
+    const user = await registerUser(fixture.service);
+    const lost = await reserveMessage(fixture.service.services, user.id);
+    await leases(lost.replyId).delete(); // as the previous version kept it: in its job only
+    await billingTasks(fixture.service.services)[QUOTA_RELEASE_TASK]!({ user_id: user.id, period_start: thisMonth(), reply_id: lost.replyId }, {} as never);
+    expect(await leases(lost.replyId)).toHaveLength(1);
+    await releaseExpiredLeases(knex(), new Date(Date.now() + 1000), 1000);
+    expect(await used(user)).toBe(0);
+  });
+
+  it("ends with the account: a purged user's leases go with it", async () => {
+    const user = await registerUser(fixture.service);
+    const reservation = await reserveMessage(fixture.service.services, user.id);
+    await knex()("users").where({ id: user.id }).delete();
+    expect(await leases(reservation.replyId)).toHaveLength(0);
   });
 });

@@ -20,6 +20,7 @@ import * as characterCards from "./0018_character_cards.ts";
 import * as openaiCompat from "./0019_openai_compat.ts";
 import * as generationLeases from "./0020_generation_leases.ts";
 import * as socialReads from "./0022_social_reads.ts";
+import * as quotaLeases from "./0023_quota_leases.ts";
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that they load the same
@@ -47,6 +48,7 @@ const migrations: Record<string, Knex.Migration> = {
   "0019_openai_compat": openaiCompat,
   "0020_generation_leases": generationLeases,
   "0022_social_reads": socialReads,
+  "0023_quota_leases": quotaLeases,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

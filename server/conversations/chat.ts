@@ -32,6 +32,7 @@ export async function replyTurn(services: Services, userId: string, conversation
     historyFrom,
     quota,
     now: services.now(),
+    databaseKind: services.db.kind,
   });
   const { conversation } = turn;
   if (!conversation) throw notFound("Conversation");

@@ -3,6 +3,7 @@ import { offsetPage } from "../db/paging.ts";
 import type { PageWindow } from "../http/paging.ts";
 import type { Citation } from "../replies/types.ts";
 import { alternativeColumns, parentOf, pathCte, pathQuery } from "./path-sql.ts";
+import { preparedOn } from "../db/prepared.ts";
 
 export interface ConversationRow {
   id: string;
@@ -266,6 +267,8 @@ export interface TurnQuery {
   quota: { periodStart: string; limits: Record<string, number>; fallback: number; lease: { cte: string; bindings: (string | number)[] } };
   /** The clock, to tell a subscription's current period from one that has ended. */
   now: Date;
+  /** On PostgreSQL the statement is prepared once per connection (db/prepared.ts). */
+  databaseKind: "embedded" | "postgres";
 }
 
 /**
@@ -286,7 +289,7 @@ export async function loadTurn(knex: Knex, q: TurnQuery): Promise<TurnRow> {
   const entries = Object.entries(q.quota.limits);
   const limitOf = `CASE u.plan ${entries.map(() => "WHEN ? THEN ?::int").join(" ")} ELSE ?::int END`;
   const persona = q.visiblePersonas.clone().select("p.id", "p.model", "p.instructions", "p.greeting_message");
-  const result = await knex.raw<{ rows: Record<string, unknown>[] }>(
+  const sql =
     `WITH RECURSIVE c AS (SELECT ${CONVERSATION_COLUMNS.join(", ")} FROM conversations WHERE id = ? AND user_id = ?),
      ${pathCte("hpath", ["id", "parent_id", "depth"], `(CASE WHEN ?::boolean THEN (SELECT id FROM messages WHERE id = ?::uuid AND conversation_id = (SELECT id FROM c)) ELSE (SELECT active_message_id FROM c) END)`, `m.depth - ${pathSteps(q.historyWindow)}`)},
      near AS (SELECT s.through_message_id, s.through_depth, s.content, s.content_tokens FROM conversation_summaries s
@@ -338,8 +341,11 @@ export async function loadTurn(knex: Knex, q: TurnQuery): Promise<TurnRow> {
        (SELECT to_char(start, 'YYYY-MM-DD') FROM period) AS period_start,
        EXISTS (SELECT 1 FROM knowledge_chunks k WHERE k.persona_id = (SELECT id FROM p) AND k.user_id = ?) AS has_knowledge,
        (SELECT row_to_json(m) FROM (SELECT ${MESSAGE_COLUMNS.join(", ")} FROM messages
-         WHERE id = ? AND conversation_id = (SELECT id FROM c)) m) AS stored`,
-    [
+         WHERE id = ? AND conversation_id = (SELECT id FROM c)) m) AS stored`;
+  // Named by its whole text, the persona rule's SQL included: the shape of both is fixed.
+  const options = preparedOn(q.databaseKind, sql + persona.toSQL().sql);
+  const result = await knex
+    .raw<{ rows: Record<string, unknown>[] }>(sql, [
       q.conversationId, q.userId,
       q.historyFrom !== undefined, q.historyFrom ?? null,
       persona,
@@ -351,8 +357,8 @@ export async function loadTurn(knex: Knex, q: TurnQuery): Promise<TurnRow> {
       q.userId,
       q.userId,
       q.retryOf ?? null,
-    ],
-  );
+    ])
+    .options(options);
   const row = result.rows[0]!;
   const conversation = row.conversation as (Omit<ConversationRow, "created_at" | "updated_at"> & { created_at: string; updated_at: string }) | null;
   const stored = row.stored as (Omit<MessageRow, "created_at"> & { created_at: string }) | null;

@@ -49,12 +49,7 @@ async function* run(services: Services, request: ReplyRequest, reservation: Mess
   const input = typeof request.input === "string" ? inputRecord(request.input, services.now()) : request.input;
   const inputStoredBefore = typeof request.input !== "string";
   const streaming = request.mode === "stream";
-  // Streamed: the input is stored while the model is asked, so the first delta need not wait for it.
-  let storingInput: Promise<void> = Promise.resolve();
-  if (streaming && !inputStoredBefore) {
-    storingInput = sink.store([input]);
-    storingInput.catch(() => undefined);
-  }
+  let storingInput: Promise<void> | undefined;
   let ended = false;
   try {
     const { call, citations } = modelRequest(services, request, context, input);
@@ -63,8 +58,16 @@ async function* run(services: Services, request: ReplyRequest, reservation: Mess
     let usage: TokenUsage | undefined;
     let stopped = false;
     if (streaming) {
+      // The model is asked first and the input stored while it answers: the request leaves before
+      // the statement is built and sent, and the first delta waits for neither.
+      const chunks = services.providers.llm.stream(call)[Symbol.asyncIterator]();
+      const first = chunks.next();
+      if (!inputStoredBefore) {
+        storingInput = sink.store([input]);
+        storingInput.catch(() => undefined);
+      }
       try {
-        for await (const chunk of services.providers.llm.stream(call)) {
+        for await (const chunk of continued(first, chunks)) {
           if (chunk.type === "delta") {
             text += chunk.content;
             yield { type: "delta", content: chunk.content };
@@ -116,10 +119,21 @@ async function* run(services: Services, request: ReplyRequest, reservation: Mess
     const stopped = abandoned || signal?.aborted === true;
     const failure = stopped ? stopFailure(signal?.reason) : upstreamFailure(error);
     if (!stopped && failure.status === 500) services.log.error({ err: error }, "reply failed");
-    const inputStored = inputStoredBefore || (streaming && (await storingInput.then(() => true, () => false)));
+    const inputStored = inputStoredBefore || (storingInput !== undefined && (await storingInput.then(() => true, () => false)));
     const inputId = inputStored ? input.id : null;
     await sink.failed(failure, inputId).catch((failure2: unknown) => services.log.error({ err: failure2 }, "could not record a failed reply"));
     return { type: "error", error: failure, inputId };
+  }
+}
+
+/** The rest of `iterator` after its `first` result, which was asked for already; closes it when left early. */
+async function* continued<T>(first: Promise<IteratorResult<T>>, iterator: AsyncIterator<T>): AsyncGenerator<T> {
+  let done = false;
+  try {
+    for (let result = await first; !result.done; result = await iterator.next()) yield result.value;
+    done = true;
+  } finally {
+    if (!done) await iterator.return?.();
   }
 }
 

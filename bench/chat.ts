@@ -1,6 +1,7 @@
 // `npm run bench:chat`: what the chat path costs, in one run against an instant fake OpenAI-compatible
 // upstream on loopback. (a) Time to the first `delta` at 50 concurrent streams, through Persona and
-// straight from the upstream (the baseline), so the difference is what the service adds; (b) blocking
+// straight from the upstream (the baseline), so the difference is what the service adds, and through a
+// bare relay in its own process for context (what a process hop alone adds here); (b) blocking
 // sends per second; (c) GET /v1/personas/:id requests/s as a ratio to GET /healthz. Persona runs in
 // its own child process on the embedded in-memory database; the fake runs in this process, where the
 // baseline and the measured streams share the same client overhead. With BENCH_DATABASE_URL (a
@@ -15,6 +16,7 @@ import { childGroup } from "./lib/children.ts";
 import { scratchDatabase } from "./lib/database.ts";
 import { expectAll, measure, type LoadOptions, type LoadResult } from "./lib/load.ts";
 import { startPersona } from "./lib/persona.ts";
+import { freePort, startNode } from "./lib/processes.ts";
 
 const STREAMS = 50;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 12);
@@ -121,13 +123,20 @@ async function main(fake: FakeOpenAI, database: { url: string } | undefined): Pr
     timeToMarker(`${fake.baseUrl}/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer bench" }, body: upstreamBody }, '"content"');
   const served = (i: number) =>
     timeToMarker(`${url}/v1/conversations/${conversations[i]}/messages/stream`, { method: "POST", headers: auth, body: JSON.stringify({ content: "Say hello" }) }, "event: delta");
-  const firstDelta: Record<number, { base: ReturnType<typeof summary>; through: ReturnType<typeof summary> }> = {};
+  // Context, not a target: a bare relay (node:http + fetch, no database) in its own process shows
+  // what any service relaying the stream adds on this machine.
+  const relayPort = await freePort();
+  const relay = group.add(await startNode("bare relay", [new URL("./lib/bare-relay.ts", import.meta.url).pathname], { PORT: String(relayPort), UPSTREAM_URL: fake.baseUrl }, `http://127.0.0.1:${relayPort}`, "/healthz"));
+  const relayed = () => timeToMarker(`${relay.url}/`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ content: "Say hello" }) }, '"content"');
+  const firstDelta: Record<number, { base: ReturnType<typeof summary>; through: ReturnType<typeof summary>; relay: ReturnType<typeof summary> }> = {};
   // One stream at a time shows what a request costs; 50 at once adds the queueing behind the others.
   for (const streams of [1, STREAMS]) {
-    process.stderr.write(`  first delta, ${streams} concurrent stream(s): upstream directly, then through Persona...\n`);
+    process.stderr.write(`  first delta, ${streams} concurrent stream(s): upstream directly, through a bare relay, then through Persona...\n`);
     const base = summary(await concurrentSamples(streams, direct));
-    firstDelta[streams] = { base, through: summary(await concurrentSamples(streams, served)) };
+    const bare = summary(await concurrentSamples(streams, relayed));
+    firstDelta[streams] = { base, relay: bare, through: summary(await concurrentSamples(streams, served)) };
   }
+  await relay.stop();
   await openaiFirstChunk(url, auth, personaId, conversations);
   const { base, through } = firstDelta[STREAMS]!;
   const added = { p50: through.p50 - base.p50, p99: through.p99 - base.p99 };
@@ -145,7 +154,8 @@ async function main(fake: FakeOpenAI, database: { url: string } | undefined): Pr
   console.log(`  upstream directly (baseline)   p50 ${base.p50.toFixed(1).padStart(7)}   p99 ${base.p99.toFixed(1).padStart(7)}`);
   console.log(`  through Persona                p50 ${through.p50.toFixed(1).padStart(7)}   p99 ${through.p99.toFixed(1).padStart(7)}`);
   console.log(`  added by Persona               p50 ${added.p50.toFixed(1).padStart(7)}   p99 ${added.p99.toFixed(1).padStart(7)}`);
-  console.log(`one stream at a time, ${single.base.n} samples: upstream p50 ${single.base.p50.toFixed(1)}, through Persona p50 ${single.through.p50.toFixed(1)}, added p50 ${(single.through.p50 - single.base.p50).toFixed(1)} p99 ${(single.through.p99 - single.base.p99).toFixed(1)}`);
+  console.log(`  added by a bare relay          p50 ${(firstDelta[STREAMS]!.relay.p50 - base.p50).toFixed(1).padStart(7)}   p99 ${(firstDelta[STREAMS]!.relay.p99 - base.p99).toFixed(1).padStart(7)}   (node:http + fetch, no database: context)`);
+  console.log(`one stream at a time, ${single.base.n} samples: upstream p50 ${single.base.p50.toFixed(1)}, through Persona p50 ${single.through.p50.toFixed(1)}, added p50 ${(single.through.p50 - single.base.p50).toFixed(1)} p99 ${(single.through.p99 - single.base.p99).toFixed(1)}; a bare relay adds p50 ${(single.relay.p50 - single.base.p50).toFixed(1)} p99 ${(single.relay.p99 - single.base.p99).toFixed(1)}`);
   console.log("");
   console.log(row(`blocking send, ${sendLoad.connections} connections`, send));
   console.log(row("GET /healthz", healthz));

@@ -32,12 +32,8 @@ async function build(target: Template): Promise<void> {
       await db.close();
       await embedded.stop();
     }
-    const [{ PGlite }, { pg_trgm }, { vector }] = await Promise.all([
-      import("@electric-sql/pglite"),
-      import("@electric-sql/pglite/contrib/pg_trgm"),
-      import("@electric-sql/pglite-pgvector"),
-    ]);
-    const pg = await PGlite.create({ dataDir, extensions: { vector, pg_trgm } });
+    const { openPglite } = await import("../server/db/pglite-open.ts");
+    const pg = await openPglite(dataDir);
     await pg.exec("CHECKPOINT");
     const tar = Buffer.from(await (await pg.dumpDataDir("none")).arrayBuffer());
     await pg.close();

@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { openPglite } from "../../server/db/pglite-open.ts";
 import { CliError } from "../errors.ts";
 
 // Backup and restore of the embedded database (PGlite) as PGlite's own data-dir archive
@@ -8,15 +9,6 @@ import { CliError } from "../errors.ts";
 // copy of its files under a running server would not be consistent. A restore needs it stopped.
 
 type Progress = (line: string) => void;
-
-async function openPglite(dataDir: string, loadDataDir?: Blob) {
-  const [{ PGlite }, { pg_trgm }, { vector }] = await Promise.all([
-    import("@electric-sql/pglite"),
-    import("@electric-sql/pglite/contrib/pg_trgm"),
-    import("@electric-sql/pglite-pgvector"),
-  ]);
-  return PGlite.create({ dataDir, extensions: { vector, pg_trgm }, ...(loadDataDir ? { loadDataDir } : {}) });
-}
 
 async function withLock<T>(dataDir: string, work: () => Promise<T>): Promise<T> {
   const { DataDirLock } = await import("../../server/db/data-dir-lock.ts");

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openPglite } from "../../server/db/pglite-open.ts";
 import { root } from "../support/contract.ts";
 import { databaseKind } from "../support/service.ts";
 import { call, register, startPersona, until, type Proc } from "../resilience/support.ts";
@@ -33,12 +34,7 @@ function persona(args: string[], dataDir: string): Promise<{ code: number; stdou
 
 /** Runs `read` on the database in `dbDir`, opened on its own (no server on it). */
 async function withDatabase<T>(dbDir: string, read: (db: import("@electric-sql/pglite").PGlite) => Promise<T>): Promise<T> {
-  const [{ PGlite }, { pg_trgm }, { vector }] = await Promise.all([
-    import("@electric-sql/pglite"),
-    import("@electric-sql/pglite/contrib/pg_trgm"),
-    import("@electric-sql/pglite-pgvector"),
-  ]);
-  const db = await PGlite.create({ dataDir: dbDir, extensions: { vector, pg_trgm } });
+  const db = await openPglite(dbDir);
   try {
     return await read(db);
   } finally {

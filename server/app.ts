@@ -90,10 +90,11 @@ function bodyParsers(limit: number): RequestHandler {
  * (request id, rate limit) run before its handler. Anything else goes the ordinary way.
  */
 function probe(healthz: RequestHandler): RequestHandler {
-  const schema = { operationId: "ops_healthz" };
+  // One description for every probe: nothing changes it.
+  const openapi = Object.freeze({ schema: Object.freeze({ operationId: "ops_healthz" }), pathParams: Object.freeze({}), expressRoute: "/healthz" });
   return (req, res, next) => {
     if (req.url !== "/healthz" || req.method !== "GET" || req.headers["content-length"] !== undefined || req.headers["transfer-encoding"] !== undefined) return next();
-    (req as Request & { openapi?: unknown }).openapi ??= { schema, pathParams: {}, expressRoute: "/healthz" };
+    (req as Request & { openapi?: unknown }).openapi ??= openapi;
     return healthz(req, res, next);
   };
 }

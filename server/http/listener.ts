@@ -60,9 +60,13 @@ function drainable(server: Server): (timeoutMs: number) => Promise<void> {
     if (!res.headersSent) res.setHeader("connection", "close");
     res.once("finish", closeIdleSoon);
   };
+  // One function for every response ('close' is emitted once): no closure per request.
+  const forget = function (this: ServerResponse) {
+    open.delete(this);
+  };
   server.on("request", (_req, res: ServerResponse) => {
     open.add(res);
-    res.once("close", () => open.delete(res));
+    res.on("close", forget);
     if (draining) leaving(res);
   });
   return async (timeoutMs) => {

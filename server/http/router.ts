@@ -1,4 +1,4 @@
-import type { Request, RequestHandler, Response } from "express";
+import express, { type Request, type RequestHandler, type Response } from "express";
 import type { operations } from "../../generated/openapi.d.ts";
 import type { Logger } from "../logger.ts";
 import type { Services } from "../services.ts";
@@ -79,30 +79,70 @@ function isValidatedFor<K extends OperationId>(req: AnyRequest, operationId: K):
   return operationIdOf(req) === operationId;
 }
 
+/**
+ * A handler's context. A class rather than an object literal: a literal's getters are new functions
+ * on every request, and the query is parsed only when a handler reads it.
+ */
+class RequestContext<K extends OperationId> implements HandlerContext<K> {
+  readonly operationId: K;
+  readonly req: Request;
+  readonly res: Response;
+  readonly services: Services;
+  readonly #validated: ValidatedRequest<K>;
+  constructor(operationId: K, req: ValidatedRequest<K>, res: Response, services: Services) {
+    this.operationId = operationId;
+    this.req = req as unknown as Request;
+    this.#validated = req;
+    this.res = res;
+    this.services = services;
+  }
+  get principal(): Principal {
+    return principalOf(this.req);
+  }
+  get params(): PathParams<K> {
+    return this.#validated.openapi?.pathParams ?? this.#validated.params;
+  }
+  get query(): QueryParams<K> {
+    return this.#validated.query;
+  }
+  get body(): Body<K> {
+    return this.#validated.body;
+  }
+  get log(): Logger {
+    return this.req.log;
+  }
+}
+
+const JSON_TYPE = "application/json; charset=utf-8";
+const expressJson = express.response.json;
+
+/**
+ * A JSON answer as Express's `res.json` writes it, without its per-call content-type lookups, when
+ * nothing else has a say: `res.json` is Express's own (the test-time response validator wraps it),
+ * and no ETag or Last-Modified makes a 304 possible.
+ */
+function sendJson(res: Response, status: number, body: unknown): void {
+  if (res.json !== expressJson || res.hasHeader("ETag") || res.hasHeader("Last-Modified")) {
+    res.status(status).json(body);
+    return;
+  }
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader("Content-Type", JSON_TYPE);
+  res.setHeader("Content-Length", Buffer.byteLength(text));
+  res.end(res.req.method === "HEAD" ? undefined : text);
+}
+
 /** Runs the handler of one operation; generic so that handler, request and result are all typed by `K`. */
 async function handle<K extends OperationId>(handlers: HandlerMap, operationId: K, req: Request, res: Response, services: Services): Promise<void> {
   const handler: Handler<K> | undefined = handlers[operationId];
   if (!handler || !isValidatedFor(req, operationId)) throw new ApiError(404, "not_found", `No route ${req.method} ${req.path}`);
-  const result = await handler({
-    operationId,
-    get principal() {
-      return principalOf(req);
-    },
-    params: req.openapi?.pathParams ?? req.params,
-    query: req.query,
-    body: req.body,
-    req,
-    res,
-    get log() {
-      return req.log;
-    },
-    services,
-  });
+  const result = await handler(new RequestContext(operationId, req, res, services));
   if (result === HANDLED) return;
   const { status, body, headers } = result;
   if (headers) res.set(headers);
   if (status === 204 || body === undefined) res.status(status).end();
-  else res.status(status).json(body);
+  else sendJson(res, status, body);
 }
 
 /** Runs the handler of `operationId`, whose route matched the request and whose checks it passed. */

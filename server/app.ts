@@ -61,6 +61,8 @@ export async function createApp(services: Services, handlers: HandlerMap = defau
   return app;
 }
 
+const FORM = /^\s*application\/x-www-form-urlencoded\s*(;|$)/i;
+
 /**
  * JSON and form bodies, as one stage that a request without a body (most) leaves at once, where the
  * two parsers were two stages that each looked for a body.
@@ -80,7 +82,9 @@ function bodyParsers(limit: number): RequestHandler {
       if (!Object.hasOwn(req, "body")) req.body = undefined;
       return next();
     }
-    json(req, res, (error?: unknown) => (error ? next(error) : form(req, res, next)));
+    // One parser, by the media type: each parser first checks the type for itself, and a JSON body
+    // then went on to the form parser only to be told it was not a form.
+    return FORM.test(req.headers["content-type"] ?? "") ? form(req, res, next) : json(req, res, next);
   };
 }
 

@@ -15,7 +15,23 @@ interface Waiter {
   timer: NodeJS.Timeout;
 }
 
-const releases = new WeakMap<Response, () => void>();
+const HELD = Symbol("admission place");
+type Holding = Response & { [HELD]?: (() => void) | undefined };
+
+/** Gives the response's place back, once ('finish' and 'close' both call it; so may a stream). */
+function leave(this: Holding): void {
+  const release = this[HELD];
+  if (!release) return;
+  this[HELD] = undefined;
+  release();
+}
+
+/** `res` holds a place until it leaves. One listener function for every response: no closure per request. */
+function hold(res: Holding, release: () => void): void {
+  res[HELD] = release;
+  res.on("finish", leave);
+  res.on("close", leave);
+}
 
 /**
  * Bounds the work in progress instead of letting every request wait: at most `maxInFlight` requests
@@ -37,19 +53,14 @@ export function admission(limits: AdmissionLimits): RequestHandler {
     if (EXEMPT.has(req.path)) return next();
     const enter = () => {
       inFlight++;
-      let done = false;
-      const leave = () => {
-        if (done) return;
-        done = true;
-        releases.delete(res);
-        release();
-      };
-      releases.set(res, leave);
-      res.once("finish", leave);
-      res.once("close", leave);
+      hold(res, release);
       next();
     };
-    if (inFlight < limits.maxInFlight) return enter();
+    if (inFlight < limits.maxInFlight) {
+      inFlight++;
+      hold(res, release);
+      return next();
+    }
     if (queue.length >= limits.maxQueue || limits.queueMs <= 0) return next(overloaded());
     const waiter: Waiter = {
       admit: () => {
@@ -82,5 +93,5 @@ export function admission(limits: AdmissionLimits): RequestHandler {
  * its work waits on the model or on other requests, and would otherwise hold a place all that time.
  */
 export function leaveAdmission(res: Response): void {
-  releases.get(res)?.();
+  leave.call(res);
 }

@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from "express";
 import type { components } from "../../generated/openapi.d.ts";
 import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from "../db/unavailable.ts";
+import { sendJson } from "./send-json.ts";
 
 export type ErrorCode = components["schemas"]["ErrorCode"];
 export type ErrorBody = components["schemas"]["Error"];
@@ -116,7 +117,7 @@ export const errorHandler: ErrorRequestHandler = (error, req, res, _next) => {
   res.set(apiError.headers);
   // RFC 6750 3: a 401 names the scheme that would have been accepted.
   if (apiError.status === 401) res.set("WWW-Authenticate", 'Bearer realm="persona"');
-  res.status(apiError.status).json(errorBody(apiError));
+  sendJson(res, apiError.status, errorBody(apiError));
 };
 
 /** After every operation's route: a path or method the contract does not have (no 405 in the error catalog). */

@@ -1,9 +1,10 @@
-import express, { type Request, type RequestHandler, type Response } from "express";
+import type { Request, RequestHandler, Response } from "express";
 import type { operations } from "../../generated/openapi.d.ts";
 import type { Logger } from "../logger.ts";
 import type { Services } from "../services.ts";
 import { principalOf, type Principal } from "./principal.ts";
 import { ApiError } from "./errors.ts";
+import { sendJson } from "./send-json.ts";
 
 /** Every operationId of the contract. */
 export type OperationId = keyof operations;
@@ -111,26 +112,6 @@ class RequestContext<K extends OperationId> implements HandlerContext<K> {
   get log(): Logger {
     return this.req.log;
   }
-}
-
-const JSON_TYPE = "application/json; charset=utf-8";
-const expressJson = express.response.json;
-
-/**
- * A JSON answer as Express's `res.json` writes it, without its per-call content-type lookups, when
- * nothing else has a say: `res.json` is Express's own (the test-time response validator wraps it),
- * and no ETag or Last-Modified makes a 304 possible.
- */
-function sendJson(res: Response, status: number, body: unknown): void {
-  if (res.json !== expressJson || res.hasHeader("ETag") || res.hasHeader("Last-Modified")) {
-    res.status(status).json(body);
-    return;
-  }
-  const text = JSON.stringify(body);
-  res.statusCode = status;
-  res.setHeader("Content-Type", JSON_TYPE);
-  res.setHeader("Content-Length", Buffer.byteLength(text));
-  res.end(res.req.method === "HEAD" ? undefined : text);
 }
 
 /** Runs the handler of one operation; generic so that handler, request and result are all typed by `K`. */

@@ -119,9 +119,9 @@ function validate(op: OperationInfo): RequestHandler {
     // Express parses the query anew on every read of req.query: keep one object, which the
     // validator coerces and fills with defaults for the handler.
     const query = queryOf(req);
-    const raw = rawQuery(req.originalUrl);
+    const raw = op.query.reserved.length ? rawQuery(req.originalUrl) : undefined;
     for (const { name, allowComma } of op.query.reserved) {
-      for (const value of raw.get(name) ?? []) {
+      for (const value of raw?.get(name) ?? []) {
         for (const part of allowComma ? (value?.split(",") ?? []) : [value]) {
           if (part?.match(RESERVED_CHARS)) return next(refused(`/query/${name}`, `Parameter '${name}' must be url encoded. Its value may not contain reserved characters.`));
         }

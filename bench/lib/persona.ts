@@ -7,14 +7,15 @@ const root = fileURLToPath(new URL("../..", import.meta.url));
  * Persona in its own child process on the embedded in-memory database (unless `env` names a
  * DATABASE_URL), with limits high enough that a load run measures the work, not the limiter.
  * `databaseUrl` reaches the embedded database on its loopback port, for setup the API cannot do.
- * With BENCH_PROFILE_DIR set, the server writes a V8 CPU profile there when it stops.
+ * With BENCH_PROFILE_DIR set, the server writes a V8 CPU profile there when it stops, sampled every
+ * BENCH_PROFILE_INTERVAL microseconds (default 1000).
  */
 export async function startPersona(env: Record<string, string> = {}): Promise<{ child: Child; url: string; databaseUrl: string }> {
   const port = await freePort();
   const dbPort = await freePort();
   const child = await startNode(
     "persona",
-    [...(process.env.BENCH_PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : []), `${root}server/main.ts`],
+    [...(process.env.BENCH_PROFILE_DIR ? ["--cpu-prof", "--cpu-prof-interval", process.env.BENCH_PROFILE_INTERVAL ?? "1000", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : []), `${root}server/main.ts`],
     {
       PORT: String(port),
       HOST: "127.0.0.1",

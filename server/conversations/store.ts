@@ -1,5 +1,6 @@
 import type { Knex } from "knex";
 import { offsetPage } from "../db/paging.ts";
+import { insertValues } from "../db/rows.ts";
 import type { PageWindow } from "../http/paging.ts";
 import type { Citation } from "../replies/types.ts";
 import { alternativeColumns, parentOf, pathCte, pathQuery } from "./path-sql.ts";
@@ -164,20 +165,22 @@ export async function insertMessages(knex: Knex, conversation: ConversationRow, 
   const rows = messages.map(({ alternative_index: _index, alternative_count: _count, ...m }) => ({ ...m, citations: m.citations === null ? null : JSON.stringify(m.citations) }));
   // The last message stored is the new active leaf, and the active path is as long as its depth.
   const leaf = messages.at(-1)!;
-  await knex
-    .with("stored", (q) => q.insert(rows).into("messages"))
-    .with("events", (q) => q.insert(events).into("event_outbox"))
-    .with("conversation", (q) =>
-      q.table("conversations").where({ id: conversation.id }).update({
-        message_count: leaf.depth,
-        active_message_id: leaf.id,
-        input_tokens_total: knex.raw("input_tokens_total + ?", [sum(messages, "input_tokens")]),
-        output_tokens_total: knex.raw("output_tokens_total + ?", [sum(messages, "output_tokens")]),
-        updated_at: at,
-      }),
-    )
-    .with("persona", (q) => q.table("personas").where({ id: conversation.persona_id }).update({ message_count: knex.raw("message_count + ?", [messages.length]) }))
-    .select(knex.raw("1"));
+  const stored = insertValues(rows);
+  const outbox = insertValues(events as Record<string, unknown>[]);
+  await knex.raw(
+    `WITH stored AS (INSERT INTO messages (${stored.columns}) VALUES ${stored.values}),
+     ${events.length ? `events AS (INSERT INTO event_outbox (${outbox.columns}) VALUES ${outbox.values}),` : ""}
+     conversation AS (UPDATE conversations SET message_count = ?, active_message_id = ?,
+       input_tokens_total = input_tokens_total + ?, output_tokens_total = output_tokens_total + ?, updated_at = ? WHERE id = ?),
+     persona AS (UPDATE personas SET message_count = message_count + ? WHERE id = ?)
+     SELECT 1`,
+    [
+      ...stored.bindings,
+      ...(events.length ? outbox.bindings : []),
+      leaf.depth, leaf.id, sum(messages, "input_tokens"), sum(messages, "output_tokens"), at, conversation.id,
+      messages.length, conversation.persona_id,
+    ],
+  );
 }
 
 function sum(messages: MessageRow[], column: "input_tokens" | "output_tokens"): number {

@@ -53,3 +53,15 @@ export async function insertOrFind<Row extends object>(knex: Knex, table: string
     .where(Object.fromEntries(key.map((column) => [column, row[column]])))
     .first() as Promise<Row>;
 }
+
+/**
+ * `rows` as the column list and VALUES of a raw INSERT, with `?` bindings: the columns any row has,
+ * and DEFAULT where a row has none (or undefined), as knex's builder inserts them. For statements on
+ * the hot path: the builder compiled a multi-CTE insert in about 0.3 ms on every call.
+ */
+export function insertValues(rows: readonly Record<string, unknown>[]): { columns: string; values: string; bindings: Knex.Value[] } {
+  const names = [...new Set(rows.flatMap((row) => Object.keys(row)))].sort();
+  const bindings: Knex.Value[] = [];
+  const values = rows.map((row) => `(${names.map((name) => (row[name] === undefined ? "DEFAULT" : (bindings.push(row[name] as Knex.Value), "?"))).join(", ")})`).join(", ");
+  return { columns: names.map((name) => `"${name}"`).join(", "), values, bindings };
+}

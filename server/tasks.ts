@@ -12,6 +12,7 @@ import { personaTasks } from "./personas/greeting-job.ts";
 import { trendingCrontab, trendingTasks } from "./personas/trending.ts";
 import { titleTask } from "./conversations/title-job.ts";
 import { summaryTask } from "./conversations/memory-job.ts";
+import { deltasPurgeTask, DELTAS_PURGE_TASK, generationCrontab } from "./conversations/generation.ts";
 import { webhookCrontab, webhookTasks } from "./webhooks/jobs.ts";
 import { billingCrontab, billingTasks } from "./billing/jobs.ts";
 import { startLeaseSweep } from "./billing/lease-sweep.ts";
@@ -30,11 +31,11 @@ export function taskList(services: Services): TaskList {
     const [codes, mails] = await Promise.all([purgeExpiredCodes(services), purgeOutbox(services.db.knex, services.now())]);
     if (codes || mails) services.log.info({ codes, mails }, "expired OAuth codes and old outbox mails purged");
   };
-  return { idempotency_purge: purgeIdempotencyKeys, expired_rows_purge: purgeExpiredRows, ...accountTasks(services, accountDataSections), ...emailTasks(services), ...personaTasks(services), ...avatarTasks(services), ...trendingTasks(services), ...knowledgeTasks(services), conversation_title: titleTask(services), ...webhookTasks(services), ...integrationTasks(services), ...billingTasks(services), ...roomEventTasks(services), conversation_summary: summaryTask(services) };
+  return { idempotency_purge: purgeIdempotencyKeys, expired_rows_purge: purgeExpiredRows, ...accountTasks(services, accountDataSections), ...emailTasks(services), ...personaTasks(services), ...avatarTasks(services), ...trendingTasks(services), ...knowledgeTasks(services), conversation_title: titleTask(services), ...webhookTasks(services), ...integrationTasks(services), ...billingTasks(services), ...roomEventTasks(services), conversation_summary: summaryTask(services), [DELTAS_PURGE_TASK]: deltasPurgeTask(services) };
 }
 
 /** Recurring schedule (graphile-worker crontab syntax). */
-export const crontab = ["0 * * * * idempotency_purge", "30 * * * * expired_rows_purge", ...accountCrontab, ...trendingCrontab, ...webhookCrontab, ...integrationCrontab, ...billingCrontab, ...roomEventsCrontab].join("\n");
+export const crontab = ["0 * * * * idempotency_purge", "30 * * * * expired_rows_purge", ...accountCrontab, ...trendingCrontab, ...webhookCrontab, ...integrationCrontab, ...billingCrontab, ...roomEventsCrontab, ...generationCrontab].join("\n");
 
 /** What a worker process runs besides its jobs: chat platform gateways, and the quota lease sweep. */
 export function startConnections(services: Services): { stop: () => Promise<void> } {

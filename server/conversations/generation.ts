@@ -1,3 +1,4 @@
+import type { Task } from "graphile-worker";
 import { v7 as uuidv7 } from "uuid";
 import type { components } from "../../generated/openapi.d.ts";
 import type { IdempotentOutcome } from "../http/idempotency.ts";
@@ -15,8 +16,20 @@ type Done = components["schemas"]["ChatStreamDone"];
 const FLUSH_MS = 50;
 /** ...or at once when this many characters are waiting. */
 const FLUSH_CHARS = 4_000;
-/** How long the deltas of an ended generation stay resumable (docs/decisions.md). */
+/** How long the deltas of an ended generation stay resumable at least (docs/decisions.md). */
 export const DELTA_RETENTION_MS = 60 * 60 * 1000;
+/** The job that drops older deltas, every ten minutes: so they stay at most 70 minutes. */
+export const DELTAS_PURGE_TASK = "generation_deltas_purge";
+export const generationCrontab = [`*/10 * * * * ${DELTAS_PURGE_TASK}`];
+
+/** Drops the deltas of generations that ended over `DELTA_RETENTION_MS` ago (their ends stay). */
+export function deltasPurgeTask(services: Services): Task {
+  // A job rather than a statement after every generation: each run looks at every generation
+  // that ended before the cut, which a send should not pay for.
+  return async () => {
+    await purgeGenerationDeltas(services.db.knex, new Date(services.now().getTime() - DELTA_RETENTION_MS));
+  };
+}
 
 /** The channels every API process listens on: a batch of events was stored; stop this generation. */
 export const EVENTS_CHANNEL = "generation_events";
@@ -212,8 +225,6 @@ export async function startGeneration(services: Services, start: GenerationStart
     if (outcome) await start.key?.record(outcome).catch((error: unknown) => log.error({ err: error }, "could not record a finished stream"));
     // Only after the end is stored: a follower that sees it gone from memory reads the end from the table.
     emit(last.event, last.data);
-    await purgeGenerationDeltas(knex, new Date(services.now().getTime() - DELTA_RETENTION_MS))
-      .catch((error: unknown) => log.warn({ err: error }, "could not purge old generation events"));
   };
 
   const live: LiveGeneration = {

@@ -115,6 +115,9 @@ export function truncateToTokens(text: string, maxTokens: number): string {
   if (maxTokens <= 0) return "";
   // A token is at least one UTF-8 byte: a text this short cannot be over the limit.
   if (Buffer.byteLength(text) <= maxTokens) return text;
+  // A text that fits (the usual case: the same instructions and summary on every send) is counted
+  // once and remembered, not encoded again on every call.
+  if (text.length <= CACHE_MAX_TEXT_LENGTH && countTokens(text) <= maxTokens) return text;
   const tokens = encode(text);
   if (tokens.length <= maxTokens) return text;
   // A cut inside a multi-byte character decodes to U+FFFD: drop that partial character.

@@ -1,4 +1,5 @@
 import type { Knex } from "knex";
+import { insertValues } from "../db/rows.ts";
 
 export type GenerationStatus = "running" | "done" | "stopped" | "failed";
 
@@ -78,7 +79,8 @@ export async function findGeneration(knex: Knex, id: string): Promise<Generation
 
 export async function insertGenerationEvents(knex: Knex, generationId: string, events: readonly GenerationEventRow[]): Promise<void> {
   if (events.length === 0) return;
-  await knex("generation_events").insert(events.map((e) => ({ generation_id: generationId, seq: e.seq, event: e.event, data: JSON.stringify(e.data) })));
+  const rows = insertValues(events.map((e) => ({ generation_id: generationId, seq: e.seq, event: e.event, data: JSON.stringify(e.data) })));
+  await knex.raw(`INSERT INTO generation_events (${rows.columns}) VALUES ${rows.values}`, rows.bindings);
 }
 
 /** The stored events after `afterSeq`, in order. */
@@ -100,12 +102,14 @@ export async function finishGeneration(
   end: Pick<GenerationRow, "id" | "status" | "user_message_id" | "reply_message_id" | "error"> & { finished_at: Date },
   events: readonly GenerationEventRow[],
 ): Promise<void> {
-  const rows = events.map((e) => ({ generation_id: end.id, seq: e.seq, event: e.event, data: JSON.stringify(e.data) }));
-  const { id, ...state } = end;
-  await knex
-    .with("events", (q) => q.insert(rows).into("generation_events"))
-    .with("state", (q) => q.table("generations").where({ id }).update({ ...state, error: state.error === null ? null : JSON.stringify(state.error) }))
-    .select(knex.raw("1"));
+  // Raw, not knex's builder: it compiled these two CTEs in a few tenths of a millisecond, every send.
+  const rows = insertValues(events.map((e) => ({ generation_id: end.id, seq: e.seq, event: e.event, data: JSON.stringify(e.data) })));
+  await knex.raw(
+    `WITH ${events.length ? `events AS (INSERT INTO generation_events (${rows.columns}) VALUES ${rows.values}),` : ""}
+     state AS (UPDATE generations SET status = ?, user_message_id = ?, reply_message_id = ?, error = ?, finished_at = ? WHERE id = ?)
+     SELECT 1`,
+    [...rows.bindings, end.status, end.user_message_id, end.reply_message_id, end.error === null ? null : JSON.stringify(end.error), end.finished_at, end.id],
+  );
 }
 
 /**

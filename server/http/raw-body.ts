@@ -3,13 +3,16 @@ import type { Request } from "express";
 // Signed callbacks (the workspace platform's Events API) are verified over the exact bytes sent;
 // re-serialising the parsed JSON would not give them back. The JSON parser hands each body here.
 
-const bodies = new WeakMap<object, Buffer>();
+// A property of the request rather than a WeakMap entry: weak entries cost the garbage collector
+// on every request with a body.
+const RAW = Symbol("raw body");
+type Holding = { [RAW]?: Buffer };
 
 export function keepRawBody(req: object, body: Buffer): void {
-  bodies.set(req, body);
+  (req as Holding)[RAW] = body;
 }
 
 /** The request's body as received, when the JSON parser read one. */
 export function rawBodyOf(req: Request): Buffer | undefined {
-  return bodies.get(req);
+  return (req as Holding)[RAW];
 }

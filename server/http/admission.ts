@@ -1,4 +1,4 @@
-import type { RequestHandler, Response } from "express";
+import type { NextFunction, RequestHandler, Response } from "express";
 import { EXEMPT, overloaded } from "./load-shedding.ts";
 
 export interface AdmissionLimits {
@@ -49,24 +49,20 @@ export function admission(limits: AdmissionLimits): RequestHandler {
     inFlight--;
     queue.shift()?.admit();
   };
+  const enter = (res: Response, next: NextFunction) => {
+    inFlight++;
+    hold(res, release);
+    next();
+  };
   return (req, res, next) => {
     if (EXEMPT.has(req.path)) return next();
-    const enter = () => {
-      inFlight++;
-      hold(res, release);
-      next();
-    };
-    if (inFlight < limits.maxInFlight) {
-      inFlight++;
-      hold(res, release);
-      return next();
-    }
+    if (inFlight < limits.maxInFlight) return enter(res, next);
     if (queue.length >= limits.maxQueue || limits.queueMs <= 0) return next(overloaded());
     const waiter: Waiter = {
       admit: () => {
         clearTimeout(waiter.timer);
         res.off("close", gone);
-        enter();
+        enter(res, next);
       },
       timer: setTimeout(() => {
         leaveQueue();

@@ -176,7 +176,7 @@ export async function insertMessages(knex: Knex, conversation: ConversationRow, 
      SELECT 1`,
     [
       ...stored.bindings,
-      ...(events.length ? outbox.bindings : []),
+      ...outbox.bindings,
       leaf.depth, leaf.id, sum(messages, "input_tokens"), sum(messages, "output_tokens"), at, conversation.id,
       messages.length, conversation.persona_id,
     ],
@@ -346,7 +346,7 @@ export async function loadTurn(knex: Knex, q: TurnQuery): Promise<TurnRow> {
        (SELECT row_to_json(m) FROM (SELECT ${MESSAGE_COLUMNS.join(", ")} FROM messages
          WHERE id = ? AND conversation_id = (SELECT id FROM c)) m) AS stored`;
   // Named by its whole text, the persona rule's SQL included: the shape of both is fixed.
-  const options = preparedOn(q.databaseKind, sql + persona.toSQL().sql);
+  const options = preparedOn(q.databaseKind, () => sql + persona.toSQL().sql);
   const result = await knex
     .raw<{ rows: Record<string, unknown>[] }>(sql, [
       q.conversationId, q.userId,

@@ -7,10 +7,12 @@ const names = new Map<string, string>();
  * name is a digest of its whole text (pg refuses one name for two texts). For large statements on
  * the hot path, whose parsing and planning cost PostgreSQL more than running them (the chat turn:
  * about 1.4 of its 2.5 ms). Only on PostgreSQL: the embedded database is one session shared by
- * every connection, where two connections preparing one name collide; there it answers no options.
+ * every connection, where two connections preparing one name collide; there it answers no options,
+ * and `text` (which may compile SQL) is not called.
  */
-export function preparedOn(kind: "embedded" | "postgres", sql: string): { name?: string } {
+export function preparedOn(kind: "embedded" | "postgres", text: () => string): { name?: string } {
   if (kind !== "postgres") return {};
+  const sql = text();
   let name = names.get(sql);
   if (name === undefined) {
     name = `p_${createHash("sha256").update(sql).digest("base64url").slice(0, 24)}`;

@@ -89,13 +89,15 @@ class RequestContext<K extends OperationId> implements HandlerContext<K> {
   readonly req: Request;
   readonly res: Response;
   readonly services: Services;
-  readonly #validated: ValidatedRequest<K>;
   constructor(operationId: K, req: ValidatedRequest<K>, res: Response, services: Services) {
     this.operationId = operationId;
     this.req = req as unknown as Request;
-    this.#validated = req;
     this.res = res;
     this.services = services;
+  }
+  /** The same request, typed by what its checks vouched for. */
+  get #validated(): ValidatedRequest<K> {
+    return this.req as unknown as ValidatedRequest<K>;
   }
   get principal(): Principal {
     return principalOf(this.req);

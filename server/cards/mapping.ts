@@ -1,5 +1,6 @@
 import type { components } from "../../generated/openapi.d.ts";
 import { ApiError } from "../http/errors.ts";
+import { firstProblem } from "./json-check.ts";
 
 // Character Card V2/V3 <-> persona: the field mapping of docs/decisions.md (Character cards).
 
@@ -23,7 +24,30 @@ const HEADINGS: Record<(typeof SOURCE_FIELDS)[number], string | null> = {
 /** The service's own extension: what a card cannot say but a persona has. */
 export const OWN_EXTENSION = "persona";
 
-export const LIMITS = { name: 80, description: 300, instructions: 32_000, greeting: 32_000, alternateGreetings: 100, entries: 2_000 } as const;
+/**
+ * What a card may carry. The lorebook's keys are bounded for the cost of matching them on every
+ * reply (issue 31 H2), the nesting for JSON.stringify, which recurses (issue 31 L4). Real cards stay
+ * far below: a big real lorebook has a few hundred entries of a handful of keys, each a name or a
+ * short phrase, and card tools nest extensions a few levels deep (docs/decisions.md, Character cards).
+ */
+export const LIMITS = {
+  name: 80,
+  description: 300,
+  instructions: 32_000,
+  greeting: 32_000,
+  alternateGreetings: 100,
+  entries: 2_000,
+  /** `keys` and `secondary_keys` of one entry together. */
+  keysPerEntry: 100,
+  /** Keys of all the book's entries, secondary keys included. */
+  keys: 10_000,
+  /** Characters of one key. */
+  keyLength: 100,
+  /** Characters of all the book's keys together: what the matcher's automaton grows with. */
+  keyCharacters: 100_000,
+  /** Levels of objects and arrays in the card's JSON, the file's top object being the first. */
+  depth: 64,
+} as const;
 
 const STRING_FIELDS = ["name", "description", "personality", "scenario", "first_mes", "mes_example", "creator_notes", "system_prompt", "post_history_instructions", "creator", "character_version", "nickname"] as const;
 
@@ -31,6 +55,23 @@ const codePoints = (text: string) => [...text].length;
 
 function refuse(path: string, message: string): never {
   throw new ApiError(400, "invalid_request", `Invalid card: ${path.replace(/^\/file\//, "").replace(/\//g, ".")} ${message}`, { errors: [{ path, message }] });
+}
+
+/** A property name as a JSON Pointer segment, cut short: a name can be as long as the file. */
+const pointerSegment = (name: string) => (name.length > 100 ? `${name.slice(0, 100)}…` : name).replace(/~/g, "~0").replace(/\//g, "~1");
+
+/**
+ * The card field that holds a too-deep value: the field of the card, of its lorebook, or of one of
+ * the book's entries (`data.extensions`, `data.character_book.entries.3.extensions`), not the
+ * whole path down, which may be thousands of names long.
+ */
+function fieldHolding(path: readonly string[], nested: boolean): string {
+  let end = nested && path[0] === "data" ? 1 : 0;
+  if (path[end] === "character_book") {
+    end++;
+    if (path[end] === "entries") end += 2;
+  }
+  return `/file/${path.slice(0, end + 1).map(pointerSegment).join("/")}`;
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
@@ -47,6 +88,9 @@ function stringList(value: unknown, path: string): string[] {
  */
 export function parseCard(json: unknown): CardData {
   if (!isObject(json)) refuse("/file", "must be a JSON object");
+  const problem = firstProblem(json, LIMITS.depth);
+  if (problem?.problem === "too_deep") refuse(fieldHolding(problem.path, json.spec !== undefined), `nests objects and arrays more than ${LIMITS.depth} levels deep (counted from the card's top), over a card's limit`);
+  if (problem) refuse(["/file", ...problem.path.map(pointerSegment)].join("/"), problem.problem);
   let data: Record<string, unknown>;
   let base = "/file/data";
   if (json.spec === "chara_card_v3" || json.spec === "chara_card_v2") {
@@ -100,12 +144,14 @@ function parseBook(value: unknown, path: string): CharacterBook {
   if (!isObject(value)) refuse(path, "must be an object");
   if (!Array.isArray(value.entries)) refuse(`${path}/entries`, "must be an array");
   if (value.entries.length > LIMITS.entries) refuse(`${path}/entries`, `must have at most ${LIMITS.entries} entries`);
+  const total = { keys: 0, characters: 0 };
   const entries = value.entries.map((entry: unknown, index: number) => {
     const at = `${path}/entries/${index}`;
     if (!isObject(entry)) refuse(at, "must be an object");
     if (typeof entry.content !== "string") refuse(`${at}/content`, "must be a string");
     const keys = stringList(entry.keys, `${at}/keys`);
     const secondary = stringList(entry.secondary_keys, `${at}/secondary_keys`);
+    checkKeys(keys, secondary, at, total);
     const order = entry.insertion_order ?? 0;
     if (typeof order !== "number" || !Number.isFinite(order)) refuse(`${at}/insertion_order`, "must be a number");
     if (entry.position !== undefined && entry.position !== null && entry.position !== "before_char" && entry.position !== "after_char") {
@@ -129,6 +175,23 @@ function parseBook(value: unknown, path: string): CharacterBook {
     if (value[field] !== undefined && value[field] !== null && (typeof value[field] !== "number" || !Number.isFinite(value[field]))) refuse(`${path}/${field}`, "must be a number");
   }
   return { ...withoutMistyped(value, BOOK_TYPES), extensions: isObject(value.extensions) ? value.extensions : {}, entries } as CharacterBook;
+}
+
+/** The limits on an entry's keys, and on the book's so far (`total`, which this adds the entry's to). */
+function checkKeys(keys: readonly string[], secondary: readonly string[], at: string, total: { keys: number; characters: number }): void {
+  const count = keys.length + secondary.length;
+  if (count > LIMITS.keysPerEntry) refuse(`${at}/keys`, `and secondary_keys have ${count} keys, over the limit of ${LIMITS.keysPerEntry} keys an entry`);
+  total.keys += count;
+  if (total.keys > LIMITS.keys) refuse(`${at}/keys`, `bring the book's keys to ${total.keys}, over the limit of ${LIMITS.keys} keys a book`);
+  for (const [field, list] of [["keys", keys], ["secondary_keys", secondary]] as const) {
+    list.forEach((key, index) => {
+      // UTF-16 length is at least the count of characters: a key no longer than the limit needs no count.
+      const length = key.length > LIMITS.keyLength ? codePoints(key) : key.length;
+      if (length > LIMITS.keyLength) refuse(`${at}/${field}/${index}`, `is ${length} characters, over the limit of ${LIMITS.keyLength} characters a key`);
+      total.characters += codePoints(key);
+    });
+  }
+  if (total.characters > LIMITS.keyCharacters) refuse(`${at}/keys`, `bring the book's keys to ${total.characters} characters, over the limit of ${LIMITS.keyCharacters} characters of keys a book`);
 }
 
 type Kind = "string" | "number" | "boolean" | "id";

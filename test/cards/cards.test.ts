@@ -202,6 +202,85 @@ describe("refused cards leave nothing behind", () => {
     expect((await refused(bomb, 413, "payload_too_large")).error.message).toMatch(/frames add up/);
   });
 
+  it("400 naming the limit and the field for a lorebook of 20,000 keys, in a JSON file or a PNG (issue 31 H2)", async () => {
+    const entries = Array.from({ length: 200 }, (_, i) => ({ keys: Array.from({ length: 100 }, (_, k) => `key ${i}.${k}`), content: `Entry ${i}`, extensions: {}, enabled: true, insertion_order: i }));
+    const card = v2Card({ character_book: { ...LOREBOOK, entries } });
+    for (const bytes of [JSON.stringify(card), pngCard({ ccv3: card })]) {
+      const body = await refused(bytes, 400, "invalid_request", "many-keys.json");
+      expect(body.error.details.errors[0].path).toBe("/file/data/character_book/entries/100/keys");
+      expect(body.error.message).toMatch(/over the limit of 10000 keys a book/);
+    }
+  });
+
+  it("400 naming the limit for too many keys in an entry, a key too long, too many characters of keys in a book (issue 31 H2)", async () => {
+    const book = (entries: { keys: string[]; secondary_keys?: string[] }[]) => ({ ...LOREBOOK, entries: entries.map((e, i) => ({ ...e, content: `Entry ${i}`, extensions: {}, enabled: true, insertion_order: i })) });
+    const keys = (count: number, length: number, tag = "") => Array.from({ length: count }, (_, k) => `${tag}${k}:`.padEnd(length, "x"));
+    let body = await refused(JSON.stringify(v2Card({ character_book: book([{ keys: ["a"] }, { keys: keys(60, 5), secondary_keys: keys(41, 5, "s") }]) })), 400, "invalid_request");
+    expect(body.error.details.errors[0].path).toBe("/file/data/character_book/entries/1/keys");
+    expect(body.error.message).toMatch(/101 keys, over the limit of 100 keys an entry/);
+    body = await refused(JSON.stringify(v2Card({ character_book: book([{ keys: ["ok"], secondary_keys: ["fine", "also fine", "k".repeat(101)] }]) })), 400, "invalid_request");
+    expect(body.error.details.errors[0].path).toBe("/file/data/character_book/entries/0/secondary_keys/2");
+    expect(body.error.message).toMatch(/is 101 characters, over the limit of 100 characters a key/);
+    // Ten entries of a hundred 100-character keys make 100,000 characters; one more key is over.
+    body = await refused(JSON.stringify(v2Card({ character_book: book([...Array.from({ length: 10 }, (_, i) => ({ keys: keys(100, 100, `e${i}-`) })), { keys: ["one more"] }]) })), 400, "invalid_request");
+    expect(body.error.details.errors[0].path).toBe("/file/data/character_book/entries/10/keys");
+    expect(body.error.message).toMatch(/100008 characters, over the limit of 100000 characters of keys a book/);
+  });
+
+  /** JSON text of `levels` objects nested in one another (`{}` is one level), written out rather than stringified. */
+  const nestedJson = (levels: number, open = '{"a":', empty = "{}", close = "}") => `${open.repeat(levels - 1)}${empty}${close.repeat(levels - 1)}`;
+  /** The card's JSON with `value`'s JSON text where the string `"DEEP"` was. */
+  const withDeep = (card: unknown, value: string) => JSON.stringify(card).replace('"DEEP"', value);
+
+  it("400, not 500, for a card nested 5,000 deep, wherever it carries the JSON and however it comes (issue 31 L4)", async () => {
+    const deep = nestedJson(5_000);
+    const deepArrays = nestedJson(5_000, "[", "[]", "]");
+    const entry = (fields: Record<string, unknown>) => ({ keys: ["k"], content: "c", extensions: {}, enabled: true, insertion_order: 0, ...fields });
+    const cases: [string, string][] = [
+      [withDeep(v2Card({ extensions: "DEEP" }), deep), "/file/data/extensions"],
+      [withDeep(v3Card({ extensions: { vendor: "DEEP" } }), deepArrays), "/file/data/extensions"],
+      [withDeep({ name: "V1", first_mes: "Hi.", extensions: "DEEP" }, deep), "/file/extensions"],
+      [withDeep(v2Card({ character_book: { ...LOREBOOK, extensions: "DEEP" } }), deep), "/file/data/character_book/extensions"],
+      [withDeep(v2Card({ character_book: { ...LOREBOOK, entries: [entry({}), entry({ extensions: "DEEP" })] } }), deep), "/file/data/character_book/entries/1/extensions"],
+      [withDeep(v2Card({ character_book: { ...LOREBOOK, entries: [entry({ "vendor/field": "DEEP" })] } }), deepArrays), "/file/data/character_book/entries/0/vendor~1field"],
+      [withDeep(v3Card({ assets: [{ type: "icon", uri: "ccdefault:", name: "main", ext: "png", meta: "DEEP" }] }), deep), "/file/data/assets"],
+      [withDeep({ ...v3Card(), tool_state: "DEEP" }, deep), "/file/tool_state"],
+    ];
+    for (const [json, path] of cases) {
+      for (const bytes of [json, pngCard({ raw: { ccv3: Buffer.from(json).toString("base64") } }), pngCard({ raw: { chara: Buffer.from(json).toString("base64") } })]) {
+        const body = await refused(bytes, 400, "invalid_request", "deep.json");
+        expect(body.error.details.errors[0].path, path).toBe(path);
+        expect(body.error.message).toMatch(/more than 64 levels deep/);
+      }
+    }
+  });
+
+  it("takes a card nested exactly 64 levels deep, and exports it; 65 is refused (issue 31 L4)", async () => {
+    // The card is level 1, `data` 2, `extensions` 3: 62 levels from `extensions` down make 64.
+    const persona = await imported(fixture.alice, withDeep(v2Card({ extensions: "DEEP" }), nestedJson(62)), "deep-ok.json");
+    const { data } = await cardJson(fixture.alice, persona.id);
+    let depth = 0;
+    for (let at: unknown = data.extensions; at && typeof at === "object"; at = (at as { a?: unknown }).a) depth++;
+    expect(depth).toBe(62);
+    await refused(withDeep(v2Card({ extensions: "DEEP" }), nestedJson(63)), 400, "invalid_request", "deep.json");
+  });
+
+  it("400, not 500, for text PostgreSQL refuses anywhere in the card: NUL, a lone surrogate (issue 31 L4)", async () => {
+    const cases: [unknown, string, RegExp][] = [
+      [v2Card({ description: "a\u0000b" }), "/file/data/description", /NUL/],
+      [v2Card({ extensions: { vendor: { note: "x\ud800y" } } }), "/file/data/extensions/vendor/note", /lone UTF-16 surrogate/],
+      [v3Card({ extensions: { ["k\udc00"]: 1 } }), "/file/data/extensions", /property name .*lone UTF-16 surrogate/],
+      [v2Card({ character_book: { ...LOREBOOK, entries: [{ ...LOREBOOK.entries[0], keys: ["ok", "bad\u0000"] }] } }), "/file/data/character_book/entries/0/keys/1", /NUL/],
+    ];
+    for (const [card, path, message] of cases) {
+      for (const bytes of [JSON.stringify(card), pngCard({ ccv3: card })]) {
+        const body = await refused(bytes, 400, "invalid_request", "odd.json");
+        expect(body.error.details.errors[0].path).toBe(path);
+        expect(body.error.message).toMatch(message);
+      }
+    }
+  });
+
   it("402 past the plan's persona limit, and the avatar file is deleted again", async () => {
     const bob = await registerUser(fixture.service);
     for (let i = 0; i < 3; i++) await imported(bob, JSON.stringify({ name: `Filler ${i}` }), "f.json");

@@ -14,6 +14,7 @@ import { childGroup } from "./lib/children.ts";
 import { scratchDatabase } from "./lib/database.ts";
 import { measure, type LoadOptions, type LoadRequest, type LoadResult } from "./lib/load.ts";
 import { freePort, startNode, type Child } from "./lib/processes.ts";
+import { embeddedSocket } from "./lib/persona.ts";
 import { json } from "./lib/requests.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -107,9 +108,9 @@ const range = (values: number[], digits = 2) => {
 
 async function main(): Promise<number> {
   console.log(`node ${process.version} (${process.platform}/${process.arch}); ${ROUNDS} round(s); autocannon ${load.connections} connections, ${load.warmupS} s warm-up + ${load.durationS} s per measurement`);
-  const dbPort = await freePort();
-  const embedded = await startPersona({ EMBEDDED_DB_IN_MEMORY: "true", EMBEDDED_DB_PORT: String(dbPort), DATABASE_URL: "" }, 1);
-  const embeddedDb = `postgres://postgres@127.0.0.1:${dbPort}/postgres`;
+  const socket = embeddedSocket();
+  const embedded = await startPersona({ EMBEDDED_DB_IN_MEMORY: "true", EMBEDDED_DB_SOCKET_DIR: socket.dir, DATABASE_URL: "" }, 1);
+  const embeddedDb = socket.url;
   const reference = { healthz: await answer(embedded.url, healthz), invalid: await answer(embedded.url, invalidLogin) };
   const routes = [
     { method: "GET", path: healthz.path, ...reference.healthz },

@@ -36,5 +36,5 @@ export function normalizeBaseUrl(raw: string): string {
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new TypeError(`invalid base URL ${JSON.stringify(raw)}: must be http:// or https://`);
   }
-  return `${url.origin}${url.pathname.replace(/\/+$/, "")}`;
+  return `${url.origin}${url.pathname.replace(/(?<!\/)\/+$/, "")}`;
 }

@@ -422,7 +422,8 @@ export interface paths {
         put?: never;
         /**
          * Reset the password
-         * @description Set a new password with the e-mailed token; every refresh token of the user is revoked.
+         * @description Set a new password with the e-mailed token. Every credential of the user is revoked: logins,
+         *     OAuth grants and API keys of every scope; the answer counts them.
          */
         post: operations["auth_reset_password"];
         delete?: never;
@@ -4555,6 +4556,28 @@ export interface components {
             token: string;
             new_password: components["schemas"]["Password"];
         };
+        ResetPasswordResponse: {
+            message: string;
+            revoked: components["schemas"]["ResetPasswordRevoked"];
+        };
+        /** @description What a password reset revoked: a reset means the account may be compromised, so every credential of it ends. */
+        ResetPasswordRevoked: {
+            /**
+             * Format: int32
+             * @description The user's own logins, with their access and refresh tokens.
+             */
+            sessions: number;
+            /**
+             * Format: int32
+             * @description Grants of OAuth apps, with their access and refresh tokens.
+             */
+            oauth_grants: number;
+            /**
+             * Format: int32
+             * @description Live API keys of every scope, including those minted through an OAuth grant.
+             */
+            api_keys: number;
+        };
         /** @description The reviewer of a review list item. */
         ReviewAuthor: {
             id: components["schemas"]["Uuid"];
@@ -5920,6 +5943,8 @@ export type SchemaRefreshRequest = components['schemas']['RefreshRequest'];
 export type SchemaRegisterRequest = components['schemas']['RegisterRequest'];
 export type SchemaRegisterResponse = components['schemas']['RegisterResponse'];
 export type SchemaResetPasswordRequest = components['schemas']['ResetPasswordRequest'];
+export type SchemaResetPasswordResponse = components['schemas']['ResetPasswordResponse'];
+export type SchemaResetPasswordRevoked = components['schemas']['ResetPasswordRevoked'];
 export type SchemaReviewAuthor = components['schemas']['ReviewAuthor'];
 export type SchemaReviewItem = components['schemas']['ReviewItem'];
 export type SchemaReviewList = components['schemas']['ReviewList'];
@@ -7408,10 +7433,15 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "Password changed. Please log in again."
+                     *       "message": "Password changed. Please log in again.",
+                     *       "revoked": {
+                     *         "sessions": 2,
+                     *         "oauth_grants": 1,
+                     *         "api_keys": 3
+                     *       }
                      *     }
                      */
-                    "application/json": components["schemas"]["MessageResponse"];
+                    "application/json": components["schemas"]["ResetPasswordResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -1,7 +1,7 @@
 // `npm install` runs this (postinstall): it creates and migrates an embedded database once and
 // keeps its data dir as the template new embedded databases start from (server/db/embedded-template.ts).
 // A failure only costs speed, so it never fails the install: the database is then created at start.
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import type { Template } from "../server/db/embedded-template.ts";
@@ -20,7 +20,7 @@ async function build(target: Template): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), "persona-template-"));
   try {
     const dataDir = join(work, "db");
-    const embedded = await startEmbeddedPostgres(dataDir, 0, { template: false });
+    const embedded = await startEmbeddedPostgres(dataDir, { template: false });
     const config = loadConfig({ DATABASE_URL: embedded.url, LOG_LEVEL: "warn" });
     const db = await openDatabase(config, createLogger(config));
     try {
@@ -41,10 +41,11 @@ async function build(target: Template): Promise<void> {
     mkdirSync(cache, { recursive: true });
     // Each written beside its place and renamed, the directory last: a template is used only once
     // both are there, so an interrupted install never leaves half of one.
-    writeFileSync(`${target.tar}.partial`, tar);
+    writeFileSync(`${target.tar}.partial`, tar, { mode: 0o644 });
     renameSync(`${target.tar}.partial`, target.tar);
     rmSync(`${target.dir}.partial`, { recursive: true, force: true });
     cpSync(dataDir, `${target.dir}.partial`, { recursive: true });
+    await writableByOwnerOnly(`${target.dir}.partial`, target.tar);
     renameSync(`${target.dir}.partial`, target.dir);
     // Templates of earlier code or packages are never used again.
     for (const file of readdirSync(cache)) {
@@ -56,11 +57,24 @@ async function build(target: Template): Promise<void> {
   }
 }
 
+/**
+ * PGlite writes its files 0666, and the server will not copy a template anyone else could have
+ * altered (issue 31 M5): the template is the installer's to write, everyone's to read (it holds no
+ * secret). A template made before that is set right here.
+ */
+async function writableByOwnerOnly(dir: string, tar: string): Promise<void> {
+  const { keepOthersFromWriting } = await import("../server/db/private-files.ts");
+  keepOthersFromWriting(dir);
+  chmodSync(tar, 0o644);
+}
+
 try {
   const { currentTemplate, templatePaths } = await import("../server/db/embedded-template.ts");
   const current = currentTemplate();
-  if (current) say(`up to date (${current.dir})`);
-  else await build(templatePaths());
+  if (current) {
+    await writableByOwnerOnly(current.dir, current.tar);
+    say(`up to date (${current.dir})`);
+  } else await build(templatePaths());
 } catch (error) {
   say(`not made (new embedded databases are created at start instead): ${error instanceof Error ? error.message : String(error)}`);
 }

@@ -19,7 +19,7 @@ export const settings = {
   DATABASE_URL: { key: "databaseUrl", schema: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL").optional(), doc: "PostgreSQL 15+ with pgvector. Unset: the embedded PGlite database." },
   PERSONA_DATA_DIR: { key: "dataDir", schema: z.string().min(1).default(".persona"), doc: "Data directory of the embedded default (database in `db/`)." },
   EMBEDDED_DB_IN_MEMORY: { key: "embeddedDbInMemory", schema: bool.default(false), doc: "Keep the embedded database in memory: nothing survives a restart (tests, demos)." },
-  EMBEDDED_DB_PORT: { key: "embeddedDbPort", schema: int(0, 65535).default(0), doc: "Loopback port the embedded database is served on (0 picks a free one)." },
+  EMBEDDED_DB_SOCKET_DIR: { key: "embeddedDbSocketDir", schema: z.string().min(1).optional(), doc: "Directory of the embedded database's Unix socket, private to this user (0700; the database is reachable through no port). Default: `PERSONA_DATA_DIR/db.socket`, or a temporary one with `EMBEDDED_DB_IN_MEMORY`. A second process on the same data, as the same user: `DATABASE_URL=postgres:///postgres?host=<this dir>&user=postgres`." },
   DATABASE_POOL_MAX: { key: "databasePoolMax", schema: int(1, 200).default(10), doc: "Connections per process to the database." },
   LOG_LEVEL: { key: "logLevel", schema: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"), doc: "pino log level." },
   LOG_PRETTY: { key: "logPretty", schema: bool.default(false), doc: "Human-readable logs instead of JSON lines (development)." },
@@ -32,8 +32,11 @@ export const settings = {
   ADMISSION_QUEUE_MS: { key: "admission.queueMs", schema: int(0, 600_000).default(5_000), doc: "How long a request may wait for a place before it gets 429 with Retry-After." },
   RATE_LIMIT_PER_MINUTE: { key: "rateLimitPerMinute", schema: int(1, 1_000_000).default(600), doc: "Requests per minute per client (user, key or IP) across all processes." },
   BODY_LIMIT_BYTES: { key: "bodyLimitBytes", schema: int(1024, 100 * 1024 * 1024).default(1024 * 1024), doc: "Largest JSON or form body accepted (uploads have their own limits)." },
+  BODY_TIMEOUT_MS: { key: "bodyTimeoutMs", schema: int(1_000, 600_000).default(30_000), doc: "A JSON or form body must arrive within this many milliseconds of the request's headers; a slower one is answered 408 and its connection closed. It holds no admission place meanwhile." },
+  UPLOAD_IDLE_TIMEOUT_MS: { key: "uploadIdleTimeoutMs", schema: int(1_000, 600_000).default(30_000), doc: "An upload (multipart body) that sends nothing for this many milliseconds is answered 408 and its connection closed; one that keeps sending may take longer." },
   TRUST_PROXY: { key: "trustProxy", schema: bool.default(false), doc: "Take the client IP from `X-Forwarded-For` (behind a reverse proxy)." },
   SHUTDOWN_TIMEOUT_MS: { key: "shutdownTimeoutMs", schema: int(0, 600_000).default(10_000), doc: "How long SIGTERM waits for in-flight requests and jobs before closing." },
+  SHUTDOWN_IDLE_GRACE_MS: { key: "shutdownIdleGraceMs", schema: int(0, 60_000).default(1_000), doc: "On SIGTERM, how long a keep-alive connection that is idle is kept open for a request already on its way; one that arrives is served, with `Connection: close`." },
   JWT_SECRET: { key: "jwtSecret", schema: z.string().min(32, "must be at least 32 characters").optional(), doc: "Signs access tokens (HS256). Unset: generated once and kept in the database." },
   SECRETS_KEY: { key: "secretsKey", schema: z.string().min(32, "must be at least 32 characters").optional(), doc: "Encrypts secrets at rest (bot tokens, webhook secrets). Unset: generated once and kept in the database." },
   SMTP_URL: { key: "smtpUrl", schema: z.string().regex(/^smtps?:\/\//, "must be an smtp:// or smtps:// URL").optional(), doc: "Send e-mail through this SMTP server. Unset: e-mails go to the outbox table and the log." },
@@ -53,6 +56,7 @@ export const settings = {
   LLM_MAX_RETRIES: { key: "llm.maxRetries", schema: int(0, 10).default(2), doc: "Retries of a model call that failed before answering (429, 5xx, connection errors)." },
   GENERATION_LEASE_MS: { key: "generationLeaseMs", schema: int(1_000, 600_000).default(30_000), doc: "How long a running streamed reply stays held without its process renewing it (renewed every quarter of it); past it, the next reader records the reply as failed: its process died." },
   STREAM_KEEPALIVE_MS: { key: "streamKeepAliveMs", schema: int(100, 600_000).default(15_000), doc: "Interval of the comment line that keeps a chat stream open through proxies." },
+  STREAMS_PER_USER: { key: "streamsPerUser", schema: int(1, 100_000).default(20), doc: "Server-sent event streams one user may hold open at once in one API process (room events, reply streams, generation resumes, OpenAI `stream: true`); one more gets 429 `rate_limited` with Retry-After. Counted per process: with N processes a user may hold up to N times this. See docs/operations.md." },
   EMBEDDINGS_PROVIDER: { key: "embeddings.provider", schema: z.enum(["openai", "local"]).optional(), doc: "Embeddings provider: `openai` or `local` (hashed lexical, no model files). Default: as `LLM_PROVIDER`." },
   EMBEDDINGS_MODEL: { key: "embeddings.model", schema: z.string().min(1).optional(), doc: "Embeddings model. Default: `text-embedding-3-small`, or `local-hashed-lexical-v1` with the local provider." },
   EMBEDDINGS_BATCH_SIZE: { key: "embeddings.batchSize", schema: int(1, 2048).default(64), doc: "Chunks embedded per provider call." },
@@ -174,7 +178,7 @@ export const LOCAL_EMBEDDINGS_MODEL = "local-hashed-lexical-v1";
  */
 export function publicBaseUrl(config: Pick<Config, "publicBaseUrl" | "host" | "port">): string {
   const host = config.host.includes(":") ? `[${config.host}]` : config.host;
-  return (config.publicBaseUrl ?? `http://${host}:${config.port}`).replace(/\/+$/, "");
+  return (config.publicBaseUrl ?? `http://${host}:${config.port}`).replace(/(?<!\/)\/+$/, "");
 }
 
 export class ConfigError extends Error {

@@ -102,7 +102,7 @@ function omit(value: unknown, keys: string[]): unknown {
 /** A contract description, wrapped: its paragraphs and list items keep their own lines. */
 function paragraphs(text: string): string[] {
   return text
-    .split(/\n(?=\s*(?:[-*] |\d+\. ))|\n{2,}/)
+    .split(/\n(?=[ \t]*(?:[-*] |\d+\. ))|(?<!\n)\n{2,}/)
     .map((block) => (/^\s*(?:[-*] |\d+\. )/.test(block) ? `  ${wrap(oneLine(block), 4)}` : wrap(oneLine(block), 0)));
 }
 

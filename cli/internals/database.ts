@@ -16,19 +16,23 @@ export async function stderrLogger(): Promise<Logger> {
  * the embedded default in PERSONA_DATA_DIR). Used by the admin commands whose data has no API
  * endpoint: OAuth client registration and the e-mail outbox. On the embedded default with a server
  * running, the command attaches to the database that server serves (its data-dir lock names the
- * port): a second process must never open the dir itself.
+ * directory of its socket, which only their common user may enter): a second process must never
+ * open the dir itself.
  */
 export async function withServerDatabase<T>(work: (knex: Knex) => Promise<T>): Promise<T> {
-  const [{ loadConfig }, { openDatabase }, { liveHolder }] = await Promise.all([
+  const [{ loadConfig }, { openDatabase }, { liveHolder }, { embeddedDatabaseUrl }] = await Promise.all([
     import("../../server/config.ts"),
     import("../../server/db/database.ts"),
     import("../../server/db/data-dir-lock.ts"),
+    import("../../server/db/embedded-socket.ts"),
   ]);
   let config = loadConfig();
   if (!config.databaseUrl && !config.embeddedDbInMemory) {
     const holder = liveHolder(`${config.dataDir}/db`);
-    if (holder && !holder.port) throw new CliError(`the server (process ${holder.pid}) is still starting; try again in a moment`);
-    if (holder) config = { ...config, databaseUrl: `postgres://postgres@127.0.0.1:${holder.port}/postgres` };
+    if (holder) {
+      if (!holder.socket) throw new CliError(`the server (process ${holder.pid}) is still starting; try again in a moment`);
+      config = { ...config, databaseUrl: embeddedDatabaseUrl(holder.socket) };
+    }
   }
   const db = await openDatabase(config, await stderrLogger());
   try {

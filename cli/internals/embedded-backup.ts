@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { openPglite } from "../../server/db/pglite-open.ts";
 import { CliError } from "../errors.ts";
@@ -16,7 +16,7 @@ async function withLock<T>(dataDir: string, work: () => Promise<T>): Promise<T> 
   if (!(lock instanceof DataDirLock)) {
     throw new CliError(
       `the embedded database in ${dataDir} is in use by process ${lock.pid}` +
-        (lock.port === undefined ? " (still starting: try again once it serves)" : ": stop the server first") +
+        (lock.socket === undefined ? " (still starting: try again once it serves)" : ": stop the server first") +
         "; a PostgreSQL deployment is backed up and restored with pg_dump and pg_restore (docs/operations.md)",
     );
   }
@@ -73,6 +73,7 @@ export async function restoreDataDir(dataDir: string, file: string, force: boole
     // Restored beside the target and swapped in at the end, so a failed restore keeps the old data.
     const staging = join(dirname(dataDir), `.restoring-${process.pid}`);
     rmSync(staging, { recursive: true, force: true });
+    mkdirSync(staging, { mode: 0o700 });
     progress(`unpacking ${file} (${mb(statSync(file).size)})`);
     try {
       const db = await openPglite(staging, new Blob([readFileSync(file)]));
@@ -82,6 +83,9 @@ export async function restoreDataDir(dataDir: string, file: string, force: boole
       rmSync(staging, { recursive: true, force: true });
       throw new CliError(`${file} is not a backup this version can restore: ${error instanceof Error ? error.message : String(error)}`);
     }
+    // Unpacked as the archive had them (PGlite's files are 0666): the owner's only before it goes in place (issue 31 M5).
+    const { keepToOwner } = await import("../../server/db/private-files.ts");
+    keepToOwner(staging);
     rmSync(dataDir, { recursive: true, force: true });
     renameSync(staging, dataDir);
     progress(`restored into ${dataDir} in ${((Date.now() - started) / 1000).toFixed(1)} s`);

@@ -22,7 +22,8 @@ interface Row {
   to: string;
   subject: string;
   kind: string;
-  text?: string;
+  text?: string | null;
+  text_sealed?: string | null;
   created_at: Date;
   sent_at: Date | null;
 }
@@ -47,9 +48,17 @@ export async function listOutbox(knex: Knex, filter: { to?: string; kind?: strin
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/**
+ * One mail with its text, opened with the server's secrets key (SECRETS_KEY, else the one kept in
+ * the database): the outbox keeps a mail's text sealed, and drops it once an SMTP server took the
+ * mail (issue 31 M3).
+ */
 export async function findOutboxMail(knex: Knex, id: string): Promise<OutboxMailDetail | undefined> {
   // The column is a uuid: anything else would be a SQL error rather than "not found".
   if (!UUID.test(id)) return undefined;
   const row = (await knex<Row>("email_outbox").where({ id }).first()) as Row | undefined;
-  return row ? { ...summary(row), text: row.text ?? "" } : undefined;
+  if (!row) return undefined;
+  const [{ loadConfig }, { outboxMailText }] = await Promise.all([import("../../server/config.ts"), import("../../server/providers/email/sealing.ts")]);
+  const text = await outboxMailText(knex, loadConfig().secretsKey, { text: row.text ?? null, text_sealed: row.text_sealed ?? null });
+  return { ...summary(row), text: text ?? "(the text was dropped once the mail was sent)" };
 }

@@ -126,7 +126,7 @@ export class PersonaClient {
  * );
  */
 export function createClient(credentials: ClientCredentials, options: ClientOptions = {}): PersonaClient {
-  const baseUrl = credentials.baseUrl.replace(/\/+$/, "");
+  const baseUrl = credentials.baseUrl.replace(/(?<!\/)\/+$/, "");
   const timeout = options.timeout ?? 60_000;
   const maxRetries = options.maxRetries ?? 2;
   // Late-bound so that a test or polyfill that replaces globalThis.fetch after creation is honoured.

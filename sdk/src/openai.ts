@@ -4,5 +4,5 @@
  * then `model` is a persona id.
  */
 export function openaiBaseUrl(baseUrl: string): string {
-  return `${baseUrl.replace(/\/+$/, "")}/openai/v1`;
+  return `${baseUrl.replace(/(?<!\/)\/+$/, "")}/openai/v1`;
 }

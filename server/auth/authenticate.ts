@@ -1,7 +1,7 @@
 import type { Request, RequestHandler } from "express";
 import { operationsById } from "../contract.ts";
 import { ApiError } from "../http/errors.ts";
-import { setPrincipal, type Principal } from "../http/principal.ts";
+import { callerOf, setPrincipal, type Principal } from "../http/principal.ts";
 import { operationIdOf } from "../http/router.ts";
 import type { Services } from "../services.ts";
 import { touchApiKeyUse } from "./api-keys/service.ts";
@@ -11,32 +11,41 @@ import { resolveCredential, type Credential } from "./service.ts";
 import { sha256 } from "./tokens.ts";
 
 /**
- * Resolves the credential of an operation that needs one (session JWT, OAuth access token or API
- * key, in `Authorization: Bearer` or `X-API-Key`) to the request's principal, then enforces the
- * operation's scope (403). A credential seen recently comes from this process's credential cache
- * (no round trip, no signature check); revocations reach the cache before the revoking request
- * answers, and other processes through database notifications (credential-cache.ts).
+ * Resolves the credential a request carries (session JWT, OAuth access token or API key, in
+ * `Authorization: Bearer` or `X-API-Key`) to the request's principal, on every operation, before
+ * anything reads its body (issue 31: the caller is known before the service spends anything on the
+ * request); `requireCredential` then enforces it where the operation needs one. An invalid
+ * credential leaves the request without a principal, so the rate limit between the two stages
+ * counts it against the client's address, never against the string it sent (issue 31 M1).
+ * A credential seen recently comes from this process's credential cache (no round trip, no
+ * signature check); revocations reach the cache before the revoking request answers, and other
+ * processes through database notifications (credential-cache.ts).
  */
-export function authenticate(services: Services): RequestHandler {
+export function identifyCaller(services: Services): RequestHandler {
   const cache = credentialCache(services);
   return async (req, _res, next) => {
-    const operationId = operationIdOf(req);
-    const op = operationId ? operationsById.get(operationId) : undefined;
-    if (!op?.scope) return next();
+    const credential = credentialOf(req);
+    if (!credential) return next();
     try {
-      const credential = credentialOf(req);
-      const principal = credential && (await principalFor(services, cache, credential));
-      if (!principal) return next(new ApiError(401, "unauthorized", "Credentials are missing, invalid, expired or revoked"));
-      if (!allows(principal, op)) {
-        return next(new ApiError(403, "forbidden", `This credential lacks the "${op.scope}" scope this operation needs`));
-      }
-      setPrincipal(req, principal);
+      const principal = await principalFor(services, cache, credential);
+      if (principal) setPrincipal(req, principal);
       next();
     } catch (error) {
       next(error);
     }
   };
 }
+
+/** 401 for an operation that needs a credential and has no valid one; 403 when its scope is missing. */
+export const requireCredential: RequestHandler = (req, _res, next) => {
+  const operationId = operationIdOf(req);
+  const op = operationId ? operationsById.get(operationId) : undefined;
+  if (!op?.scope) return next();
+  const principal = callerOf(req);
+  if (!principal) return next(new ApiError(401, "unauthorized", "Credentials are missing, invalid, expired or revoked"));
+  if (!allows(principal, op)) return next(new ApiError(403, "forbidden", `This credential lacks the "${op.scope}" scope this operation needs`));
+  next();
+};
 
 // An API key's last_used_at is written at most this often (the database lookup writes it too).
 const TOUCH_EVERY_MS = 60_000;

@@ -1,5 +1,6 @@
 import type { Request, RequestHandler } from "express";
 import { RateLimiterPostgres, RateLimiterRes } from "rate-limiter-flexible";
+import { clientAddressKey } from "../http/client-identity.ts";
 import { ApiError } from "../http/errors.ts";
 import { unnamedStatements } from "../http/rate-limit.ts";
 import { operationIdOf, type OperationId } from "../http/router.ts";
@@ -60,7 +61,7 @@ export function authLimits(services: Services): RequestHandler {
     const email = rule.perEmail ? emailOf(req) : undefined;
     // Both counts are taken on every call, so a refusal by one still counts against the other.
     const outcomes = await Promise.allSettled([
-      perIp.consume(req.ip ?? "unknown"),
+      perIp.consume(clientAddressKey(req)),
       ...(email === undefined ? [] : [perEmail.consume(sha256(email.toLowerCase()))]),
     ]);
     let waitMs = 0;

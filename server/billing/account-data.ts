@@ -12,9 +12,9 @@ import { toInvoice, toSubscription } from "./views.ts";
 export const billingAccountData: AccountDataSection[] = [
   {
     key: "billing",
-    tables: ["billing_customers", "billing_subscriptions", "billing_invoices"],
+    tables: ["billing_customers", "billing_subscriptions", "billing_invoices", "billing_duplicate_subscriptions"],
     async exportRows({ knex, userId }) {
-      const { customers, subscriptions, invoices } = await billingRecordsOf(knex, userId);
+      const { customers, subscriptions, invoices, duplicates } = await billingRecordsOf(knex, userId);
       return [
         ...customers.map((customer) => ({ record: "customer", ...customer })),
         ...subscriptions.map((row) => ({
@@ -26,6 +26,17 @@ export const billingAccountData: AccountDataSection[] = [
           ended_at: row.ended_at,
         })),
         ...invoices.map((row) => ({ record: "invoice", ...toInvoice(row), provider: row.provider, provider_invoice_id: row.provider_invoice_id })),
+        // A second subscription that was cancelled and refunded (issue 31 M4).
+        ...duplicates.map((row) => ({
+          record: "duplicate_subscription",
+          provider: row.provider,
+          provider_subscription_id: row.provider_subscription_id,
+          kept_subscription_id: row.kept_subscription_id,
+          refunds: row.refunds,
+          refunded_amount: Number(row.refunded_amount),
+          currency: row.currency,
+          cancelled_at: row.cancelled_at,
+        })),
       ];
     },
     async beforePurge(services, userIds) {

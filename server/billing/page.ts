@@ -24,6 +24,10 @@ function body(checkout: OfflineCheckout, csrfToken: string, path: string): strin
   if (checkout.status === "expired") {
     return `<p>This checkout has expired: start a new one.</p><p><a href="${escapeHtml(checkout.cancelUrl)}">Go back</a></p>`;
   }
+  if (checkout.subscribed) {
+    // Issue 31 M4: a second checkout of an account that has since subscribed sells nothing.
+    return `<p>Your account already has a subscription, so this checkout cannot be paid. Nothing was charged: change your plan from your account's billing settings instead.</p><p><a href="${escapeHtml(checkout.cancelUrl)}">Go back</a></p>`;
+  }
   return `<form method="post" action="${escapeHtml(path)}">
 <input type="hidden" name="csrf_token" value="${escapeHtml(csrfToken)}">
 <div class="actions">
@@ -58,7 +62,8 @@ ${body(checkout, csrfToken, path)}
 }
 
 /**
- * Sent so that it cannot be framed (clickjacking on Pay), cached or made to load anything. The
+ * Sent so that it cannot be framed (clickjacking on Pay: `frame-ancestors 'none'`, and
+ * X-Frame-Options for browsers without it, issue 31 I3), cached or made to load anything. The
  * return addresses' origins are in `form-action`: browsers apply it to the redirect that follows the
  * form post, and with `'self'` alone Chromium stops the 303.
  */
@@ -67,7 +72,7 @@ export function sendCheckoutPage(res: Response, checkout: OfflineCheckout, csrfT
   res
     .status(200)
     .set({
-      "Content-Security-Policy": `default-src 'none'; style-src 'unsafe-inline'; form-action 'self' ${origins}`,
+      "Content-Security-Policy": `default-src 'none'; style-src 'unsafe-inline'; form-action 'self' ${origins}; frame-ancestors 'none'`,
       "X-Frame-Options": "DENY",
       "Cache-Control": "no-store",
       "Referrer-Policy": "no-referrer",

@@ -1,3 +1,5 @@
+import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { components } from "../../generated/openapi.d.ts";
 import { ApiError, notFound } from "../http/errors.ts";
 import type { PageWindow } from "../http/paging.ts";
@@ -10,7 +12,7 @@ import type { Services } from "../services.ts";
 import { paymentsOf } from "./events.ts";
 import { limitsOf } from "./plans.ts";
 import { checkReturnUrls } from "./return-urls.ts";
-import { customerOf, keepCustomer, listInvoices, subscriptionOf, userEmail, type SubscriptionRow } from "./store.ts";
+import { claimPlanChange, customerOf, keepCustomer, listInvoices, releasePlanChange, subscriptionOf, userEmail, type SubscriptionRow } from "./store.ts";
 import { applySubscription } from "./sync.ts";
 import { messagesSentIn, planOf, usagePeriod } from "./usage.ts";
 
@@ -87,6 +89,42 @@ async function record(services: Services, userId: string, subscription: Provider
   return row;
 }
 
+/** How long a change may hold the account's claim: past any run of provider calls (30 s timeouts, retries), so only a crashed process's claim lapses. */
+const PLAN_CHANGE_CLAIM_MS = 3 * 60_000;
+/** How long a request waits for another change of the same account before answering 503. */
+const PLAN_CHANGE_WAIT_MS = 30_000;
+const PLAN_CHANGE_POLL_MS = { first: 10, most: 200 };
+
+/**
+ * Runs `change` on the account's subscription row while holding the row's claim, so that changes of
+ * one account run one after the other, each deciding on the state the previous one left (issue 31
+ * L1: concurrent upgrades each charged the proration, and one made an immediate downgrade). The
+ * claim is a column, not a lock held by a transaction: the change calls the payment provider in
+ * between, and on the embedded database an open transaction holds the one session every other
+ * request needs (the offline provider's own events included). A request that finds the claim taken
+ * waits for it; `change` gets undefined when the account has no subscription row.
+ */
+async function oneChangeAtATime<T>(services: Services, userId: string, change: (row: SubscriptionRow | undefined) => Promise<T>): Promise<T> {
+  const { knex } = services.db;
+  const claim = randomUUID();
+  const deadline = Date.now() + PLAN_CHANGE_WAIT_MS;
+  for (let wait = PLAN_CHANGE_POLL_MS.first; ; wait = Math.min(wait * 2, PLAN_CHANGE_POLL_MS.most)) {
+    const row = await claimPlanChange(knex, userId, claim, PLAN_CHANGE_CLAIM_MS);
+    if (row) {
+      try {
+        return await change(row);
+      } finally {
+        await releasePlanChange(knex, userId, claim).catch((error: unknown) => services.log.warn({ err: error, userId }, "a plan change's claim could not be released; it lapses by itself"));
+      }
+    }
+    if (!(await subscriptionOf(knex, userId))) return change(undefined);
+    if (Date.now() >= deadline) {
+      throw new ApiError(503, "service_unavailable", "Another change to your subscription is still being made: retry in a moment", undefined, { "Retry-After": "5" });
+    }
+    await sleep(wait);
+  }
+}
+
 export interface PlanChangeResult {
   row: SubscriptionRow;
   plan: PaidPlan;
@@ -102,7 +140,10 @@ export interface PlanChangeResult {
  * the provider). Asking for the current plan while a downgrade is pending drops the downgrade.
  */
 export async function changePlan(services: Services, userId: string, plan: PaidPlan): Promise<PlanChangeResult> {
-  const row = await subscriptionOf(services.db.knex, userId);
+  return oneChangeAtATime(services, userId, (row) => changePlanOf(services, userId, row, plan));
+}
+
+async function changePlanOf(services: Services, userId: string, row: SubscriptionRow | undefined, plan: PaidPlan): Promise<PlanChangeResult> {
   if (!row) throw new ApiError(404, "not_found", "You have no subscription to change: start one with POST /v1/billing/checkout");
   if (row.plan === "free") throw new ApiError(409, "conflict", "Your subscription has ended: start a new one with POST /v1/billing/checkout");
   const provider = paymentsOf(services);
@@ -142,9 +183,12 @@ export async function changePlan(services: Services, userId: string, plan: PaidP
   return { ...unchanged, row: scheduled, scheduledChangeAt: scheduled.scheduled_change_at ?? scheduled.current_period_end };
 }
 
-/** Cancels at the period end; a second cancellation answers the pending one unchanged. */
+/** Cancels at the period end; a second cancellation answers the pending one unchanged. Waits for a plan change under way. */
 export async function cancelSubscription(services: Services, userId: string): Promise<SubscriptionRow & { cancel_at: Date; canceled_at: Date }> {
-  const row = await subscriptionOf(services.db.knex, userId);
+  return oneChangeAtATime(services, userId, (row) => cancelSubscriptionOf(services, userId, row));
+}
+
+async function cancelSubscriptionOf(services: Services, userId: string, row: SubscriptionRow | undefined): Promise<SubscriptionRow & { cancel_at: Date; canceled_at: Date }> {
   if (!row) throw new ApiError(404, "not_found", "You have no subscription to cancel");
   if (row.plan === "free") throw new ApiError(404, "not_found", "Your subscription has already ended");
   if (row.cancel_at && row.canceled_at) return row as SubscriptionRow & { cancel_at: Date; canceled_at: Date };

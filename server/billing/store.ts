@@ -22,6 +22,9 @@ export interface SubscriptionRow {
   provider_read_at: Date;
   created_at: Date;
   updated_at: Date;
+  /** The plan change running now (claimPlanChange), and until when its claim holds. */
+  change_claim?: string | null;
+  change_claimed_until?: Date | null;
 }
 
 export interface InvoiceRow {
@@ -81,6 +84,25 @@ export async function subscriptionOf(knex: Knex, userId: string): Promise<Subscr
 /** The user's subscription row, locked until the transaction ends: changes to one account queue up. */
 export async function lockSubscriptionOf(trx: Knex.Transaction, userId: string): Promise<SubscriptionRow | undefined> {
   return trx("billing_subscriptions").where({ user_id: userId }).forUpdate().first();
+}
+
+/**
+ * Claims the account's subscription row for one plan change until it is released or `ttlMs` has
+ * passed (by the database's clock, the same for every process), and answers the row as it stands;
+ * undefined when another change holds it, or when the account has no subscription row (issue 31 L1).
+ */
+export async function claimPlanChange(knex: Knex, userId: string, claim: string, ttlMs: number): Promise<SubscriptionRow | undefined> {
+  const rows = await knex("billing_subscriptions")
+    .where({ user_id: userId })
+    .where((free) => free.whereNull("change_claim").orWhere("change_claimed_until", "<", knex.fn.now()))
+    .update({ change_claim: claim, change_claimed_until: knex.raw("now() + ? * interval '1 millisecond'", [ttlMs]) })
+    .returning("*");
+  return rows[0] as SubscriptionRow | undefined;
+}
+
+/** Gives the claim back, if it is still this one's (a row replaced meanwhile carries none). */
+export async function releasePlanChange(knex: Knex, userId: string, claim: string): Promise<void> {
+  await knex("billing_subscriptions").where({ user_id: userId, change_claim: claim }).update({ change_claim: null, change_claimed_until: null });
 }
 
 /** Locks the user's row, so that the first subscription of an account is written once. */
@@ -150,13 +172,52 @@ export async function purgeEvents(knex: Knex, before: Date): Promise<number> {
   return knex("billing_events").where("processed_at", "<", before).delete();
 }
 
+// ---------------------------------------------------------------- second subscriptions (issue 31 M4)
+
+export interface DuplicateSubscriptionRow {
+  id: string;
+  user_id: string;
+  provider: string;
+  provider_subscription_id: string;
+  kept_subscription_id: string;
+  event_id: string;
+  event_type: string;
+  refunds: { id: string | null; invoice: string; amount: number; currency: string; failure: string | null }[];
+  refunded_amount: number;
+  currency: string | null;
+  cancelled_at: Date;
+  created_at: Date;
+}
+
+/** Records a second subscription cancelled and refunded; false when it was recorded already (a retried event). */
+export async function recordDuplicateSubscription(trx: Knex.Transaction, row: DuplicateSubscriptionRow): Promise<boolean> {
+  const inserted = await trx("billing_duplicate_subscriptions")
+    .insert({ ...row, refunds: JSON.stringify(row.refunds) })
+    .onConflict(["provider", "provider_subscription_id"])
+    .ignore()
+    .returning("id");
+  return inserted.length > 0;
+}
+
+/** Whether the provider's subscription was cancelled here as an account's second one. */
+export async function isDuplicateSubscription(knex: Knex, provider: string, subscriptionId: string | null): Promise<boolean> {
+  if (!subscriptionId) return false;
+  return (await knex("billing_duplicate_subscriptions").where({ provider, provider_subscription_id: subscriptionId }).first("id")) !== undefined;
+}
+
 // ---------------------------------------------------------------- the export
 
 export async function billingRecordsOf(knex: Knex, userId: string) {
-  const [customers, subscriptions, invoices] = await Promise.all([
+  const [customers, subscriptions, invoices, duplicates] = await Promise.all([
     knex("billing_customers").where({ user_id: userId }).select("provider", "customer_id", "created_at"),
     knex("billing_subscriptions").where({ user_id: userId }).select("*"),
     knex("billing_invoices").where({ user_id: userId }).orderBy([{ column: "created_at" }, { column: "id" }]).select("*"),
+    knex("billing_duplicate_subscriptions").where({ user_id: userId }).orderBy([{ column: "created_at" }, { column: "id" }]).select("*"),
   ]);
-  return { customers: customers as Record<string, unknown>[], subscriptions: subscriptions as SubscriptionRow[], invoices: invoices as InvoiceRow[] };
+  return {
+    customers: customers as Record<string, unknown>[],
+    subscriptions: subscriptions as SubscriptionRow[],
+    invoices: invoices as InvoiceRow[],
+    duplicates: duplicates as DuplicateSubscriptionRow[],
+  };
 }

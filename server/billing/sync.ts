@@ -26,6 +26,21 @@ const GIVES_NOTHING = new Set(["canceled", "incomplete", "incomplete_expired", "
 export const PERIOD_END_TASK = "billing_period_end";
 
 /**
+ * News of a second live subscription for an account whose own subscription is live (two checkouts
+ * paid, issue 31 M4). It is not written: the event processor cancels and refunds it.
+ */
+export class SecondSubscriptionError extends Error {
+  override name = "SecondSubscriptionError";
+  readonly kept: string;
+  readonly second: string;
+  constructor(kept: string, second: string) {
+    super(`The account already has the live subscription ${kept}; ${second} is a second one`);
+    this.kept = kept;
+    this.second = second;
+  }
+}
+
+/**
  * The plan the account has at `now` by the provider's state. The provider moves a subscription at
  * its period end a little late (and its event later still); what it has scheduled for a moment
  * that has passed has happened, as far as limits go.
@@ -76,7 +91,9 @@ const eventData = (row: SubscriptionRow) => ({
  * record, the plan the account's limits follow, `subscription.created` / `subscription.cancelled`
  * in the event outbox when the state crosses into them, and the job that acts at the next period
  * end. A state read before the one already written is ignored, as is news of a subscription the
- * account has since replaced. Answers the record as it stands.
+ * account has since replaced. A second live subscription while the account's own is live throws
+ * `SecondSubscriptionError`, unless `replaces` names the account's one (it has ended at the
+ * provider). Answers the record as it stands.
  */
 export async function applySubscription(
   trx: Knex.Transaction,
@@ -84,6 +101,7 @@ export async function applySubscription(
   userId: string,
   subscription: ProviderSubscription,
   readAt: Date,
+  options: { replaces?: string | undefined } = {},
 ): Promise<SubscriptionRow | undefined> {
   const now = services.now();
   const provider = services.providers.payments.kind;
@@ -96,7 +114,9 @@ export async function applySubscription(
   // An ended subscription that is not the account's current one is old news.
   if (isNew && fields.plan === "free") return current;
   if (current && isNew && current.ended_at === null) {
-    services.log.warn({ userId, kept: subscription.id, replaced: current.provider_subscription_id }, "an account has two live subscriptions at the payment provider; the newer one is kept");
+    if (current.provider === provider && options.replaces !== current.provider_subscription_id) throw new SecondSubscriptionError(current.provider_subscription_id, subscription.id);
+    // Another provider's subscription (the service moved to Stripe), or one the provider no longer has.
+    services.log.warn({ userId, kept: subscription.id, replaced: current.provider_subscription_id }, "a live subscription was replaced by a new one");
   }
 
   let row: SubscriptionRow;

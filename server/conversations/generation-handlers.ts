@@ -1,5 +1,6 @@
 import { ApiError } from "../http/errors.ts";
 import { HANDLED, type Handler, type HandlerMap } from "../http/router.ts";
+import { takeStreamPlace } from "../http/stream-limits.ts";
 import { followGeneration } from "./generation-follow.ts";
 import { requireOwnGeneration, stopGeneration } from "./generation-service.ts";
 import { toGeneration } from "./generation-views.ts";
@@ -11,6 +12,7 @@ const conversation_generations_get: Handler<"conversation_generations_get"> = as
 
 /** Replays what the client missed (after `Last-Event-ID`), then follows the generation live. */
 const conversation_generations_stream: Handler<"conversation_generations_stream"> = async ({ services, principal, params, req, res }) => {
+  takeStreamPlace(services, res, principal.userId);
   const header = req.get("last-event-id");
   const afterSeq = header === undefined || header === "" ? 0 : Number(header);
   if (!Number.isSafeInteger(afterSeq) || afterSeq < 0) throw new ApiError(400, "invalid_request", "Last-Event-ID must be the id of an event of this stream");

@@ -2,6 +2,7 @@ import { ApiError } from "../http/errors.ts";
 import { idempotentOutcomeOf } from "../http/idempotency.ts";
 import { hasMoreBody, pageWindow } from "../http/paging.ts";
 import { HANDLED, type Handler, type HandlerMap } from "../http/router.ts";
+import { takeStreamPlace } from "../http/stream-limits.ts";
 import { beginStreamedReply, findStoredReply, sendMessage } from "./chat.ts";
 import {
   createConversation, deleteConversation, getConversation, listConversations, listMessages, searchMessages,
@@ -59,6 +60,7 @@ const conversations_send_message: Handler<"conversations_send_message"> = async 
  * the user message the first attempt stored.
  */
 const conversations_stream_message: Handler<"conversations_stream_message"> = async ({ services, principal, params, body, req, res, log }) => {
+  takeStreamPlace(services, res, principal.userId);
   const keepAliveMs = services.config.streamKeepAliveMs;
   const key = idempotentOutcomeOf<StreamOutcome>(req);
   const previous = key?.previous;

@@ -12,7 +12,7 @@ export async function enqueueTitle(services: Services, conversationId: string): 
 /** A title from the model, tidied: one line, no surrounding quotes, within the contract's 200 characters. */
 export function tidyTitle(raw: string): string {
   const line = raw.split("\n").map((part) => part.trim()).find(Boolean) ?? "";
-  const unquoted = line.replace(/^(title:\s*)/i, "").replace(/^["'“”‘’*]+|["'“”‘’*.]+$/g, "").trim();
+  const unquoted = line.replace(/^(title:\s*)/i, "").replace(/^["'“”‘’*]+|(?<!["'“”‘’*.])["'“”‘’*.]+$/g, "").trim();
   return [...unquoted].slice(0, TITLE_MAX).join("");
 }
 

@@ -1,5 +1,6 @@
 import { hasMoreBody, pageWindow } from "../http/paging.ts";
 import { HANDLED, type Handler, type HandlerMap } from "../http/router.ts";
+import { takeStreamPlace } from "../http/stream-limits.ts";
 import { activateBranch, listBranches, selectMessage } from "./branches.ts";
 import { followGeneration } from "./generation-follow.ts";
 import { startGeneration } from "./generation.ts";
@@ -26,6 +27,7 @@ async function streamTreeReply(
   begin: (stop: AbortSignal) => Promise<TreeReply>,
 ): Promise<typeof HANDLED> {
   const { services, principal, params, res, log } = context;
+  takeStreamPlace(services, res, principal.userId);
   const stop = new AbortController();
   const started = await begin(stop.signal);
   const live = await startGeneration(services, {

@@ -2,11 +2,11 @@ import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import type { BackupEndpoint } from "./online-backup.ts";
 
-/** Who holds an embedded data dir: the process, and the loopback port its database is served on. */
+/** Who holds an embedded data dir: the process, and where its database is served. */
 export interface LockHolder {
   pid: number;
-  /** Set once the database is up; a process still starting has none yet. */
-  port?: number;
+  /** The directory of the database's Unix socket (embedded-socket.ts). Set once the database is up; a process still starting has none yet. */
+  socket?: string;
   /** Where the holder serves online backups (the lock file is readable by its owner only). */
   backup?: BackupEndpoint;
   since: string;
@@ -15,9 +15,9 @@ export interface LockHolder {
 /**
  * One process per embedded data dir. PGlite is a single Postgres session on files it assumes it
  * alone writes: two processes on one dir lose data and can leave it unreadable. The lock is a file
- * beside the dir, created exclusively, naming the holder's PID (and, once up, the port the database
- * is served on, so that admin commands can attach to the running server instead of opening the
- * dir). Like PostgreSQL's postmaster.pid, a lock whose process is gone (kill -9, a crash) is stale
+ * beside the dir, created exclusively and readable by its owner only, naming the holder's PID (and,
+ * once up, where the database is served, so that admin commands and `serve --processes` attach to
+ * the running server instead of opening the dir). Like PostgreSQL's postmaster.pid, a lock whose process is gone (kill -9, a crash) is stale
  * and is taken over on the next start.
  */
 export class DataDirLock {
@@ -32,7 +32,8 @@ export class DataDirLock {
   /** Takes the lock of `dataDir`, or answers the live process that holds it. */
   static acquire(dataDir: string): DataDirLock | LockHolder {
     const path = lockPath(dataDir);
-    mkdirSync(dirname(path), { recursive: true });
+    // A new PERSONA_DATA_DIR is its owner's only (issue 31 M5); an existing one is the operator's.
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     const holder: LockHolder = { pid: process.pid, since: new Date().toISOString() };
     // Two rounds: the second follows the removal of a stale lock.
     for (let round = 0; round < 2; round++) {
@@ -56,9 +57,9 @@ export class DataDirLock {
     throw new Error(`Cannot take the lock ${path}`);
   }
 
-  /** Records the port the database is served on and its online backup, for admin commands to attach to. */
-  recordServing(port: number, backup?: BackupEndpoint): void {
-    this.#holder = { ...this.#holder, port, ...(backup ? { backup } : {}) };
+  /** Records where the database is served and its online backup, for admin commands to attach to. */
+  recordServing(socket: string, backup?: BackupEndpoint): void {
+    this.#holder = { ...this.#holder, socket, ...(backup ? { backup } : {}) };
     writeFileSync(this.path, JSON.stringify(this.#holder), { mode: 0o600 });
   }
 
@@ -67,7 +68,7 @@ export class DataDirLock {
   }
 }
 
-export const lockPath = (dataDir: string) => `${dataDir.replace(/\/+$/, "")}.lock`;
+export const lockPath = (dataDir: string) => `${dataDir.replace(/(?<!\/)\/+$/, "")}.lock`;
 
 /** The live process holding `dataDir`, if any (a stale lock counts as none). */
 export function liveHolder(dataDir: string): LockHolder | undefined {

@@ -1,6 +1,7 @@
-// Runs in a worker thread: PGlite (with pgvector and pg_trgm) served on a loopback port. Keeping the database
-// off the main thread means its WebAssembly work never stalls the HTTP event loop.
-import { cpSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+// Runs in a worker thread: PGlite (with pgvector and pg_trgm) served on a Unix socket in a directory of
+// its owner's only (embedded-socket.ts). Keeping the database off the main thread means its WebAssembly
+// work never stalls the HTTP event loop.
+import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { createServer, type Socket } from "node:net";
 import { promisify } from "node:util";
 import { parentPort, workerData } from "node:worker_threads";
@@ -10,7 +11,8 @@ import type { BackupEndpoint } from "./online-backup.ts";
 
 export interface EmbeddedThreadOptions {
   dataDir: string | undefined;
-  port: number;
+  /** The directory, private to this user, that the socket is made in (embedded-socket.ts). */
+  socketDir: string;
   pgvector: boolean;
   /** A migrated database to start a new one from instead of creating it (embedded-template.ts). */
   template: Template | undefined;
@@ -28,7 +30,7 @@ export interface EmbeddedTimings {
   fromTemplate: boolean;
 }
 
-export type EmbeddedThreadMessage = { type: "ready"; port: number; timings: EmbeddedTimings; backup?: BackupEndpoint } | { type: "stopped" };
+export type EmbeddedThreadMessage = { type: "ready"; timings: EmbeddedTimings; backup?: BackupEndpoint } | { type: "stopped" };
 
 // Postgres's default of 128 MB of shared buffers is for a server; here they sit in this process's
 // memory and were most of its idle RSS (measured: 400 MB with 128 MB, 250 MB with 16 MB). The
@@ -37,25 +39,34 @@ const SETTINGS = ["-c", "shared_buffers=16MB"];
 
 const options = workerData as EmbeddedThreadOptions;
 // Loaded here rather than imported, so that the thread can say how long loading PGlite takes.
-const [{ PGlite }, { pg_trgm }, { vector }, { PGLiteSocketHandler }, { PgliteSessionQueue }, { serveOnlineBackup }] = await Promise.all([
-  import("@electric-sql/pglite"),
-  import("@electric-sql/pglite/contrib/pg_trgm"),
-  import("@electric-sql/pglite-pgvector"),
-  import("@electric-sql/pglite-socket"),
-  import("./pglite-session-queue.ts"),
-  import("./online-backup.ts"),
-]);
+const [{ PGlite }, { pg_trgm }, { vector }, { PGLiteSocketHandler }, { PgliteSessionQueue }, { serveOnlineBackup }, { listenOnSocket }, { keepToOwner, writableByOthers }] =
+  await Promise.all([
+    import("@electric-sql/pglite"),
+    import("@electric-sql/pglite/contrib/pg_trgm"),
+    import("@electric-sql/pglite-pgvector"),
+    import("@electric-sql/pglite-socket"),
+    import("./pglite-session-queue.ts"),
+    import("./online-backup.ts"),
+    import("./embedded-socket.ts"),
+    import("./private-files.ts"),
+  ]);
 const loaded = Date.now();
-if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
+if (options.dataDir) {
+  // Closed to others before anything is written in it (issue 31 M5); what is in it is set right once open.
+  mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+  chmodSync(options.dataDir, 0o700);
+}
 const created = !options.dataDir || !existsSync(`${options.dataDir}/PG_VERSION`);
-const fromTemplate = created && options.template !== undefined;
-if (fromTemplate && options.dataDir) cpSync(options.template!.dir, options.dataDir, { recursive: true });
+const template = created ? trusted(options.template) : undefined;
+const fromTemplate = template !== undefined;
+if (template && options.dataDir) cpSync(template.dir, options.dataDir, { recursive: true });
 const db = await PGlite.create({
   dataDir: options.dataDir,
   extensions: options.pgvector ? { vector, pg_trgm } : { pg_trgm },
   startParams: [...PGlite.defaultStartParams, ...SETTINGS],
-  ...(fromTemplate && !options.dataDir ? { loadDataDir: new Blob([readFileSync(options.template!.tar)]) } : {}),
+  ...(template && !options.dataDir ? { loadDataDir: new Blob([readFileSync(template.tar)]) } : {}),
 });
+if (options.dataDir) keepToOwner(options.dataDir);
 const timings: EmbeddedTimings = { modulesMs: loaded - options.requestedAt, openMs: Date.now() - loaded, initdb: created && !fromTemplate, fromTemplate };
 const queue = new PgliteSessionQueue(db);
 const sockets = new Set<Socket>();
@@ -66,12 +77,7 @@ const server = createServer((socket) => {
   const handler = new PGLiteSocketHandler({ queryQueue: queue as never, closeOnDetach: true } as never);
   handler.attach(socket).catch(() => socket.destroy());
 });
-await new Promise<void>((resolve, reject) => {
-  server.once("error", reject);
-  server.listen(options.port, "127.0.0.1", () => resolve());
-});
-const address = server.address();
-if (!address || typeof address === "string") throw new Error("embedded database has no TCP address");
+await listenOnSocket(server, options.socketDir);
 // A data dir on disk can be backed up while it is served: the archive is read with the session to
 // itself (no client between two statements or inside a transaction), after a checkpoint; only the
 // compression runs while clients go on.
@@ -88,7 +94,7 @@ const backup = options.dataDir
       return { bytes: await promisify(gzip)(new Uint8Array(await tar.arrayBuffer())), heldMs };
     })
   : undefined;
-parentPort!.postMessage({ type: "ready", port: address.port, timings, backup: backup?.endpoint } satisfies EmbeddedThreadMessage);
+parentPort!.postMessage({ type: "ready", timings, backup: backup?.endpoint } satisfies EmbeddedThreadMessage);
 
 parentPort!.on("message", async (message: { type: string }) => {
   if (message.type !== "stop") return;
@@ -99,3 +105,13 @@ parentPort!.on("message", async (message: { type: string }) => {
   await db.close();
   parentPort!.postMessage({ type: "stopped" } satisfies EmbeddedThreadMessage);
 });
+
+/**
+ * The install's template, unless anyone but its owner could have written to what would be copied
+ * (a template from before issue 31 M5 was 0666): a new database is then created with initdb.
+ */
+function trusted(template: Template | undefined): Template | undefined {
+  if (!template) return undefined;
+  const alterable = options.dataDir ? writableByOthers(template.dir) : (statSync(template.tar).mode & 0o022) !== 0;
+  return alterable ? undefined : template;
+}

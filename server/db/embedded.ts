@@ -1,48 +1,75 @@
+import { rmSync } from "node:fs";
+import { resolve } from "node:path";
 import { Worker } from "node:worker_threads";
 import type { Config } from "../config.ts";
 import { DataDirLock, lockPath } from "./data-dir-lock.ts";
+import { embeddedDatabaseUrl, fitsSocketPath, prepareSocketDir, temporarySocketDir } from "./embedded-socket.ts";
 import type { EmbeddedThreadMessage, EmbeddedThreadOptions, EmbeddedTimings } from "./embedded-thread.ts";
 import { currentTemplate } from "./embedded-template.ts";
 import type { BackupEndpoint } from "./online-backup.ts";
 import { StartupError } from "./startup-error.ts";
 
 export interface EmbeddedPostgres {
-  /** A `postgres://` URL on loopback that pg, knex and graphile-worker connect to. */
+  /** The `postgres://` URL, through the Unix socket, that pg, knex and graphile-worker connect to. */
   url: string;
+  /** The directory of that socket. */
+  socketDir: string;
   timings: EmbeddedTimings;
   /** Where `persona backup` asks for an archive while this runs; none in memory. */
   backup?: BackupEndpoint;
   stop: () => Promise<void>;
 }
 
+export interface EmbeddedOptions {
+  /** A directory private to this user to serve the socket in (see prepareSocketDir); unset: a temporary one, removed at stop. */
+  socketDir?: string | undefined;
+  pgvector?: boolean;
+  template?: boolean;
+}
+
 /**
  * The embedded default database: PGlite (Postgres in WASM, with pgvector) on `dataDir`, served on
- * a loopback port so that the same pg-based code runs on it as on a real PostgreSQL server. It runs
- * in its own thread. `dataDir` undefined keeps the database in memory (tests).
+ * a Unix socket so that the same pg-based code runs on it as on a real PostgreSQL server, and so
+ * that only its owner can reach it (issue 31 H4: on a loopback port, any local process could). It
+ * runs in its own thread. `dataDir` undefined keeps the database in memory (tests).
  *
  * A data dir created just now (initdb) is opened again in a fresh thread: creating it leaves
  * hundreds of megabytes in the first thread's memory that it never gives back (measured: idle RSS
  * 720 MB after a first start, 330 MB after a restart), and reopening costs about a restart's open.
  */
-export async function startEmbeddedPostgres(
-  dataDir: string | undefined,
-  port = 0,
-  options: { pgvector?: boolean; template?: boolean } = {},
-): Promise<EmbeddedPostgres> {
-  const first = await startThread(dataDir, port, options);
-  if (!dataDir || !first.timings.initdb) return first;
+export async function startEmbeddedPostgres(dataDir: string | undefined, options: EmbeddedOptions = {}): Promise<EmbeddedPostgres> {
+  const temporary = options.socketDir === undefined ? temporarySocketDir() : undefined;
+  const socketDir = options.socketDir ?? temporary!;
+  const removeTemporary = () => temporary && rmSync(temporary, { recursive: true, force: true });
+  try {
+    const first = await startThread(dataDir, socketDir, options);
+    const started = !dataDir || !first.timings.initdb ? first : await reopen(first, dataDir, socketDir, options);
+    return {
+      ...started,
+      stop: async () => {
+        await started.stop();
+        removeTemporary();
+      },
+    };
+  } catch (error) {
+    removeTemporary();
+    throw error;
+  }
+}
+
+async function reopen(first: EmbeddedPostgres, dataDir: string, socketDir: string, options: EmbeddedOptions): Promise<EmbeddedPostgres> {
   await first.stop();
-  const reopened = await startThread(dataDir, port, options);
+  const reopened = await startThread(dataDir, socketDir, options);
   return { ...reopened, timings: { ...reopened.timings, initdb: true, openMs: first.timings.openMs + reopened.timings.openMs } };
 }
 
-async function startThread(dataDir: string | undefined, port: number, options: { pgvector?: boolean; template?: boolean }): Promise<EmbeddedPostgres> {
+async function startThread(dataDir: string | undefined, socketDir: string, options: EmbeddedOptions): Promise<EmbeddedPostgres> {
   const pgvector = options.pgvector !== false;
   // The template has pgvector's extension in it, so it serves only databases that load pgvector.
   const template = pgvector && options.template !== false ? currentTemplate() : undefined;
-  const workerData: EmbeddedThreadOptions = { dataDir, port, pgvector, template, requestedAt: Date.now() };
+  const workerData: EmbeddedThreadOptions = { dataDir, socketDir, pgvector, template, requestedAt: Date.now() };
   const thread = new Worker(new URL("./embedded-thread.ts", import.meta.url), { workerData });
-  const ready = await new Promise<{ port: number; timings: EmbeddedTimings; backup?: BackupEndpoint }>((resolve, reject) => {
+  const ready = await new Promise<{ timings: EmbeddedTimings; backup?: BackupEndpoint }>((resolve, reject) => {
     thread.once("error", reject);
     thread.once("exit", (code) => reject(new Error(`embedded database thread exited with code ${code}`)));
     thread.once("message", (message: EmbeddedThreadMessage) => {
@@ -52,7 +79,8 @@ async function startThread(dataDir: string | undefined, port: number, options: {
   thread.removeAllListeners("exit");
   thread.removeAllListeners("error");
   return {
-    url: `postgres://postgres@127.0.0.1:${ready.port}/postgres`,
+    url: embeddedDatabaseUrl(socketDir),
+    socketDir,
     timings: ready.timings,
     ...(ready.backup ? { backup: ready.backup } : {}),
     stop: async () => {
@@ -80,18 +108,18 @@ export interface EmbeddedDatabase extends EmbeddedPostgres {
  * `npm start` can call it before it loads the rest of the service: PGlite then loads and opens in
  * its thread, on another core, while the main thread loads its modules.
  */
-export async function startEmbeddedDatabase(config: Pick<Config, "embeddedDbInMemory" | "dataDir" | "embeddedDbPort">): Promise<EmbeddedDatabase> {
+export async function startEmbeddedDatabase(config: Pick<Config, "embeddedDbInMemory" | "dataDir" | "embeddedDbSocketDir">): Promise<EmbeddedDatabase> {
   const dir = config.embeddedDbInMemory ? undefined : `${config.dataDir}/db`;
   const startedAt = Date.now();
   const lock = dir === undefined ? undefined : lockDataDir(dir);
   let embedded: EmbeddedPostgres;
   try {
-    embedded = await startEmbeddedPostgres(dir, config.embeddedDbPort);
+    embedded = await startEmbeddedPostgres(dir, { socketDir: socketDirFor(dir, config.embeddedDbSocketDir) });
   } catch (error) {
     lock?.release();
     throw error;
   }
-  lock?.recordServing(Number(new URL(embedded.url).port), embedded.backup);
+  lock?.recordServing(embedded.socketDir, embedded.backup);
   return {
     ...embedded,
     dir,
@@ -103,15 +131,32 @@ export async function startEmbeddedDatabase(config: Pick<Config, "embeddedDbInMe
   };
 }
 
+/**
+ * Where the socket of the database on `dataDir` is made: the operator's EMBEDDED_DB_SOCKET_DIR;
+ * else `<data dir>.socket`, a fixed place another process on the same data can be pointed at;
+ * else (in memory, or a data dir at so long a path that the socket's would not fit) a temporary dir.
+ */
+function socketDirFor(dataDir: string | undefined, configured: string | undefined): string | undefined {
+  if (configured !== undefined) {
+    const dir = resolve(configured);
+    prepareSocketDir(dir, "operator's");
+    return dir;
+  }
+  const beside = dataDir === undefined ? undefined : `${dataDir}.socket`;
+  if (beside === undefined || !fitsSocketPath(beside)) return undefined;
+  prepareSocketDir(beside, "ours");
+  return beside;
+}
+
 /** The data dir's lock, or a start-up error naming the process that holds it and how to share. */
 function lockDataDir(dir: string): DataDirLock {
   const lock = DataDirLock.acquire(dir);
   if (lock instanceof DataDirLock) return lock;
-  const served = lock.port ? ` on postgres://postgres@127.0.0.1:${lock.port}/postgres` : "";
+  const url = lock.socket ? embeddedDatabaseUrl(lock.socket) : "postgres:///postgres?host=<its socket directory, once it serves>&user=postgres";
   throw new StartupError(
-    `The embedded database in ${dir} is in use by process ${lock.pid} (since ${lock.since})${served}. ` +
-      "Two processes on one data dir lose data, so this one stops. To run a second server on the same data, " +
-      "start the first with a fixed EMBEDDED_DB_PORT and give the second DATABASE_URL=postgres://postgres@127.0.0.1:<that port>/postgres; " +
+    `The embedded database in ${dir} is in use by process ${lock.pid} (since ${lock.since}). ` +
+      "Two processes on one data dir lose data, so this one stops. To run a second server on the same data, as the same user, " +
+      `give it DATABASE_URL=${url}; ` +
       "or use another PERSONA_DATA_DIR, or PostgreSQL. " +
       `If no persona process is running, the lock ${lockPath(dir)} is left over: delete it.`,
   );

@@ -26,24 +26,33 @@ export interface Archive {
   heldMs: number;
 }
 
-/** Serves `archive()` to whoever presents the token. */
+/**
+ * Serves `archive()` to whoever presents the token. A client may do anything (close at once, reset,
+ * send garbage or half a line, go away before the archive): its socket's errors are its own, and
+ * nothing is written to a socket that has ended (issue 31 M6: a client that connected and closed at
+ * once made the reply a write after end, uncaught in the database's thread, and the server exited).
+ */
 export async function serveOnlineBackup(archive: () => Promise<Archive>): Promise<{ endpoint: BackupEndpoint; close: () => Promise<void> }> {
   const token = randomBytes(24).toString("base64url");
   const sockets = new Set<Socket>();
   const server = createServer((socket) => {
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
+    socket.on("error", () => socket.destroy());
     socket.setTimeout(REQUEST_TIMEOUT_MS, () => socket.destroy());
     readLine(socket)
       .then(async (line) => {
-        if (!line || !tokenMatches(line, token)) return socket.end("ERR not a backup request with this server's token\n");
+        if (!line || !tokenMatches(line, token)) return reply(socket, "ERR not a backup request with this server's token\n");
         socket.setTimeout(0);
+        // A client already gone would cost the database's clients the wait for nothing.
+        if (!socket.writable) return socket.destroy();
         const { bytes, heldMs } = await archive();
-        socket.write(`OK ${bytes.length} ${Math.round(heldMs)}\n`);
-        socket.end(bytes);
+        reply(socket, `OK ${bytes.length} ${Math.round(heldMs)}\n`, bytes);
       })
-      .catch((error: unknown) => socket.end(`ERR ${(error instanceof Error ? error.message : String(error)).replace(/\s+/g, " ")}\n`));
+      .catch((error: unknown) => reply(socket, `ERR ${(error instanceof Error ? error.message : String(error)).replace(/\s+/g, " ")}\n`));
   });
+  // A failure of the listening socket after it listens is no reason to stop the database.
+  server.on("error", () => undefined);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(0, "127.0.0.1", () => resolve());
@@ -59,25 +68,39 @@ export async function serveOnlineBackup(archive: () => Promise<Archive>): Promis
   };
 }
 
+/** Sends `line` (and `body`) and ends, if the client is still there to read it. */
+function reply(socket: Socket, line: string, body?: Uint8Array): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  socket.write(line);
+  if (body) socket.write(body);
+  socket.end();
+}
+
 function tokenMatches(line: string, token: string): boolean {
   const expected = Buffer.from(`BACKUP ${token}`);
   const given = Buffer.from(line);
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
-/** The first line of `socket` (without its newline), or undefined if it ends or grows too long first. */
+/** The first line of `socket` (without its newline), or undefined if it ends, breaks or grows too long first. */
 function readLine(socket: Socket): Promise<string | undefined> {
   return new Promise((resolve) => {
     let buffered = "";
+    const done = (line: string | undefined) => {
+      socket.off("data", onData).off("end", onGone).off("close", onGone);
+      resolve(line);
+    };
+    const onGone = () => done(undefined);
     const onData = (chunk: Buffer) => {
       buffered += chunk.toString("latin1");
       const end = buffered.indexOf("\n");
       if (end < 0 && buffered.length < HEADER_LIMIT) return;
-      socket.off("data", onData);
-      resolve(end < 0 ? undefined : buffered.slice(0, end));
+      done(end < 0 ? undefined : buffered.slice(0, end));
     };
-    socket.on("data", onData);
-    socket.once("end", () => resolve(undefined));
+    socket.on("data", onData).once("end", onGone).once("close", onGone);
   });
 }
 
@@ -115,7 +138,7 @@ export function fetchOnlineBackup(endpoint: BackupEndpoint, file: string): Promi
       received += chunk.length;
       out.write(chunk);
     });
-    socket.once("error", fail);
+    socket.on("error", fail);
     socket.once("end", () => {
       if (expected === undefined || received !== expected) return fail(new Error(`the connection ended after ${received} of ${expected ?? "?"} bytes`));
       out.end(() => {

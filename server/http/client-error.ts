@@ -17,14 +17,23 @@ export function answerClientErrorsInEnvelope(server: Server): void {
       return;
     }
     const tooLarge = error.code === "HPE_HEADER_OVERFLOW";
-    const status = tooLarge ? 431 : 400;
     const apiError = tooLarge
       ? new ApiError(431, "invalid_request", `The request line and headers are larger than ${MAX_HEADER_BYTES / 1024} KB; send long input in a body`)
       : new ApiError(400, "invalid_request", "The HTTP request is malformed");
-    const body = JSON.stringify(errorBody(apiError));
-    const reason = tooLarge ? "Request Header Fields Too Large" : "Bad Request";
-    socket.end(
-      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
+    answerAndClose(socket, apiError, tooLarge ? "Request Header Fields Too Large" : "Bad Request");
   });
+}
+
+/**
+ * Answers on the connection itself, in the envelope, and closes it: for refusals of the HTTP
+ * exchange rather than of an operation (its headers, or a body that never arrives), which Node
+ * answers the same way (its own request timeout writes a bare 408 and closes).
+ */
+export function answerAndClose(socket: Duplex, apiError: ApiError, reason: string): void {
+  const body = JSON.stringify(errorBody(apiError));
+  socket.end(
+    `HTTP/1.1 ${apiError.status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+  // What the client still sends is not read: the connection is done.
+  socket.once("finish", () => socket.destroy());
 }

@@ -1,16 +1,29 @@
-import { createHash } from "node:crypto";
 import type { Request } from "express";
+import ipaddr from "ipaddr.js";
+import { callerOf } from "./principal.ts";
 
 /**
- * Who is calling, as a stable string for per-client state (rate-limit counters, idempotency keys).
- * Once the auth area resolves a principal it is the user; before that, a digest of the credential
- * the request carries, or the client IP for credential-free calls.
+ * Who is calling, as a stable string for per-client state (rate-limit counters, idempotency keys):
+ * the user once a valid credential named one, otherwise the client's address. Never the
+ * credential string itself: a made-up credential is free to make, so counting by it would give
+ * each one a fresh allowance and a row of its own (issue 31 M1).
  */
 export function clientIdentity(req: Request): string {
-  const principal = (req as Request & { principal?: { userId: string } }).principal;
+  const principal = callerOf(req);
   if (principal) return `user:${principal.userId}`;
-  const { headers } = req;
-  const credential = (headers["x-api-key"] ?? headers.authorization) as string | undefined;
-  if (credential) return `cred:${createHash("sha256").update(credential).digest("base64url").slice(0, 32)}`;
-  return `ip:${req.ip ?? "unknown"}`;
+  return `ip:${clientAddressKey(req)}`;
+}
+
+/**
+ * The client's address as a counting key: an IPv4 address as it is, an IPv6 address by its /64
+ * (one subscriber's usual allocation, which a client can walk through at will), an IPv4 address
+ * mapped into IPv6 as the IPv4 address.
+ */
+export function clientAddressKey(req: Request): string {
+  const ip = req.ip;
+  if (!ip || !ipaddr.isValid(ip)) return ip ?? "unknown";
+  const address = ipaddr.process(ip);
+  if (address.kind() === "ipv4") return address.toString();
+  const parts = (address as ipaddr.IPv6).parts.slice(0, 4).map((part) => part.toString(16));
+  return `${parts.join(":")}::/64`;
 }

@@ -8,7 +8,8 @@ export interface StoredRequest {
   request_hash: string;
   state: "in_progress" | "done";
   status: number | null;
-  response_body: unknown;
+  /** The stored JSON answer, sealed (issue 31 L3). */
+  response_sealed: string | null;
   response_headers: Record<string, string> | null;
   created_at: Date;
 }
@@ -39,18 +40,19 @@ export async function findKey(knex: Knex, scope: string, key: string): Promise<S
   return knex("idempotency_keys").where({ scope, key }).first();
 }
 
+/** Records the answer; `sealedBody` is its JSON body, sealed by the caller. */
 export async function completeKey(
   knex: Knex,
   scope: string,
   key: string,
-  response: { status: number; body: unknown; headers: Record<string, string> },
+  response: { status: number; sealedBody: string; headers: Record<string, string> },
 ): Promise<void> {
   await knex("idempotency_keys")
     .where({ scope, key })
     .update({
       state: "done",
       status: response.status,
-      response_body: JSON.stringify(response.body ?? null),
+      response_sealed: response.sealedBody,
       response_headers: JSON.stringify(response.headers),
     });
 }

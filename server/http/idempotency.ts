@@ -1,11 +1,11 @@
-import { createHash } from "node:crypto";
 import type { Request, RequestHandler, Response } from "express";
 import type { Services } from "../services.ts";
 import { operationsById } from "../contract.ts";
+import { secretBox, type SecretBox } from "../db/secret-box.ts";
 import { clientIdentity } from "./client-identity.ts";
 import { ApiError } from "./errors.ts";
 import { operationIdOf } from "./router.ts";
-import { claimKey, completeKey, findKey, reclaimKey, releaseKey } from "./idempotency-store.ts";
+import { claimKey, completeKey, findKey, reclaimKey, releaseKey, type StoredRequest } from "./idempotency-store.ts";
 
 /** Marks an answer that repeats an earlier request's outcome instead of doing the work again. */
 export const REPLAYED = "Idempotent-Replayed";
@@ -44,9 +44,17 @@ export function idempotentOutcomeOf<Outcome>(req: Request): IdempotentOutcome<Ou
  * with a different request is 409; so is a retry while the first is still running. A 5xx is not
  * stored, so the client may retry it. Operations that do not answer JSON record their own outcome
  * (`idempotentOutcomeOf`); their JSON errors are not stored.
+ *
+ * Issue 31 L3: what is stored is sealed in the installation's secret box, since an answer may hold
+ * a credential shown once (a new account's tokens, an API key, a webhook's signing secret); a
+ * retry still gets it back, which is what the key is for. The request is remembered by a keyed
+ * hash, since its body may hold a password that an unkeyed hash would let a reader test guesses
+ * against.
  */
 export function idempotency(services: Services): RequestHandler {
   const { knex } = services.db;
+  const boxes = () =>
+    Promise.all([secretBox(knex, services.config.secretsKey, ANSWERS), secretBox(knex, services.config.secretsKey, REQUESTS)]);
   return async (req, res, next) => {
     const key = req.get("idempotency-key");
     const operationId = operationIdOf(req);
@@ -55,12 +63,15 @@ export function idempotency(services: Services): RequestHandler {
     const scope = clientIdentity(req);
     const answersJson = operationsById.get(operationId)!.answersJson;
     let stored = false;
-    const hash = createHash("sha256").update(`${req.method} ${req.originalUrl}\n${JSON.stringify(req.body ?? null)}`);
-    // A multipart body's files are not in req.body: the same key with another file is another request.
-    for (const file of (req.files as { fieldname: string; originalname: string; buffer: Buffer }[] | undefined) ?? []) {
-      hash.update(`\n${file.fieldname}\n${file.originalname}\n`).update(file.buffer);
+    let opened: [SecretBox, SecretBox];
+    try {
+      opened = await boxes();
+    } catch (error) {
+      return next(error);
     }
-    const requestHash = hash.digest("hex");
+    const [answers, requests] = opened;
+    const requestHash = requestHashOf(requests, req);
+    const seal = (body: unknown) => answers.seal(JSON.stringify(body ?? null));
     try {
       if (!(await claimKey(knex, scope, key, operationId, requestHash, services.now()))) {
         const previous = await findKey(knex, scope, key);
@@ -71,26 +82,30 @@ export function idempotency(services: Services): RequestHandler {
         if (previous.state !== "done") {
           return next(new ApiError(409, "conflict", "A request with this Idempotency-Key is still in progress"));
         }
+        const answer = storedAnswer(answers, previous);
+        if (!answer) {
+          return next(new ApiError(409, "conflict", "The answer stored for this Idempotency-Key can no longer be read; send the request with a new key"));
+        }
         if (!answersJson) {
-          attachOutcome(req, res, scope, key, { previous: previous.response_body, held: false });
+          attachOutcome(req, res, scope, key, seal, { previous: answer.body, held: false });
           return next();
         }
         res.set({ ...(previous.response_headers ?? {}), [REPLAYED]: "true" });
-        res.status(previous.status!).json(previous.response_body);
+        res.status(previous.status!).json(answer.body);
         return;
       }
     } catch (error) {
       return next(error);
     }
     if (!answersJson) {
-      attachOutcome(req, res, scope, key, { previous: undefined, held: true });
+      attachOutcome(req, res, scope, key, seal, { previous: undefined, held: true });
       return next();
     }
     storeBeforeSending(res, async (status, body) => {
       stored = true;
       if (status < 500) {
         const location = res.get("location");
-        await completeKey(knex, scope, key, { status, body, headers: location ? { Location: location } : {} });
+        await completeKey(knex, scope, key, { status, sealedBody: seal(body), headers: location ? { Location: location } : {} });
       } else {
         await releaseKey(knex, scope, key);
       }
@@ -102,14 +117,21 @@ export function idempotency(services: Services): RequestHandler {
     next();
   };
 
-  function attachOutcome(req: Request, res: Response, scope: string, key: string, state: { previous: unknown; held: boolean }): void {
+  function attachOutcome(
+    req: Request,
+    res: Response,
+    scope: string,
+    key: string,
+    seal: (body: unknown) => string,
+    state: { previous: unknown; held: boolean },
+  ): void {
     let recorded = false;
     const outcome: IdempotentOutcome<unknown> = {
       previous: state.previous,
       reclaim: async () => (state.held = await reclaimKey(knex, scope, key)),
       record: async (value) => {
         recorded = true;
-        await completeKey(knex, scope, key, { status: 200, body: value, headers: {} });
+        await completeKey(knex, scope, key, { status: 200, sealedBody: seal(value), headers: {} });
       },
       markReplayed: () => {
         res.set(REPLAYED, "true");
@@ -119,6 +141,30 @@ export function idempotency(services: Services): RequestHandler {
     res.once("close", () => {
       if (state.held && !recorded) releaseKey(knex, scope, key).catch((error: unknown) => req.log.error({ err: error }, "could not release an idempotency key"));
     });
+  }
+}
+
+// The secret box's purposes (server/db/secret-box.ts): stored answers, and the keyed request hash.
+const ANSWERS = "persona idempotent answers v1";
+const REQUESTS = "persona idempotent requests v1";
+
+/** What tells this request from another with the same key: a keyed hash of its method, URL and body. */
+function requestHashOf(box: SecretBox, req: Request): string {
+  const hash = box.keyedHash().update(`${req.method} ${req.originalUrl}\n${JSON.stringify(req.body ?? null)}`);
+  // A multipart body's files are not in req.body: the same key with another file is another request.
+  for (const file of (req.files as { fieldname: string; originalname: string; buffer: Buffer }[] | undefined) ?? []) {
+    hash.update(`\n${file.fieldname}\n${file.originalname}\n`).update(file.buffer);
+  }
+  return hash.digest("hex");
+}
+
+/** The answer a finished row holds; undefined when it cannot be opened (SECRETS_KEY changed since). */
+function storedAnswer(box: SecretBox, row: StoredRequest): { body: unknown } | undefined {
+  if (row.response_sealed === null) return { body: null };
+  try {
+    return { body: JSON.parse(box.open(row.response_sealed)) as unknown };
+  } catch {
+    return undefined;
   }
 }
 

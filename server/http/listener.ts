@@ -1,5 +1,5 @@
-import { createServer, type RequestListener, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from "node:http";
+import { Server as NetServer, type AddressInfo, type Socket } from "node:net";
 import { publicBaseUrl, type Config } from "../config.ts";
 import { StartupError } from "../db/startup-error.ts";
 import { answerClientErrorsInEnvelope, MAX_HEADER_BYTES } from "./client-error.ts";
@@ -16,14 +16,14 @@ export interface BoundServer {
  * Listens on the configured port before anything else starts. Until `serve` hands it the app, a
  * request is answered 503 `service_unavailable` (starting), as /readyz would say.
  */
-export async function bindServer(config: Pick<Config, "host" | "port" | "publicBaseUrl">): Promise<BoundServer> {
+export async function bindServer(config: Pick<Config, "host" | "port" | "publicBaseUrl" | "shutdownIdleGraceMs">): Promise<BoundServer> {
   const starting: RequestListener = (_req, res) => {
     res.writeHead(503, { "content-type": "application/json; charset=utf-8", "retry-after": "1" });
     res.end(JSON.stringify({ error: { code: "service_unavailable", message: "The service is starting" } }));
   };
   const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, starting);
   answerClientErrorsInEnvelope(server);
-  const drain = drainable(server);
+  const drain = drainable(server, config.shutdownIdleGraceMs);
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
     server.once("error", (error: NodeJS.ErrnoException) =>
@@ -48,32 +48,60 @@ export async function bindServer(config: Pick<Config, "host" | "port" | "publicB
 
 /**
  * Returns `drain`: stop accepting connections and wait for in-flight requests, up to `timeoutMs`.
- * A keep-alive connection that is busy when draining starts would otherwise stay open, idle, after
- * its response until the client or keepAliveTimeout closes it; so responses sent while draining
- * say `Connection: close`, and each connection is closed as soon as its last response is sent.
+ * Responses sent while draining say `Connection: close`, and each connection closes after its last
+ * response. A connection idle when draining starts is not cut at once (issue 31 L7): a request the
+ * client has just sent on it would be reset unanswered (Node's own `server.close()` closes idle
+ * connections at once, so only the listening socket is closed here). It is closed after a grace
+ * (`idleGraceMs`) in which a request that arrives is served like any other, and after the poll phase of the
+ * event loop has read what the client sent (the check runs in `setImmediate` after the timer).
  */
-function drainable(server: Server): (timeoutMs: number) => Promise<void> {
+function drainable(server: Server, idleGraceMs: number): (timeoutMs: number) => Promise<void> {
   const open = new Set<ServerResponse>();
+  const busy = new Set<Socket>();
+  const sockets = new Set<Socket>();
   let draining = false;
-  const closeIdleSoon = () => setImmediate(() => server.closeIdleConnections());
   const leaving = (res: ServerResponse) => {
     if (!res.headersSent) res.setHeader("connection", "close");
-    res.once("finish", closeIdleSoon);
   };
-  // One function for every response ('close' is emitted once): no closure per request.
+  // One function for every response and socket ('close' is emitted once): no closure per request.
   const forget = function (this: ServerResponse) {
     open.delete(this);
+    const socket = this.socket as Socket | null;
+    if (!socket) return;
+    busy.delete(socket);
+    // A response whose headers went out before draining began may leave its connection open.
+    if (draining) closeSoonIfIdle(socket);
   };
-  server.on("request", (_req, res: ServerResponse) => {
+  const gone = function (this: Socket) {
+    sockets.delete(this);
+    busy.delete(this);
+  };
+  server.on("connection", (socket: Socket) => {
+    sockets.add(socket);
+    socket.on("close", gone);
+  });
+  server.on("request", (req: IncomingMessage, res: ServerResponse) => {
     open.add(res);
+    busy.add(req.socket as Socket);
     res.on("close", forget);
     if (draining) leaving(res);
   });
+  const closeIfIdle = (socket: Socket, readBefore: number) => {
+    if (busy.has(socket) || socket.destroyed || socket.bytesRead !== readBefore) return;
+    socket.end();
+    socket.once("finish", () => socket.destroy());
+  };
+  let graceMs = idleGraceMs;
+  const closeSoonIfIdle = (socket: Socket) => {
+    const readBefore = socket.bytesRead;
+    setTimeout(() => setImmediate(closeIfIdle, socket, readBefore), graceMs).unref();
+  };
   return async (timeoutMs) => {
     draining = true;
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    graceMs = Math.min(idleGraceMs, timeoutMs);
+    const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
     for (const res of open) leaving(res);
-    server.closeIdleConnections();
+    for (const socket of sockets) if (!busy.has(socket)) closeSoonIfIdle(socket);
     const timer = setTimeout(() => server.closeAllConnections(), timeoutMs);
     await closed;
     clearTimeout(timer);

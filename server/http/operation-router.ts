@@ -46,6 +46,9 @@ export function operationRouter(routes: OperationRoute[]): RequestHandler {
     byKey.set(key, router);
   }
   return (req, res, next) => {
+    // The contract has no OPTIONS operation, and an Express router answers OPTIONS by itself with
+    // an Allow list of the methods its routes take: such a request goes on to the unknown route.
+    if (req.method === "OPTIONS") return next();
     const url = req.url;
     const query = url.indexOf("?");
     const path = query < 0 ? url : url.slice(0, query);

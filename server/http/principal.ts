@@ -25,6 +25,11 @@ export function setPrincipal(req: Request, principal: Principal): void {
   (req as WithPrincipal).principal = principal;
 }
 
+/** The caller of this request, if a valid credential named one. */
+export function callerOf(req: Request): Principal | undefined {
+  return (req as WithPrincipal).principal;
+}
+
 /** The caller of this request; 401 when none was resolved, so a handler can never act for nobody. */
 export function principalOf(req: Request): Principal {
   const principal = (req as WithPrincipal).principal;

@@ -1,5 +1,6 @@
 import type { Response } from "express";
 import { leaveAdmission } from "./admission.ts";
+import { holdsStreamPlace } from "./stream-limits.ts";
 
 /**
  * Aborts with `reason` when the connection closes before the response has ended: the client left.
@@ -35,6 +36,9 @@ export class SSEWriter {
 
   /** `signal`: what tells that the client left, when the caller took it before the stream (`abortOnClose`). */
   constructor(res: Response, options: { keepAliveMs: number; signal?: AbortSignal }) {
+    // issue 31 L6: every stream counts against its user's open streams; an operation that forgot
+    // to take its place (stream-limits.ts) fails its tests rather than streaming uncounted.
+    if (!holdsStreamPlace(res)) throw new Error("A stream was opened without taking its user's stream place (takeStreamPlace)");
     this.#res = res;
     this.#signal = options.signal ?? abortOnClose(res);
     res.status(200);

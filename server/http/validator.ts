@@ -1,5 +1,4 @@
 import type { Request, RequestHandler } from "express";
-import multer from "multer";
 import { parse as parseQuery } from "qs";
 import * as bodyValidators from "../../generated/body-validators.js";
 import type { CompiledValidator } from "../../generated/request-validators.js";
@@ -9,9 +8,6 @@ import { loadContract, type OperationInfo } from "../contract.ts";
 import { ApiError } from "./errors.ts";
 import { refuseIllFormedText, refuseMalformedUrlOrMissingBody } from "./well-formed.ts";
 
-/** Largest multipart upload of any operation (speech-to-text audio); each area checks its own limit. */
-export const MAX_UPLOAD_BYTES = 25 * 1024 * 1024;
-
 type AjvError = NonNullable<CompiledValidator["errors"]>[number];
 // One validator per operation (path, query, headers) and per operation and media type (body).
 const compiled = { ...(requestValidators as Record<string, CompiledValidator>), ...(bodyValidators as Record<string, CompiledValidator>) };
@@ -20,23 +16,27 @@ type FieldError = { path: string; message: string };
 type WithOpenapi = Request & { openapi?: { schema: { operationId: string; requestBody?: { required: boolean } }; pathParams: Record<string, string>; expressRoute: string } };
 
 /**
- * The contract's checks for one operation, as the stages of its Express route: which operation
- * (`req.openapi`, what the rest of the pipeline reads), the raw URL and a required body, that a
- * credential of a declared kind is present (whether it is valid is the auth area's job), multipart
- * parsing, the shared text checks, then path, query, headers and body against the validators
- * `npm run gen` compiled from the contract. The checks, their order and every error are those of
+ * The contract's checks for one operation, as the stages of its Express route, in two parts around
+ * the caller's identification and the body's reading (issue 31: the caller is known before the
+ * service reads a body), after `identifyOperation`. `requestValidation`: the raw URL and a required body, and that a credential of a declared kind is
+ * present (whether it is valid is the auth area's job). `bodyValidation`, once the body is read:
+ * the shared text checks, then path, query, headers and body against the validators `npm run gen`
+ * compiled from the contract. The checks, their order and every error are those of
  * express-openapi-validator, which did the same work per request with a route lookup, a schema
  * walk and validators compiled at start; it now only checks responses in tests (`responseValidator`).
  */
 export function requestValidation(op: OperationInfo): RequestHandler[] {
-  const stages: RequestHandler[] = [identify(op), refuseMalformedUrlOrMissingBody];
+  const stages: RequestHandler[] = [refuseMalformedUrlOrMissingBody];
   if (!op.security.some((requirement) => requirement.length === 0)) stages.push(credentialPresent(op));
-  if (op.multipart) stages.push(malformedMultipartIsBadRequest(multipart));
-  stages.push(refuseIllFormedText, validate(op));
   return stages;
 }
 
-function identify(op: OperationInfo): RequestHandler {
+export function bodyValidation(op: OperationInfo): RequestHandler[] {
+  return [refuseIllFormedText, validate(op)];
+}
+
+/** Names the request's operation (`req.openapi`), the first stage of its route. */
+export function identifyOperation(op: OperationInfo): RequestHandler {
   const schema = { operationId: op.operationId, ...(op.requestBody ? { requestBody: { required: op.requestBody.required } } : {}) };
   return (req: WithOpenapi, _res, next) => {
     // In tests the response validator's own metadata is already there, with the same fields.
@@ -61,49 +61,6 @@ function credentialPresent(op: OperationInfo): RequestHandler {
     if (requirements.some((checks) => checks.every((check) => check(req)))) return next();
     next(new ApiError(401, "unauthorized", "Credentials are missing or invalid"));
   };
-}
-
-// File names in part headers are UTF-8 (RFC 7578 4.2; what browsers send), not busboy's latin1.
-const uploads = multer({ limits: { fileSize: MAX_UPLOAD_BYTES, files: 1 }, defParamCharset: "utf8" } as multer.Options);
-
-/** Parses a multipart body; a file's field is set in the body (empty) so that its presence validates. */
-const multipart: RequestHandler = (req, res, next) => {
-  if (!req.headers["content-type"]?.includes("multipart/form-data")) return next();
-  uploads.any()(req, res, (error?: unknown) => {
-    if (error) return next(multipartError(error));
-    const files = (req.files as { fieldname: string }[] | undefined) ?? [];
-    const counts = new Map<string, number>();
-    for (const file of files) counts.set(file.fieldname, (counts.get(file.fieldname) ?? 0) + 1);
-    for (const [field, count] of counts) (req.body as Record<string, unknown>)[field] = count > 1 ? new Array(count).fill("") : "";
-    next();
-  });
-};
-
-function multipartError(error: unknown): unknown {
-  if (error instanceof multer.MulterError) {
-    const status = /LIMIT_(FILE|PART)_(SIZE|COUNT)/.test(error.code) ? 413 : /LIMIT_UNEXPECTED_FILE/.test(error.code) ? 500 : 400;
-    return Object.assign(new Error(error.message), { status, errors: [{ path: "", message: error.message }] });
-  }
-  if (/Multipart: Boundary not found/i.test((error as Error).message ?? "")) {
-    return Object.assign(new Error("multipart file(s) required"), { status: 400, errors: [{ path: "", message: "multipart file(s) required" }] });
-  }
-  return Object.assign(new Error((error as Error).message), { status: 500 });
-}
-
-/**
- * A multipart body that its parser cannot read (a malformed part header, a body cut off mid-part,
- * a file in an undeclared field) was the validator's 500; it is the client's bad request.
- */
-function malformedMultipartIsBadRequest(stage: RequestHandler): RequestHandler {
-  return (req, res, next) =>
-    stage(req, res, (error?: unknown) => {
-      const status = (error as { status?: number } | undefined)?.status;
-      if (error && (status === undefined || status >= 500)) {
-        const reason = (error as Error).message || "unreadable";
-        return next(new ApiError(400, "invalid_request", `The multipart body is malformed: ${reason}`, { errors: [{ path: "/body", message: reason }] }));
-      }
-      next(error as Error | undefined);
-    });
 }
 
 const RESERVED_CHARS = /[:/?#[\]@!$&'()*+,;=]/;
@@ -223,12 +180,19 @@ function bodyValidator(req: Request, required: boolean, bodies: { type: string; 
 }
 
 /** A content type as the contract validator named it in its 415: lower-cased type, sorted parameters, no boundary. */
-function normalizedContentType(header: string | undefined): string {
+export function normalizedContentType(header: string | undefined): string {
   if (!header) return "undefined";
+  // Split on ';' and the first '=' of each part, one pass over the header: the regular expression
+  // this replaces backtracked over a run of '; ; ;' in quadratic time (issue 31 M2).
   const parameters: Record<string, string> = {};
-  for (const match of header.matchAll(/;\s*([^=]+)=([^;]+)/g)) {
-    const key = match[1]!.toLowerCase();
-    parameters[key] = key === "charset" ? match[2]!.toLowerCase() : match[2]!;
+  for (const part of header.split(";").slice(1)) {
+    const equals = part.indexOf("=");
+    if (equals <= 0) continue;
+    const name = part.slice(0, equals).trimStart();
+    const value = part.slice(equals + 1);
+    if (!name || !value) continue;
+    const key = name.toLowerCase();
+    parameters[key] = key === "charset" ? value.toLowerCase() : value;
   }
   const rest = Object.keys(parameters)
     .sort()

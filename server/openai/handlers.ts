@@ -2,6 +2,7 @@ import { v7 as uuidv7 } from "uuid";
 import { ApiError } from "../http/errors.ts";
 import { HANDLED, type Handler, type HandlerMap } from "../http/router.ts";
 import { abortOnClose } from "../http/sse.ts";
+import { takeStreamPlace } from "../http/stream-limits.ts";
 import { beginCompletion, listModels, requireModel } from "./service.ts";
 import { streamCompletion } from "./stream.ts";
 import { completionHead, toCompletion, toModel } from "./views.ts";
@@ -25,6 +26,7 @@ const openai_create_chat_completion: Handler<"openai_create_chat_completion"> = 
   const request = { ...body, conversationId };
   const head = completionHead(uuidv7(), body.model, services.now());
   if (body.stream) {
+    takeStreamPlace(services, res, principal.userId);
     const signal = abortOnClose(res, new ApiError(500, "internal_error", "The client disconnected before the reply was complete"));
     const { reply } = await beginCompletion(services, principal.userId, request, { mode: "stream", signal });
     await streamCompletion(res, reply, head, {

@@ -7,7 +7,10 @@ import ipaddr from "ipaddr.js";
 // addresses may be reached; everything ipaddr.js puts in a special range (loopback, private, link-local, which holds the cloud
 // metadata address 169.254.169.254, carrier-grade NAT, multicast, unspecified, unique-local,
 // reserved, documentation, 6to4/Teredo/NAT64 forms that embed an IPv4 address) is refused.
-// IPv4-mapped IPv6 addresses are judged as the IPv4 address they carry.
+// IPv4-mapped IPv6 addresses are judged as the IPv4 address they carry. IPv6 forms that ipaddr.js
+// calls unicast but that carry an IPv4 address are refused too (issue 31 L5): the deprecated
+// IPv4-compatible block ::/96 as a whole ([::127.0.0.1] is ::7f00:1), and ISATAP interface
+// identifiers whose IPv4 address is not itself allowed.
 
 export interface ResolvedAddress {
   address: string;
@@ -36,12 +39,29 @@ export class BlockedAddressError extends Error {
   readonly code = "EWEBHOOKBLOCKED";
 }
 
+/** RFC 4291's IPv4-compatible addresses, deprecated: nothing legitimate is reached through them. */
+const IPV4_COMPATIBLE = ipaddr.parseCIDR("::/96");
+
+/** The IPv4 address an ISATAP interface identifier (RFC 5214: `0:5efe:a.b.c.d`, `200:5efe:a.b.c.d`) carries. */
+function isatapAddress(address: ipaddr.IPv6): ipaddr.IPv4 | undefined {
+  const parts = address.parts;
+  if ((parts[4] !== 0 && parts[4] !== 0x200) || parts[5] !== 0x5efe) return undefined;
+  return new ipaddr.IPv4([parts[6]! >> 8, parts[6]! & 0xff, parts[7]! >> 8, parts[7]! & 0xff]);
+}
+
 /** Why `address` may not be reached (its range), or undefined for a global unicast address. */
 export function forbiddenRange(address: string): string | undefined {
   if (!ipaddr.isValid(address)) return "not an IP address";
   const parsed = ipaddr.process(address);
   const range = parsed.range();
-  return range === "unicast" ? undefined : range;
+  if (range !== "unicast") return range;
+  if (parsed.kind() === "ipv6") {
+    const v6 = parsed as ipaddr.IPv6;
+    if (v6.match(IPV4_COMPATIBLE)) return "ipv4Compatible";
+    const embedded = isatapAddress(v6);
+    if (embedded && embedded.range() !== "unicast") return `isatap ${embedded.range()}`;
+  }
+  return undefined;
 }
 
 /** An IP literal as URL hosts write them (`[::1]`), or undefined for a name. */

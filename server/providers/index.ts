@@ -22,7 +22,7 @@ export async function createProviders(config: Config, knex: Knex, log: Logger, g
   const [llm, embeddings, email, speech, images, blobs, payments] = await Promise.all([
     given.llm ?? createChatModel(config),
     given.embeddings ?? createEmbeddings(config),
-    given.email ?? createEmailProvider({ smtpUrl: config.smtpUrl, from: config.mailFrom }, knex, log),
+    given.email ?? createEmailProvider({ smtpUrl: config.smtpUrl, from: config.mailFrom, secretsKey: config.secretsKey }, knex, log),
     given.speech ?? createSpeech(config),
     given.images ?? createImages(config),
     given.blobs ?? createBlobStore(config),

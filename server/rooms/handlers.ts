@@ -1,6 +1,7 @@
 import { ApiError } from "../http/errors.ts";
 import { pageBody, pageWindow } from "../http/paging.ts";
 import { HANDLED, type Handler, type HandlerMap } from "../http/router.ts";
+import { takeStreamPlace } from "../http/stream-limits.ts";
 import * as rooms from "./service.ts";
 import { streamRoomEvents } from "./stream.ts";
 import { toMemberAdded, toMessageSent, toPersonaAdded, toRoom, toRoomListItem, toRoomMessage, toRoomUpdated } from "./views.ts";
@@ -68,6 +69,7 @@ const rooms_remove_persona: Handler<"rooms_remove_persona"> = async ({ services,
 
 /** The room's live events as SSE; errors found before the stream starts are JSON. */
 const rooms_events: Handler<"rooms_events"> = async ({ services, principal, params, req, res }) => {
+  takeStreamPlace(services, res, principal.userId);
   const opened = await rooms.openEvents(services, principal.userId, params.id, req.get("last-event-id"));
   await streamRoomEvents(services, res, { ...opened, userId: principal.userId });
   return HANDLED;

@@ -5,6 +5,7 @@ import { accountCrontab, accountTasks } from "../../server/auth/account/jobs.ts"
 import { accountDataSections } from "../../server/account-sections.ts";
 import { nonCascadingUserReferences } from "../../server/auth/users/store.ts";
 import { sha256 } from "../../server/auth/tokens.ts";
+import { outboxMails } from "../support/outbox.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
 import { apiKeyFor, registerUser, type TestUser } from "../support/users.ts";
 
@@ -39,9 +40,9 @@ async function expectError(response: Response, status: number, code: string) {
 /** The download link mailed for the user's export, waiting for the worker (polls every 100 ms in tests). */
 async function mailedLink(user: TestUser, exportId: string): Promise<string> {
   for (let waited = 0; waited < 10_000; waited += 100) {
-    const mail = await knex()("email_outbox").where({ to: user.email, kind: "data_export" }).whereLike("text", `%${exportId}%`).first();
+    const mail = (await outboxMails(service, { to: user.email, kind: "data_export" })).find((kept) => kept.text?.includes(exportId));
     if (mail) {
-      const url = /https?:\/\/\S+\/download\?\S+/.exec(mail.text)?.[0];
+      const url = /https?:\/\/\S+\/download\?\S+/.exec(mail.text!)?.[0];
       expect(url).toBeDefined();
       return url!;
     }

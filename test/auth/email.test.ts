@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { publicBaseUrl } from "../../server/config.ts";
 import { loadConfig } from "../../server/config.ts";
+import { outboxMails, type OutboxMail } from "../support/outbox.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
 import { apiKeyFor, registerUser, type TestUser } from "../support/users.ts";
 
@@ -24,19 +25,10 @@ afterEach(() => {
   clockOffsetMs = 0;
 });
 
-interface OutboxRow {
-  to: string;
-  subject: string;
-  text: string;
-  kind: string;
-  sent_at: Date | null;
-}
-
-const outbox = (to: string, kind: string): Promise<OutboxRow[]> =>
-  service.services.db.knex("email_outbox").where({ to, kind }).orderBy("created_at", "asc");
+const outbox = (to: string, kind: string): Promise<OutboxMail[]> => outboxMails(service, { to, kind });
 
 /** Mails leave after the response: wait until the `count`-th one of the kind has reached the outbox. */
-async function waitForMail(to: string, kind: string, count = 1): Promise<OutboxRow> {
+async function waitForMail(to: string, kind: string, count = 1): Promise<OutboxMail> {
   for (let attempt = 0; attempt < 200; attempt++) {
     const rows = await outbox(to, kind);
     if (rows.length >= count) return rows[count - 1]!;
@@ -45,9 +37,9 @@ async function waitForMail(to: string, kind: string, count = 1): Promise<OutboxR
   throw new Error(`no ${kind} mail #${count} to ${to}`);
 }
 
-function tokenIn(mail: OutboxRow): string {
-  const match = /\?token=([^\s]+)/.exec(mail.text);
-  expect(match, mail.text).not.toBeNull();
+function tokenIn(mail: OutboxMail): string {
+  const match = /\?token=([^\s]+)/.exec(mail.text ?? "");
+  expect(match, mail.text ?? "").not.toBeNull();
   return decodeURIComponent(match![1]!);
 }
 
@@ -86,7 +78,10 @@ describe("e-mail verification", () => {
     expect(mail.text).toContain("https://persona.test/verify-email?token=vt_");
     const token = tokenIn(mail);
     expect(mail.text).toContain(token);
-    // Only the hash is stored.
+    // The outbox keeps the mail sealed (issue 31 M3), email_tokens only the token's hash.
+    const kept = await service.services.db.knex("email_outbox").where({ id: mail.id }).first();
+    expect(kept.text_sealed).toMatch(/^v1\./);
+    expect(JSON.stringify(kept)).not.toContain(token);
     const stored = await service.services.db.knex("email_tokens").where({ user_id: user.id });
     expect(stored).toHaveLength(1);
     expect(stored[0].token_hash).not.toContain(token);
@@ -213,7 +208,7 @@ describe("reset-password", () => {
 
     const response = await reset(token, "Brand-new-pass7");
     expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ message: "Password changed. Please log in again." });
+    expect(await response.json()).toEqual({ message: "Password changed. Please log in again.", revoked: { sessions: 2, oauth_grants: 0, api_keys: 0 } });
 
     await expectError(await login(user.email, user.password), 401, "unauthorized");
     const fresh = await login(user.email, "Brand-new-pass7");
@@ -272,6 +267,43 @@ describe("reset-password", () => {
     expect((await me(user.auth)).status).toBe(200);
     // The verification token was not spent by the failed reset.
     expect((await verify(verifyToken, user.auth)).status).toBe(200);
+  });
+
+  it("revokes every API key of the user, cached ones too, and says what it revoked (issue 31 L2)", async () => {
+    const user = await registerUser(service);
+    const other = await registerUser(service);
+    const keyOf = async (owner: TestUser, scopes: string[]) => {
+      const response = await post("/v1/auth/api-keys", { name: "before the reset", scopes }, owner.auth);
+      const body = await response.json();
+      expect(response.status, JSON.stringify(body)).toBe(201);
+      return { "x-api-key": body.key as string };
+    };
+    const admin = await keyOf(user, ["admin"]);
+    const reader = await keyOf(user, ["personas:read"]);
+    const othersKey = await keyOf(other, ["admin"]);
+    // Used once each, so each sits in the credential cache when the reset comes.
+    expect((await me(admin)).status).toBe(200);
+    expect((await service.fetch("/v1/personas", { headers: reader })).status).toBe(200);
+    expect((await me(othersKey)).status).toBe(200);
+    const second = await (await login(user.email, user.password)).json();
+    expect(second.access_token).toBeDefined();
+
+    const token = await resetTokenOf(user);
+    const mail = await waitForMail(user.email, "reset_password");
+    expect(mail.text).toMatch(/revokes every API key/);
+
+    const response = await reset(token, "Brand-new-pass7");
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({
+      message: "Password changed. Please log in again.",
+      revoked: { sessions: 2, oauth_grants: 0, api_keys: 2 },
+    });
+    await expectError(await me(admin), 401, "unauthorized");
+    await expectError(await service.fetch("/v1/personas", { headers: reader }), 401, "unauthorized");
+    expect((await me(othersKey)).status).toBe(200);
+    const fresh = await (await login(user.email, "Brand-new-pass7")).json();
+    const listed = await service.fetch("/v1/auth/api-keys", { headers: { authorization: `Bearer ${fresh.access_token}` } });
+    expect((await listed.json()).data).toEqual([]);
   });
 
   it("one user's reset token changes only that user's password", async () => {

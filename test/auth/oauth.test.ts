@@ -115,7 +115,7 @@ describe("the authorization-code flow", () => {
     expect(response.headers.get("content-type")).toMatch(/^text\/html/);
     // form-action names the client's origin too: Chromium applies it to the 303 that follows the post.
     expect(response.headers.get("content-security-policy")).toBe(
-      "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' https://client.example",
+      "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' https://client.example; frame-ancestors 'none'",
     );
     expect(response.headers.get("x-frame-options")).toBe("DENY");
     expect(html).toContain("Starlog &lt;b&gt;&quot;Tutor&quot;&lt;/b&gt; &amp; Co");
@@ -440,5 +440,42 @@ describe("client registration", () => {
       await expect(registerOAuthClient(service.services, { name: "Bad", redirectUris })).rejects.toBeInstanceOf(ApiError);
     }
     await expect(registerOAuthClient(service.services, { name: " ", redirectUris: ["https://tidy.example/cb"] })).rejects.toMatchObject({ status: 400 });
+  });
+});
+
+describe("API keys minted through a grant (issue 31 I2)", () => {
+  const mint = async (auth: Record<string, string>, name: string) => {
+    const response = await service.fetch("/v1/auth/api-keys", { method: "POST", headers: { ...jsonHeaders, ...auth }, body: JSON.stringify({ name, scopes: ["admin"] }) });
+    const body = await response.json();
+    expect(response.status, JSON.stringify(body)).toBe(201);
+    return { id: body.id as string, auth: { "x-api-key": body.key as string } };
+  };
+  const me = (auth: Record<string, string>) => service.fetch("/v1/auth/me", { headers: auth });
+
+  it("die with the grant, also keys those keys minted; a key minted by the user's own login stays", async () => {
+    const owner = await registerUser(service);
+    // Grant A ends by a reused refresh token, grant B by a replayed code.
+    const a = await (await exchange((await approve({ scope: "admin" }, owner)).code)).json();
+    const codeB = (await approve({ scope: "admin" }, owner)).code;
+    const b = await (await exchange(codeB)).json();
+    const viaA = await mint(bearer(a.access_token), "minted by app A");
+    const viaAKey = await mint(viaA.auth, "minted by A's key");
+    const viaB = await mint(bearer(b.access_token), "minted by app B");
+    const own = await mint(owner.auth, "minted by the owner");
+    // Each used once, so each sits in the credential cache when its grant ends.
+    for (const key of [viaA, viaAKey, viaB, own]) expect((await me(key.auth)).status).toBe(200);
+
+    const refreshA = { grant_type: "refresh_token", refresh_token: a.refresh_token, client_id: client.client_id, client_secret: client.client_secret };
+    expect((await token(refreshA)).status).toBe(200);
+    await expectJsonError(await token(refreshA), 401, "unauthorized");
+    await expectJsonError(await me(viaA.auth), 401, "unauthorized");
+    await expectJsonError(await me(viaAKey.auth), 401, "unauthorized");
+    expect((await me(viaB.auth)).status).toBe(200);
+
+    await expectJsonError(await exchange(codeB), 400);
+    await expectJsonError(await me(viaB.auth), 401, "unauthorized");
+    expect((await me(own.auth)).status).toBe(200);
+    const listed = await (await service.fetch("/v1/auth/api-keys", { headers: owner.auth })).json();
+    expect(listed.data.map((key: { id: string }) => key.id)).toEqual([own.id]);
   });
 });

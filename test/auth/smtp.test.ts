@@ -1,6 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { outboxMails } from "../support/outbox.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser } from "../support/users.ts";
 
@@ -82,11 +83,12 @@ describe("mail through SMTP", () => {
     const token = /https:\/\/persona\.test\/verify-email\?token=(vt_[A-Za-z0-9_-]+)/.exec(text)?.[1];
     expect(token, text).toBeDefined();
 
+    // Once the server took it, the outbox keeps the mail's record but not its text (issue 31 M3).
     const row = await until(async () => {
       const found = await service.services.db.knex("email_outbox").where({ to: user.email, kind: "verify_email" }).first();
       return found?.sent_at ? found : undefined;
     });
-    expect(row.text).toContain(token);
+    expect(row).toMatchObject({ text: null, text_sealed: null, subject: "Confirm your e-mail address for Persona" });
 
     // The mailed token is the real one.
     const verified = await service.fetch("/v1/auth/verify-email", {
@@ -122,11 +124,11 @@ describe("mail through SMTP", () => {
     expect(me.status).toBe(200);
 
     await until(() => (refused > 0 ? true : undefined));
-    const row = await until(() => service.services.db.knex("email_outbox").where({ to: user.email, kind: "verify_email" }).first());
+    await until(() => service.services.db.knex("email_outbox").where({ to: user.email, kind: "verify_email" }).first());
     // Give the failed send time to have (wrongly) marked the row.
     await new Promise((resolve) => setTimeout(resolve, 200));
-    const after = await service.services.db.knex("email_outbox").where({ id: row.id }).first();
-    expect(after.sent_at).toBeNull();
+    const [after] = await outboxMails(service, { to: user.email, kind: "verify_email" });
+    expect(after!.sent_at).toBeNull();
     expect(received.filter((mail) => mail.to.includes(user.email))).toHaveLength(0);
 
     // Forgot-password answers as ever, and the issued token still works (read from the outbox row).
@@ -136,7 +138,7 @@ describe("mail through SMTP", () => {
       body: JSON.stringify({ email: user.email }),
     });
     expect(forgot.status).toBe(200);
-    const token = /token=(vt_[A-Za-z0-9_-]+)/.exec(after.text)?.[1];
+    const token = /token=(vt_[A-Za-z0-9_-]+)/.exec(after!.text!)?.[1];
     const verified = await service.fetch("/v1/auth/verify-email", {
       method: "POST",
       headers: { "content-type": "application/json", ...user.auth },

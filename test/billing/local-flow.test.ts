@@ -47,7 +47,7 @@ describe("billing on the offline provider", () => {
     const shown = await page(session.checkout_url);
     expect(shown.response.status).toBe(200);
     expect(shown.response.headers.get("content-type")).toMatch(/^text\/html/);
-    expect(shown.response.headers.get("content-security-policy")).toBe("default-src 'none'; style-src 'unsafe-inline'; form-action 'self' https://app.example.com");
+    expect(shown.response.headers.get("content-security-policy")).toBe("default-src 'none'; style-src 'unsafe-inline'; form-action 'self' https://app.example.com; frame-ancestors 'none'");
     expect(shown.response.headers.get("x-frame-options")).toBe("DENY");
     expect(shown.html).toContain("<h1>Plus, monthly: 9.99 USD</h1>");
     expect(shown.token).toBeDefined();

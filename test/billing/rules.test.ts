@@ -89,9 +89,10 @@ describe("the local checkout page", () => {
       cancelUrl: hostile,
       status: "complete" as const,
       expiresAt: new Date(),
+      subscribed: false,
     };
-    for (const status of ["open", "complete", "expired"] as const) {
-      const html = renderCheckoutPage({ ...checkout, status }, '"><b>token');
+    for (const [status, subscribed] of [["open", false], ["open", true], ["complete", false], ["expired", false]] as const) {
+      const html = renderCheckoutPage({ ...checkout, status, subscribed }, '"><b>token');
       expect(html).not.toMatch(/<script>|<img|<b>/);
       expect(html).not.toContain('"><');
     }

@@ -1,3 +1,5 @@
+import { Writable } from "node:stream";
+import pino from "pino";
 import { expect } from "vitest";
 import { StripePayments } from "../../server/providers/payments/stripe.ts";
 import { startFakeStripe, type FakeStripe } from "../fakes/stripe-server.ts";
@@ -34,7 +36,7 @@ export interface StripeWorld {
 }
 
 /** The service with the real `stripe` package pointed at a fake Stripe on loopback, and the six Prices made by `syncPrices`. */
-export async function startStripeWorld(env: Record<string, string> = {}): Promise<StripeWorld> {
+export async function startStripeWorld(env: Record<string, string> = {}, options: { log?: pino.Logger } = {}): Promise<StripeWorld> {
   const clock = new TestClock();
   const fake = await startFakeStripe({ now: clock.seconds });
   const provider = new StripePayments({
@@ -45,7 +47,7 @@ export async function startStripeWorld(env: Record<string, string> = {}): Promis
     maxNetworkRetries: 0,
   });
   await provider.syncPrices();
-  const service = await startTestService({ providers: { payments: provider }, now: clock.now, env: { AUTO_AVATARS: "false", ...env } });
+  const service = await startTestService({ providers: { payments: provider }, now: clock.now, env: { AUTO_AVATARS: "false", ...env }, ...(options.log ? { log: options.log } : {}) });
   fake.webhookUrl = `${service.url}/v1/billing/webhook`;
   return {
     fake,
@@ -101,4 +103,38 @@ export async function keyedUser(service: TestService): Promise<TestUser> {
   const user = await registerUser(service);
   const key = await apiKeyFor(service, user);
   return { ...user, auth: { "x-api-key": key } as unknown as TestUser["auth"] };
+}
+
+/** The local checkout page's form post. */
+export const checkoutForm = (fields: Record<string, string>) => ({
+  method: "POST",
+  redirect: "manual" as const,
+  headers: { "content-type": "application/x-www-form-urlencoded" },
+  body: new URLSearchParams(fields).toString(),
+});
+
+/** The local checkout page: its status, HTML and the form's token (none when the page has no form). */
+export async function localCheckoutPage(url: string) {
+  const response = await fetch(url);
+  const html = await response.text();
+  return { response, html, token: /name="csrf_token" value="([^"]+)"/.exec(html)?.[1] };
+}
+
+/** Presses Pay on the local checkout page at `url` (the offline provider); answers the form post's answer. */
+export async function payLocally(url: string): Promise<Response> {
+  const { token } = await localCheckoutPage(url);
+  expect(token, "the checkout page has a form").toBeDefined();
+  return fetch(url, checkoutForm({ action: "pay", csrf_token: token! }));
+}
+
+/** A logger whose lines are kept (JSON, one per line), to check what the service logged. */
+export function capturedLog(): { log: pino.Logger; lines: () => Record<string, unknown>[] } {
+  let text = "";
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      text += String(chunk);
+      done();
+    },
+  });
+  return { log: pino({ level: "info" }, stream), lines: () => text.split("\n").filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>) };
 }

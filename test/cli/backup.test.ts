@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -149,6 +149,10 @@ describe.skipIf(databaseKind !== "embedded")("persona backup / restore (embedded
     expect(refused.code).toBe(1);
     const forced = await persona(["restore", "--force", file], target);
     expect(forced.code, forced.stderr).toBe(0);
+    // Unpacked files are the owner's only, before any server starts on them (issue 31 M5).
+    const open = readdirSync(join(target, "db"), { recursive: true, withFileTypes: true }).filter((entry) => lstatSync(join(entry.parentPath, entry.name)).mode & 0o077);
+    expect(open.map((entry) => join(entry.parentPath, entry.name))).toEqual([]);
+    expect(lstatSync(join(target, "db")).mode & 0o077).toBe(0);
 
     const [before, after] = [await tableDigests(join(source, "db")), await tableDigests(join(target, "db"))];
     expect(Object.keys(before).length).toBeGreaterThan(20);

@@ -9,6 +9,11 @@ import type { AddressInfo } from "node:net";
  * (`Stripe-Signature: t=...,v1=HMAC-SHA256(secret, "t.body")`). The real `stripe` package talks
  * to it through its host, port and protocol options.
  *
+ * Paid invoices carry an invoice payment and its PaymentIntent (`GET /v1/invoice_payments`), which
+ * `POST /v1/refunds` refunds as Stripe does: the unrefunded rest by default, `charge_already_refunded`
+ * and `amount_too_large` when there is not that much left, `charge_disputed` for a disputed payment
+ * (`disputePayment`). `failNext(route)` makes the next calls of a route answer Stripe's 500.
+ *
  * Time is the fake's own test clock (`now`, Unix seconds), moved with `advanceTo`: renewals,
  * subscription schedule phases and cancellations at the period end happen then, as Stripe's
  * billing clock does. Events are queued, not sent, until the test delivers them (`deliverAll`,
@@ -109,6 +114,10 @@ export class FakeStripe {
   readonly subscriptions = new Map<string, Obj>();
   readonly schedules = new Map<string, Obj>();
   readonly invoices = new Map<string, Obj>();
+  readonly paymentIntents = new Map<string, Obj>();
+  readonly invoicePayments = new Map<string, Obj>();
+  readonly refunds = new Map<string, Obj>();
+  readonly #failures = new Map<string, number>();
   readonly #idempotency = new Map<string, { body: string; status: number; response: unknown }>();
   #invoiceCount = 0;
   #server = createServer((req, res) => void this.#handle(req, res));
@@ -192,6 +201,23 @@ export class FakeStripe {
     }
   }
 
+  /**
+   * The next `times` calls of `route` (as the fake names them: `POST refunds`,
+   * `DELETE subscriptions/:id`, `GET invoice_payments`, ...) answer Stripe's 500 `api_error`.
+   */
+  failNext(route: string, times = 1): void {
+    this.#failures.set(route, (this.#failures.get(route) ?? 0) + times);
+  }
+
+  /** The customer disputed the payment of `invoiceId` with their bank: Stripe refuses to refund it. */
+  disputePayment(invoiceId: string): void {
+    for (const payment of this.invoicePayments.values()) {
+      if (payment.invoice !== invoiceId) continue;
+      const intent = this.paymentIntents.get((payment.payment as { payment_intent: string }).payment_intent)!;
+      intent.disputed = true;
+    }
+  }
+
   /** The `Stripe-Signature` header of `payload`, signed at `timestamp` (default: the clock) with `secret` (default: the webhook's). */
   sign(payload: string, options: { timestamp?: number; secret?: string } = {}): string {
     const timestamp = options.timestamp ?? this.now;
@@ -263,6 +289,11 @@ export class FakeStripe {
     const [, , resource, id, action] = path.split("/");
     const named = id === "create_preview" ? `/${id}` : id ? "/:id" : "";
     const route = `${method} ${resource}${named}${action ? `/${action}` : ""}`;
+    const failures = this.#failures.get(route) ?? 0;
+    if (failures > 0) {
+      this.#failures.set(route, failures - 1);
+      throw new StripeFailure(500, { type: "api_error", message: "An unknown error occurred while processing your request." });
+    }
     switch (route) {
       case "POST customers":
         return this.#put(this.customers, { id: this.#id("cus"), object: "customer", email: params.email ?? null, metadata: params.metadata ?? {}, created: this.now });
@@ -298,8 +329,30 @@ export class FakeStripe {
         return this.#preview(params);
       case "GET invoices/:id":
         return this.#get(this.invoices, "invoice", id!);
-      case "GET invoices":
-        return list([...this.invoices.values()].filter((i) => i.customer === params.customer).reverse().slice(0, int(params.limit) ?? 10), "/v1/invoices");
+      case "GET invoices": {
+        const subscriptionOf = (invoice: Obj) => (invoice.parent as { subscription_details?: { subscription?: string } }).subscription_details?.subscription;
+        const found = [...this.invoices.values()].filter(
+          (i) =>
+            (params.customer === undefined || i.customer === params.customer) &&
+            (params.subscription === undefined || subscriptionOf(i) === params.subscription) &&
+            (params.status === undefined || i.status === params.status),
+        );
+        return list(found.reverse().slice(0, int(params.limit) ?? 10), "/v1/invoices");
+      }
+      case "GET invoice_payments": {
+        const found = [...this.invoicePayments.values()].filter((p) => (params.invoice === undefined || p.invoice === params.invoice) && (params.status === undefined || p.status === params.status));
+        return list(found.slice(0, int(params.limit) ?? 10), "/v1/invoice_payments");
+      }
+      case "GET invoice_payments/:id":
+        return this.#get(this.invoicePayments, "invoice_payment", id!);
+      case "POST refunds":
+        return this.#refund(params);
+      case "GET refunds": {
+        const found = [...this.refunds.values()].filter((r) => params.payment_intent === undefined || r.payment_intent === params.payment_intent);
+        return list(found.reverse().slice(0, int(params.limit) ?? 10), "/v1/refunds");
+      }
+      case "GET refunds/:id":
+        return this.#get(this.refunds, "refund", id!);
     }
     // Two-segment resources: /v1/checkout/sessions[/:id], /v1/billing_portal/sessions.
     const [, , group, name, subId] = path.split("/");
@@ -455,6 +508,38 @@ export class FakeStripe {
     return subscription;
   }
 
+  /** A refund of a PaymentIntent's payment, as Stripe makes one: the unrefunded rest unless `amount` says less. */
+  #refund(params: Json): Obj {
+    const intentId = params.payment_intent as string | undefined;
+    if (!intentId) throw invalid("You must pass either a charge or a payment intent.", "payment_intent");
+    const intent = this.paymentIntents.get(intentId);
+    if (!intent) throw missing("payment_intent", intentId);
+    if (intent.disputed) {
+      throw new StripeFailure(400, { type: "invalid_request_error", code: "charge_disputed", message: `Charge ${intent.latest_charge} has been charged back; cannot issue a refund.` });
+    }
+    const refunded = [...this.refunds.values()].filter((r) => r.payment_intent === intentId && r.status === "succeeded").reduce((sum, r) => sum + (r.amount as number), 0);
+    const left = (intent.amount_received as number) - refunded;
+    if (left <= 0) throw new StripeFailure(400, { type: "invalid_request_error", code: "charge_already_refunded", message: `Charge ${intent.latest_charge} has already been refunded.` });
+    const amount = int(params.amount) ?? left;
+    if (amount > left) {
+      throw new StripeFailure(400, { type: "invalid_request_error", code: "amount_too_large", param: "amount", message: `Refund amount ($${amount / 100}) is greater than unrefunded amount on charge ($${left / 100})` });
+    }
+    const refund = this.#put(this.refunds, {
+      id: this.#id("re"),
+      object: "refund",
+      amount,
+      currency: intent.currency,
+      payment_intent: intentId,
+      charge: intent.latest_charge,
+      reason: params.reason ?? null,
+      metadata: params.metadata ?? {},
+      status: "succeeded",
+      created: this.now,
+    });
+    this.#emit("refund.created", refund);
+    return refund;
+  }
+
   #prorationLines(subscription: Obj, price: Obj, at: number) {
     const item = this.#item(subscription);
     const start = item.current_period_start as number;
@@ -536,7 +621,37 @@ export class FakeStripe {
     const number = `FAKE-${String(++this.#invoiceCount).padStart(4, "0")}`;
     const invoice = this.#invoiceObject(subscription, lines, reason, paid ? "paid" : "open", number) as Obj;
     this.invoices.set(invoice.id, invoice);
+    if (paid && total > 0) this.#payInvoice(invoice, total);
     return invoice;
+  }
+
+  /** The payment of a paid invoice: a succeeded PaymentIntent and the invoice payment naming it. */
+  #payInvoice(invoice: Obj, amount: number): void {
+    const intent = this.#put(this.paymentIntents, {
+      id: this.#id("pi"),
+      object: "payment_intent",
+      amount,
+      amount_received: amount,
+      currency: "usd",
+      customer: invoice.customer,
+      latest_charge: this.#id("ch"),
+      status: "succeeded",
+      created: this.now,
+    });
+    this.#put(this.invoicePayments, {
+      id: this.#id("inpay"),
+      object: "invoice_payment",
+      invoice: invoice.id,
+      amount_paid: amount,
+      amount_requested: amount,
+      currency: "usd",
+      is_default: true,
+      payment: { type: "payment_intent", payment_intent: intent.id },
+      status: "paid",
+      status_transitions: { canceled_at: null, paid_at: this.now },
+      created: this.now,
+      livemode: false,
+    });
   }
 
   #invoiceObject(subscription: Obj, lines: { price: Obj; amount: number; start: number; end: number; proration: boolean }[], reason: string, status: string, number: string | null): Json {

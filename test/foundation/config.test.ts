@@ -24,7 +24,7 @@ describe("loadConfig", () => {
       publicBaseUrl: undefined,
       databaseUrl: undefined,
       dataDir: resolve(".persona"),
-      embeddedDbPort: 0,
+      embeddedDbSocketDir: undefined,
       embeddedDbInMemory: false,
       databasePoolMax: 10,
       logLevel: "info",

@@ -58,15 +58,15 @@ describe.skipIf(Boolean(process.env.TEST_DATABASE_URL))("the embedded data dir l
   it("refuses a second server, lets the CLI attach, and recovers after kill -9 with nothing lost", async () => {
     const dataDir = join(await mkdtemp(join(tmpdir(), "persona-lock-")), "data");
     const first = await startServer(dataDir);
-    const lock = JSON.parse(readFileSync(`${dataDir}/db.lock`, "utf8")) as { pid: number; port: number };
+    const lock = JSON.parse(readFileSync(`${dataDir}/db.lock`, "utf8")) as { pid: number; socket: string };
     expect(lock.pid).toBe(first.child.pid);
-    expect(lock.port).toBeGreaterThan(0);
+    expect(lock.socket).toBe(`${dataDir}/db.socket`);
 
     const second = await startExpectingExit(dataDir, await freePort());
     expect(second.code).toBe(1);
     expect(second.output).toContain(`in use by process ${first.child.pid}`);
-    expect(second.output).toContain("EMBEDDED_DB_PORT");
-    expect(second.output).toContain("DATABASE_URL");
+    // How to share: the first server's database, through its socket (issue 31 H4: no port).
+    expect(second.output).toContain(`DATABASE_URL=postgres:///postgres?host=${dataDir}/db.socket&user=postgres`);
 
     // An admin registers an OAuth client while the server runs; the server sees it at once.
     const redirect = "http://127.0.0.1:8765/cb";
@@ -117,7 +117,7 @@ describe.skipIf(Boolean(process.env.TEST_DATABASE_URL))("the embedded data dir l
     const dataDir = join(await mkdtemp(join(tmpdir(), "persona-lock-")), "data");
     mkdirSync(dataDir, { recursive: true });
     // A PID far above any pid_max names no process.
-    writeFileSync(`${dataDir}/db.lock`, JSON.stringify({ pid: 2 ** 30, port: 1, since: "2026-01-01T00:00:00Z" }));
+    writeFileSync(`${dataDir}/db.lock`, JSON.stringify({ pid: 2 ** 30, socket: `${dataDir}/db.socket`, since: "2026-01-01T00:00:00Z" }));
     const server = await startServer(dataDir);
     expect((await fetch(server.url)).status).toBe(200);
   });

@@ -52,7 +52,7 @@ describe("the embedded database", () => {
 
 describe("start-up against an unusable DATABASE_URL", () => {
   it("stops with a clear message when the server lacks pgvector", async () => {
-    const plain = await startEmbeddedPostgres(undefined, 0, { pgvector: false });
+    const plain = await startEmbeddedPostgres(undefined, { pgvector: false });
     try {
       const error = await startupError({ DATABASE_URL: plain.url });
       expect(error.message).toMatch(/pgvector/);

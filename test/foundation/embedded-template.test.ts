@@ -66,7 +66,7 @@ describe.skipIf(databaseKind !== "embedded" || !currentTemplate())("the embedded
     expect(fromTemplate.rows.instance_secrets).toBe(0);
 
     const fromScratch = await withEmbedded(
-      () => startEmbeddedPostgres(undefined, 0, { template: false }),
+      () => startEmbeddedPostgres(undefined, { template: false }),
       async (embedded) => {
         expect(embedded.timings).toMatchObject({ fromTemplate: false, initdb: true });
         // The service's own start: migrations, the job queue's schema, the instance secrets.

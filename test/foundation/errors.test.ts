@@ -93,7 +93,8 @@ describe("the error envelope", () => {
   });
 
   it("rejects an out-of-range query parameter and an unknown one", async () => {
-    const headers = { "x-api-key": "pk_test" };
+    // A valid caller: one without is refused first (issue 31, the caller is known before the rest).
+    const headers = (await registerUser(service)).auth;
     const tooBig = await expectError(await service.fetch("/v1/personas?limit=101", { headers }), 400, "invalid_request");
     expect(tooBig.error.details.errors[0].path).toBe("/query/limit");
     const unknown = await expectError(await service.fetch("/v1/personas?colour=red", { headers }), 400, "invalid_request");

@@ -3,6 +3,7 @@ import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { handlers } from "../../server/handlers.ts";
 import { ApiError } from "../../server/http/errors.ts";
+import { workerLogger } from "../../server/jobs/logger.ts";
 import { httpSerializers } from "../../server/logger.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser } from "../support/users.ts";
@@ -80,5 +81,31 @@ describe("error logs", () => {
     const withStack = entries().filter((entry) => entry.reqId === "log-500" && entry.err?.stack);
     expect(withStack).toHaveLength(1);
     expect(withStack[0]!.err!.stack).toContain("a bug in a handler");
+  });
+});
+
+describe("the job worker's log lines (issue 31 M3)", () => {
+  it("keep the job's id, task, attempts, duration and error, never its payload or other metadata", () => {
+    const mine: string[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        mine.push(...chunk.toString().split("\n").filter(Boolean));
+        done();
+      },
+    });
+    const logger = workerLogger(pino({ level: "trace", serializers: { err: pino.stdSerializers.err } }, sink)).scope({ label: "worker", workerId: "w1" });
+    const job = { id: "7", task_identifier: "email_send", attempts: 2, max_attempts: 8, payload: { text: "token rp_secret-in-payload" }, key: "k" };
+    logger.info("Completed task 7 (email_send, 1.00ms) with success", { job, duration: 1, success: true });
+    logger.error("Failed task 7 (email_send)", { failure: true, job, error: new Error("smtp refused"), duration: 2 });
+    logger.error("Emitting job:success raised an error", { eventName: "job:success", payload: { job } });
+
+    expect(mine).toHaveLength(3);
+    expect(mine.join("\n")).not.toContain("rp_secret-in-payload");
+    const [completed, failed, emitting] = mine.map((line) => JSON.parse(line));
+    expect(completed).toMatchObject({ component: "worker", label: "worker", workerId: "w1", jobId: "7", task: "email_send", attempts: 2, maxAttempts: 8, duration: 1, success: true });
+    expect(completed.job).toBeUndefined();
+    expect(failed).toMatchObject({ jobId: "7", failure: true, err: { message: "smtp refused" } });
+    expect(emitting).toMatchObject({ eventName: "job:success" });
+    expect(emitting.payload).toBeUndefined();
   });
 });

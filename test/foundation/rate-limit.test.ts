@@ -1,13 +1,21 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
+import { apiKeyFor, registerUser } from "../support/users.ts";
 
 // The limit protects the service and is shared: counted in the database, so a client cannot
 // multiply its allowance by landing on different processes, and every answer tells it where it stands.
 const LIMIT = 5;
 let service: TestService;
 
+const keys = { first: "", second: "" };
+
 beforeAll(async () => {
+  // The users and their keys are made before the limit is this low.
   service = await startTestService({ env: { RATE_LIMIT_PER_MINUTE: String(LIMIT) } });
+  for (const name of ["first", "second"] as const) {
+    await service.services.db.knex("rate_limits").delete();
+    keys[name] = await apiKeyFor(service, await registerUser(service));
+  }
 });
 
 afterAll(async () => {
@@ -78,17 +86,21 @@ describe("the rate limit", () => {
     expectResetSoon(limitHeaders(refused).reset);
   });
 
-  it("counts each client separately: each API key, and the IP of credential-free calls", async () => {
-    for (let i = 0; i < LIMIT; i++) await service.fetch("/healthz", withKey("pk_first"));
-    await expectRateLimited(await service.fetch("/healthz", withKey("pk_first")));
+  it("counts each user separately, and every call without a valid credential against the client's address (issue 31 M1)", async () => {
+    // Made-up credentials are free to make: each must not buy a fresh allowance (nor a row of its own).
+    for (let i = 0; i < LIMIT; i++) expect((await service.fetch("/healthz", withKey(`pk_made_up_${i}`))).status).toBe(200);
+    await expectRateLimited(await service.fetch("/healthz", withKey("pk_made_up_again")));
+    await expectRateLimited(await service.fetch("/healthz", { headers: { authorization: "Bearer not-a-token" } }));
+    await expectRateLimited(await service.fetch("/healthz"));
+    const rows = await service.services.db.knex("rate_limits").where("key", "like", "api:%").select("key");
+    expect(rows.map((row: { key: string }) => row.key)).toEqual(["api:ip:127.0.0.1"]);
 
-    const other = await service.fetch("/healthz", withKey("pk_second"));
+    // Valid keys count against their users, apart from the address and from each other.
+    for (let i = 0; i < LIMIT; i++) expect((await service.fetch("/healthz", withKey(keys.first))).status).toBe(200);
+    await expectRateLimited(await service.fetch("/healthz", withKey(keys.first)));
+    const other = await service.fetch("/healthz", withKey(keys.second));
     expect(other.status).toBe(200);
     expect(limitHeaders(other).remaining).toBe(LIMIT - 1);
-
-    const anonymous = await service.fetch("/healthz");
-    expect(anonymous.status).toBe(200);
-    expect(limitHeaders(anonymous).remaining).toBe(LIMIT - 1);
   });
 
   it("is shared by two server processes on the same database", async () => {

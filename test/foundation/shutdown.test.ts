@@ -115,3 +115,44 @@ describe("a real process", () => {
     expect(service.stdout()).toContain('"msg":"shut down"');
   });
 });
+
+describe("SIGTERM under traffic (issue 31 L7)", () => {
+  it("answers every request that reached the process: none is reset, each client is told to close", { timeout: 120_000 }, async () => {
+    const { Client } = await import("undici");
+    const service = await spawnService(["server/main.ts"]);
+    // Keep-alive clients, each sending its next request as soon as the last is answered, as a load
+    // balancer's pool does. A client stops when told to close (or when refused a new connection,
+    // which nothing received); an error on a request that was sent is the finding.
+    const LOOPS = 8;
+    let answered = 0;
+    let terminated = false;
+    const outcomes = await Promise.all(
+      Array.from({ length: LOOPS }, async () => {
+        const client = new Client(service.url, { pipelining: 1, keepAliveTimeout: 60_000 });
+        try {
+          for (;;) {
+            const response = await client.request({ path: "/healthz", method: "GET" });
+            const body = await response.body.text();
+            answered++;
+            if (answered === 200 && !terminated) {
+              terminated = true;
+              service.child.kill("SIGTERM");
+            }
+            if (response.statusCode !== 200) return `status ${response.statusCode}: ${body}`;
+            if (response.headers.connection === "close") return "closed";
+          }
+        } catch (error) {
+          const code = (error as { code?: string }).code;
+          return code === "ECONNREFUSED" ? "refused" : `error ${code ?? ""} ${(error as Error).message}`;
+        } finally {
+          await client.destroy();
+        }
+      }),
+    );
+    const { code, signal } = await service.exit;
+    expect({ code, signal }).toEqual({ code: 0, signal: null });
+    expect(outcomes.filter((outcome) => outcome !== "closed" && outcome !== "refused"), service.output()).toEqual([]);
+    // The clients busy or idle when the signal came were answered on their connections.
+    expect(outcomes.filter((outcome) => outcome === "closed").length).toBeGreaterThan(0);
+  });
+});

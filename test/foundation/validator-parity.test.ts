@@ -4,7 +4,8 @@ import * as OpenApiValidator from "express-openapi-validator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadContract, operations, routeOrder } from "../../server/contract.ts";
 import { ApiError, errorHandler, unknownRoute } from "../../server/http/errors.ts";
-import { MAX_UPLOAD_BYTES, requestValidation } from "../../server/http/validator.ts";
+import { MAX_UPLOAD_BYTES, readBody } from "../../server/http/body.ts";
+import { bodyValidation, identifyOperation, requestValidation } from "../../server/http/validator.ts";
 import { refuseIllFormedText, refuseMalformedUrlOrMissingBody, verifyUtf8Body, verifyUtf8Form } from "../../server/http/well-formed.ts";
 
 // The compiled per-operation validators against express-openapi-validator configured as the
@@ -68,11 +69,13 @@ async function reference(): Promise<App> {
   return listen(app);
 }
 
-/** The service's validator now: one route per operation with its compiled checks. */
+const settings = { bodyLimitBytes: 1024 * 1024, bodyTimeoutMs: 30_000, uploadIdleTimeoutMs: 30_000 };
+
+/** The service's validator now: one route per operation with its compiled checks around its body reader. */
 function compiled(): Promise<App> {
   const app = base();
   for (const op of routeOrder) {
-    app.route(op.expressRoute)[op.method.toLowerCase() as "get"]((req, _res, next) => next(req.method === op.method ? undefined : "route"), ...requestValidation(op), echo);
+    app.route(op.expressRoute)[op.method.toLowerCase() as "get"]((req, _res, next) => next(req.method === op.method ? undefined : "route"), identifyOperation(op), ...requestValidation(op), readBody(op, settings), ...bodyValidation(op), echo);
   }
   app.use(unknownRoute);
   app.use(errorHandler);

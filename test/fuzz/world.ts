@@ -1,5 +1,6 @@
 import { createHmac, randomBytes } from "node:crypto";
 import { registerOAuthClient } from "../../server/auth/oauth/clients.ts";
+import { outboxMails } from "../support/outbox.ts";
 import type { TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
 
@@ -162,9 +163,8 @@ async function makeActor(service: TestService, receiverUrl: string, skipped: str
   }
   if (exported) {
     for (let i = 0; i < 30 && !values.export_id; i++) {
-      const mails = await service.services.db.knex("email_outbox").where({ to: user.email }).select("text");
-      for (const { text } of mails as { text: string }[]) {
-        const link = /\/v1\/auth\/export-data\/([^/\s]+)\/download\?expires=(\d+)&signature=([0-9a-f]+)/.exec(text);
+      for (const { text } of await outboxMails(service, { to: user.email })) {
+        const link = /\/v1\/auth\/export-data\/([^/\s]+)\/download\?expires=(\d+)&signature=([0-9a-f]+)/.exec(text ?? "");
         if (link) {
           put("export_id", link[1], true);
           put("expires", link[2]);

@@ -1,15 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { HandlerMap } from "../../server/http/router.ts";
 import { handlers } from "../../server/handlers.ts";
-import { operations } from "../fuzz/contract.ts";
+import { deref, document, operations, type Schema } from "../fuzz/contract.ts";
 import { send, type FuzzAnswer } from "../fuzz/send.ts";
 import { expectError } from "../support/assertions.ts";
-import { startTestService, type TestService } from "../support/service.ts";
+import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
+import { registerUser } from "../support/users.ts";
 import { call, useWorld, validRequest } from "./support.ts";
 
 // API8 Security Misconfiguration (issue 23 item 2): one valid request of every operation of the
 // contract, and the answers' headers: no `X-Powered-By`, `X-Content-Type-Options: nosniff` on
-// every answer, a Content-Security-Policy on every HTML page; CORS as documented (not enabled: no
+// every answer, a Content-Security-Policy that forbids framing on every HTML page (issue 31 I3); CORS as documented (not enabled: no
 // Access-Control-Allow-* header for any origin); no stack trace or internal message in a 500.
 const fixture = useWorld();
 
@@ -34,14 +35,47 @@ describe("API8: security headers", () => {
     expect(answers.filter(({ answer }) => answer.headers.get("x-content-type-options") !== "nosniff").map(({ operationId, answer }) => `${operationId} (${answer.status})`)).toEqual([]);
   });
 
+  /** The operations whose answers the contract declares as HTML pages: every page, without a list here. */
+  const htmlOperations = operations
+    .filter((op) => {
+      const responses = (document.paths[op.path]![op.method.toLowerCase()] as unknown as { responses: Record<string, Schema> }).responses;
+      return Object.values(responses).some((response) => Object.keys((deref(response).content as Schema | undefined) ?? {}).includes("text/html"));
+    })
+    .map((op) => op.operationId);
+
+  const hiddenFields = (html: string) => Object.fromEntries([...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1]!, m[2]!.replace(/&(amp|quot|#39|lt|gt);/g, (_, name: string) => ({ amp: "&", quot: '"', "#39": "'", lt: "<", gt: ">" })[name]!)]));
+
+  /**
+   * One HTML answer of every page the contract declares. The generated request reaches some; the
+   * others need state first (a consent page's token, a checkout session), made here.
+   */
   async function htmlPages() {
     const { service, world } = fixture;
     const v = world.a.values;
     // The consent page as a browser opens it (the generated request may miss a valid combination).
     const query = new URLSearchParams({ response_type: "code", client_id: v.client_id![0]!, redirect_uri: v.redirect_uri![0]!, scope: "personas:read", state: "s1" });
     const consent = await send(service.url, { method: "GET", path: `/v1/oauth/authorize?${query}`, headers: {}, body: undefined, note: "" });
-    const pages = [...answers, { operationId: "oauth_authorize", answer: consent }].filter(({ answer }) => answer.contentType === "text/html");
-    expect(pages.length).toBeGreaterThan(0);
+    // Its form posted with a wrong password: the page again.
+    const form = new URLSearchParams({ ...hiddenFields(consent.text), email: "nobody@example.com", password: "Wrong-password-1", decision: "approve" });
+    const failedLogin = await send(service.url, { method: "POST", path: "/v1/oauth/authorize", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new TextEncoder().encode(form.toString()), note: "" });
+    // The local checkout page of a new buyer's session.
+    const buyer = await registerUser(service);
+    const started = await service.fetch("/v1/billing/checkout", {
+      method: "POST",
+      headers: { ...jsonHeaders, ...buyer.auth },
+      body: JSON.stringify({ plan: "plus", interval: "month", success_url: "https://app.example.com/ok", cancel_url: "https://app.example.com/back" }),
+    });
+    const checkoutUrl = new URL(((await started.json()) as { checkout_url: string }).checkout_url);
+    const checkoutPage = await send(service.url, { method: "GET", path: checkoutUrl.pathname, headers: {}, body: undefined, note: "" });
+    const reached = [
+      ...answers,
+      { operationId: "oauth_authorize", answer: consent },
+      { operationId: "oauth_consent", answer: failedLogin },
+      { operationId: "billing_local_checkout_page", answer: checkoutPage },
+    ];
+    const pages = reached.filter(({ answer }) => answer.contentType === "text/html");
+    // A page the contract declares and nothing here reached fails: add how to reach it above.
+    expect([...new Set(pages.map(({ operationId }) => operationId))].sort()).toEqual([...htmlOperations].sort());
     return pages;
   }
 
@@ -54,6 +88,15 @@ describe("API8: security headers", () => {
   it("sends a Content-Security-Policy with every HTML page", async () => {
     const missing = (await htmlPages()).filter(({ answer }) => !/default-src/.test(answer.headers.get("content-security-policy") ?? ""));
     expect(missing.map(({ operationId }) => operationId)).toEqual([]);
+  });
+
+  // FINDING (issue 31 I3), fixed: the consent and checkout pages relied on X-Frame-Options alone;
+  // CSP's frame-ancestors is the standard that supersedes it, and both are sent.
+  it("forbids framing on every HTML page: frame-ancestors 'none' and X-Frame-Options: DENY", async () => {
+    const pages = await htmlPages();
+    expect(htmlOperations.length).toBeGreaterThanOrEqual(4);
+    const framable = pages.filter(({ answer }) => !/(^|;)\s*frame-ancestors 'none'\s*(;|$)/.test(answer.headers.get("content-security-policy") ?? "") || answer.headers.get("x-frame-options") !== "DENY");
+    expect(framable.map(({ operationId, answer }) => `${operationId}: ${answer.headers.get("content-security-policy")} / ${answer.headers.get("x-frame-options")}`)).toEqual([]);
   });
 
   it("enables no CORS: no Access-Control-Allow-* header, on a preflight or a request from another origin", async () => {

@@ -82,7 +82,8 @@ describe("API7: the links an image provider answers", () => {
   });
 
   it("are not fetched from loopback, private or metadata addresses when the provider is on the internet", async () => {
-    for (const link of [`http://127.0.0.1:${port}/x.png`, "http://169.254.169.254/latest/meta-data/", "http://[::ffff:10.0.0.1]/x.png", "file:///etc/passwd", "not a url"]) {
+    // [::127.0.0.1] and [::a9fe:a9fe]: IPv4-compatible forms (issue 31 L5).
+    for (const link of [`http://127.0.0.1:${port}/x.png`, "http://169.254.169.254/latest/meta-data/", "http://[::ffff:10.0.0.1]/x.png", `http://[::127.0.0.1]:${port}/x.png`, "http://[::a9fe:a9fe]/latest/meta-data/", "file:///etc/passwd", "not a url"]) {
       await expect(downloadImageLink(link, { allowPrivate: false, timeoutMs: 2000 }), link).rejects.toThrow(/not allowed|not an http/);
     }
     expect(connections).toBe(0);

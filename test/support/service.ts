@@ -79,6 +79,8 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
       VALIDATE_RESPONSES: "true",
       EMBEDDED_DB_IN_MEMORY: "true",
       WORKER_POLL_INTERVAL_MS: "100",
+      // Nothing of a test is on its way when it stops its service (the shutdown tests set their own).
+      SHUTDOWN_IDLE_GRACE_MS: "50",
       // Every test client is 127.0.0.1: the auth limits have their own tests with low values.
       AUTH_ATTEMPTS_PER_IP: "100000",
       AUTH_ATTEMPTS_PER_EMAIL: "100000",

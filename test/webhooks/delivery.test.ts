@@ -5,6 +5,7 @@ import { retryDelayMs } from "../../server/webhooks/delivery.ts";
 import { createConversation, createPersona, eventually, sendBlocking } from "../support/chat.ts";
 import { contract } from "../support/contract.ts";
 import { schemaErrors } from "../support/schema.ts";
+import { outboxMails } from "../support/outbox.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
 import { registerUser } from "../support/users.ts";
 import { createWebhook, deliveries, emit, loopbackEnv, outboxIds } from "./helpers.ts";
@@ -212,7 +213,7 @@ describe("delivery", () => {
     const events = await service.services.db.knex("event_outbox").where({ user_id: user.id, type: "webhook.disabled" });
     expect(events).toHaveLength(1);
     expect(events[0].data).toMatchObject({ webhook_id: webhook.id, consecutive_failures: 100 });
-    const mail = await eventually(async () => service.services.db.knex("email_outbox").where({ to: user.email, kind: "webhook_disabled" }).first());
+    const mail = await eventually(async () => (await outboxMails(service, { to: user.email, kind: "webhook_disabled" }))[0]);
     expect(mail.text).toContain(webhook.id);
 
     // Disabled: events are not delivered, and a redelivery is refused.

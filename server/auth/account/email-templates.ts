@@ -38,7 +38,9 @@ export function passwordResetMail(config: Config, to: string, token: string): Ma
       "Or send this token with your new password to POST /v1/auth/reset-password:",
       token,
       "",
-      "The link works once and expires in 1 hour. Resetting signs you out everywhere.",
+      "The link works once and expires in 1 hour. Resetting signs you out everywhere, ends the access",
+      "of every app you authorized (OAuth), and revokes every API key of your account: create new",
+      "keys afterwards for the scripts and integrations that need them.",
       "If you did not ask for this, ignore this mail: your password stays as it is.",
     ].join("\n"),
   };

@@ -1,9 +1,9 @@
 import type { TaskList } from "graphile-worker";
-import { v7 as uuidv7 } from "uuid";
 import { ApiError } from "../../http/errors.ts";
 import type { Mail } from "../../providers/email/types.ts";
 import type { Services } from "../../services.ts";
 import { hashPassword } from "../passwords.ts";
+import { revokeUserApiKeys } from "../api-keys/service.ts";
 import { revokedCredentials } from "../credential-cache.ts";
 import { revokeUserSessions } from "../sessions/service.ts";
 import { markEmailVerified, replacePasswordHash } from "../users/service.ts";
@@ -19,30 +19,42 @@ const EMAIL_SEND_ATTEMPTS = 8;
 /**
  * Delivers after the caller has answered: SMTP latency must neither slow a request nor tell an
  * observer (forgot-password) that the address exists, and a mail server that is down must not fail
- * registration. The mail goes to a job, which retries a failed send with backoff; its stable id
- * keeps it once in the outbox and sends it once. Until it is sent it stays in the outbox without
- * `sent_at`, where the admin CLI shows it.
+ * registration. The mail is kept in the outbox (its text sealed), then a job sends it, retrying a
+ * failed send with backoff; until it is sent it stays there without `sent_at`, where the admin CLI
+ * shows it. The job carries the outbox id only (issue 31 M3): a job's payload is stored in the
+ * clear by graphile-worker and was printed by its log, and this mail holds a token.
  */
 function deliverLater(services: Services, mail: Mail): void {
   setImmediate(() => {
-    const job = { ...mail, id: uuidv7() };
-    services.jobs.add(EMAIL_SEND_TASK, job, { maxAttempts: EMAIL_SEND_ATTEMPTS }).catch((error: unknown) => {
-      services.log.error({ err: error, kind: mail.kind }, "e-mail could not be queued; it is sent now, once");
-      services.providers.email.send(job).catch((failure: unknown) => services.log.error({ err: failure, kind: mail.kind }, "e-mail could not be sent"));
-    });
+    queueMail(services, mail).catch((error: unknown) => services.log.error({ err: error, kind: mail.kind }, "e-mail could not be kept in the outbox"));
   });
 }
 
-/** The job that sends a mail: a failure is thrown, so graphile-worker retries it. */
+async function queueMail(services: Services, mail: Mail): Promise<void> {
+  const { email } = services.providers;
+  const id = await email.keep(mail);
+  try {
+    await services.jobs.add(EMAIL_SEND_TASK, { id }, { maxAttempts: EMAIL_SEND_ATTEMPTS });
+  } catch (error) {
+    services.log.error({ err: error, kind: mail.kind, id }, "e-mail could not be queued; it is sent now, once");
+    await email.deliver(id).catch((failure: unknown) => services.log.error({ err: failure, kind: mail.kind, id }, "e-mail could not be sent"));
+  }
+}
+
+/**
+ * The job that sends a kept mail: a failure is thrown, so graphile-worker retries it. A job queued
+ * before issue 31 carries the mail itself; it is kept and sent the same way.
+ */
 export function emailTasks(services: Services): TaskList {
   return {
     [EMAIL_SEND_TASK]: async (payload, helpers) => {
-      const mail = payload as Mail;
+      const { email } = services.providers;
+      const job = payload as { id: string } & Partial<Mail>;
       try {
-        await services.providers.email.send(mail);
+        await (job.text === undefined ? email.deliver(job.id) : email.send(job as Mail));
       } catch (error) {
         const last = helpers.job.attempts >= helpers.job.max_attempts;
-        services.log.warn({ err: error, kind: mail.kind, attempt: helpers.job.attempts, last }, last ? "e-mail could not be sent; giving up" : "e-mail could not be sent; will retry");
+        services.log.warn({ err: error, id: job.id, attempt: helpers.job.attempts, last }, last ? "e-mail could not be sent; giving up" : "e-mail could not be sent; will retry");
         throw error;
       }
     },
@@ -71,8 +83,19 @@ export async function forgotPassword(services: Services, email: string): Promise
   if (issued) deliverLater(services, passwordResetMail(services.config, issued.email, issued.token));
 }
 
-/** Sets the new password, spends every reset token of the user, and ends every login of the user. */
-export async function resetPassword(services: Services, token: string, newPassword: string): Promise<void> {
+/** What a password reset revoked, as the answer counts it. */
+export interface ResetRevoked {
+  sessions: number;
+  oauth_grants: number;
+  api_keys: number;
+}
+
+/**
+ * Sets the new password, spends every reset token of the user, and ends every credential of the
+ * user: logins, OAuth grants, and API keys of every scope (issue 31 L2: a reset means the account
+ * may be compromised, and a key minted by whoever got in would otherwise outlive it).
+ */
+export async function resetPassword(services: Services, token: string, newPassword: string): Promise<ResetRevoked> {
   const passwordHash = await hashPassword(newPassword);
   const now = services.now();
   const changed = await services.db.knex.transaction(async (trx) => {
@@ -81,9 +104,12 @@ export async function resetPassword(services: Services, token: string, newPasswo
     if (!(await replacePasswordHash(trx, userId, passwordHash, now))) return undefined;
     await spendEmailTokens(trx, userId, "reset_password", now);
     // Refresh tokens die with their session; access tokens are checked against it.
-    await revokeUserSessions(trx, userId, now);
-    return userId;
+    const { logins, grants } = await revokeUserSessions(trx, userId, now);
+    const apiKeys = await revokeUserApiKeys(trx, userId, now);
+    return { userId, revoked: { sessions: logins, oauth_grants: grants, api_keys: apiKeys } };
   });
   if (!changed) throw new ApiError(400, "invalid_request", "The reset token is invalid, expired or already used");
-  await revokedCredentials(services, { userId: changed });
+  // Drops every cached credential of the user, API keys included, in every process.
+  await revokedCredentials(services, { userId: changed.userId });
+  return changed.revoked;
 }

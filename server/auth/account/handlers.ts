@@ -48,8 +48,8 @@ const auth_forgot_password: Handler<"auth_forgot_password"> = async ({ services,
 };
 
 const auth_reset_password: Handler<"auth_reset_password"> = async ({ services, body }) => {
-  await resetPassword(services, body.token, body.new_password);
-  return { status: 200, body: { message: "Password changed. Please log in again." } };
+  const revoked = await resetPassword(services, body.token, body.new_password);
+  return { status: 200, body: { message: "Password changed. Please log in again.", revoked } };
 };
 
 export const handlers = {

@@ -4,12 +4,12 @@ import { createApiKey, FINE_SCOPES, listApiKeys, revokeApiKey, SIMPLE_SCOPES } f
 import { createdKey, revokedKey, toApiKey } from "./views.ts";
 
 const api_keys_create: Handler<"api_keys_create"> = async ({ services, principal, body }) => {
-  const { row, key } = await createApiKey(services, principal.userId, body, FINE_SCOPES);
+  const { row, key } = await createApiKey(services, principal, body, FINE_SCOPES);
   return { status: 201, body: { ...createdKey<components["schemas"]["ApiKeyScope"]>(row, key), last_used_at: null } };
 };
 
 const api_keys_create_simple: Handler<"api_keys_create_simple"> = async ({ services, principal, body }) => {
-  const { row, key } = await createApiKey(services, principal.userId, body, SIMPLE_SCOPES);
+  const { row, key } = await createApiKey(services, principal, body, SIMPLE_SCOPES);
   return { status: 201, body: createdKey<components["schemas"]["SimpleApiKeyScope"]>(row, key) };
 };
 

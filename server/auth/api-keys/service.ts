@@ -8,8 +8,10 @@ import { revokedCredentials } from "../credential-cache.ts";
 import { newApiKey, sha256 } from "../tokens.ts";
 import {
   findApiKeyByHash,
+  grantOfApiKey,
   insertApiKey,
   listLiveApiKeys,
+  revokeGrantApiKeys as revokeGrantKeyRows,
   revokeLiveApiKey,
   revokeUserApiKeys as revokeUserKeyRows,
   touchApiKey,
@@ -57,10 +59,21 @@ function checkInput(input: NewKeyInput, vocabulary: ReadonlySet<string>): void {
   }
 }
 
-/** Creates a key for the user; the full key is returned here and nowhere else (only its hash is kept). */
+/**
+ * The OAuth grant a new key is minted through, which it must not outlive (issue 31 I2): the
+ * caller's own when it is an OAuth app, the one its key was minted through when it is a key, none
+ * for the user's own login.
+ */
+async function mintingGrant(services: Services, caller: Principal): Promise<string | null> {
+  if (caller.kind === "oauth") return caller.sessionId ?? null;
+  if (caller.kind === "api_key" && caller.apiKeyId) return grantOfApiKey(services.db.knex, caller.apiKeyId);
+  return null;
+}
+
+/** Creates a key for the caller's user; the full key is returned here and nowhere else (only its hash is kept). */
 export async function createApiKey(
   services: Services,
-  userId: string,
+  caller: Principal,
   input: NewKeyInput,
   vocabulary: ReadonlySet<string>,
 ): Promise<{ row: ApiKeyRow; key: string }> {
@@ -69,7 +82,8 @@ export async function createApiKey(
   const { key, hint } = newApiKey();
   const row = await insertApiKey(services.db.knex, {
     id: uuidv7(),
-    user_id: userId,
+    user_id: caller.userId,
+    grant_session_id: await mintingGrant(services, caller),
     name: input.name,
     key_hash: sha256(key),
     key_hint: hint,
@@ -93,9 +107,21 @@ export async function revokeApiKey(services: Services, userId: string, id: strin
   return row as ApiKeyRow & { revoked_at: Date };
 }
 
-/** Revokes every key of the user (account deletion), inside the caller's transaction. */
-export async function revokeUserApiKeys(db: Knex, userId: string, now: Date): Promise<void> {
-  await revokeUserKeyRows(db, userId, now);
+/**
+ * Revokes every key of the user (account deletion, password reset), inside the caller's
+ * transaction; answers how many were live. The caller tells the credential cache (by user) once
+ * the transaction is committed.
+ */
+export async function revokeUserApiKeys(db: Knex, userId: string, now: Date): Promise<number> {
+  return revokeUserKeyRows(db, userId, now);
+}
+
+/**
+ * Revokes the keys minted through an OAuth grant that was just revoked (issue 31 I2), inside the
+ * caller's transaction; answers their ids, for the credential cache once it is committed.
+ */
+export async function revokeGrantApiKeys(db: Knex, sessionId: string, now: Date): Promise<string[]> {
+  return revokeGrantKeyRows(db, sessionId, now);
 }
 
 /**

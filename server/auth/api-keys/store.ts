@@ -17,7 +17,17 @@ const COLUMNS = ["id", "user_id", "name", "key_hint", "scopes", "created_at", "l
 
 export async function insertApiKey(
   knex: Knex,
-  key: { id: string; user_id: string; name: string; key_hash: string; key_hint: string; scopes: string[]; created_at: Date; expires_at: Date | null },
+  key: {
+    id: string;
+    user_id: string;
+    name: string;
+    key_hash: string;
+    key_hint: string;
+    scopes: string[];
+    created_at: Date;
+    expires_at: Date | null;
+    grant_session_id: string | null;
+  },
 ): Promise<ApiKeyRow> {
   const [row] = await knex("api_keys").insert(key).returning([...COLUMNS]);
   return row as ApiKeyRow;
@@ -47,8 +57,22 @@ export async function revokeLiveApiKey(knex: Knex, userId: string, id: string, n
   return row as ApiKeyRow | undefined;
 }
 
-export async function revokeUserApiKeys(knex: Knex, userId: string, now: Date): Promise<void> {
-  await knex("api_keys").where({ user_id: userId }).whereNull("revoked_at").update({ revoked_at: now });
+/** Revokes every key of the user; answers how many of them were live (not expired). */
+export async function revokeUserApiKeys(knex: Knex, userId: string, now: Date): Promise<number> {
+  const rows: { expires_at: Date | null }[] = await knex("api_keys").where({ user_id: userId }).whereNull("revoked_at").update({ revoked_at: now }).returning("expires_at");
+  return rows.filter((row) => !row.expires_at || row.expires_at > now).length;
+}
+
+/** The OAuth grant (session id) a key was minted through, if any. */
+export async function grantOfApiKey(knex: Knex, id: string): Promise<string | null> {
+  const row = await knex("api_keys").where({ id }).first<{ grant_session_id: string | null } | undefined>("grant_session_id");
+  return row?.grant_session_id ?? null;
+}
+
+/** Revokes the keys minted through a grant; answers their ids. */
+export async function revokeGrantApiKeys(knex: Knex, sessionId: string, now: Date): Promise<string[]> {
+  const rows: { id: string }[] = await knex("api_keys").where({ grant_session_id: sessionId }).whereNull("revoked_at").update({ revoked_at: now }).returning("id");
+  return rows.map((row) => row.id);
 }
 
 export async function findApiKeyByHash(knex: Knex, keyHash: string): Promise<(ApiKeyRow & { user_deleted_at: Date | null }) | undefined> {

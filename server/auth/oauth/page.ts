@@ -80,14 +80,15 @@ ${hidden("csrf_token", page.csrfToken)}
 }
 
 /**
- * Sends the page with headers that keep it from being framed (clickjacking on the Approve button),
- * cached, or made to load anything: styles are inline, the form posts only to this service.
+ * Sends the page with headers that keep it from being framed (clickjacking on the Approve button:
+ * `frame-ancestors 'none'`, and X-Frame-Options for browsers without it, issue 31 I3), cached, or
+ * made to load anything: styles are inline, the form posts only to this service.
  * `form-action` also names the origin of the (already verified) redirect_uri: browsers apply it to
  * the redirects that follow a form post, and with `'self'` alone Chromium aborts the 303 back to
  * the client app.
  */
 export function consentPolicy(redirectUri: string): string {
-  return `default-src 'none'; style-src 'unsafe-inline'; form-action 'self' ${new URL(redirectUri).origin}`;
+  return `default-src 'none'; style-src 'unsafe-inline'; form-action 'self' ${new URL(redirectUri).origin}; frame-ancestors 'none'`;
 }
 
 export function sendConsentPage(res: Response, page: ConsentPage): void {

@@ -3,6 +3,7 @@ import { v7 as uuidv7 } from "uuid";
 import { ApiError } from "../../http/errors.ts";
 import type { Principal } from "../../http/principal.ts";
 import type { Services } from "../../services.ts";
+import { revokeGrantApiKeys } from "../api-keys/service.ts";
 import { revokedCredentials } from "../credential-cache.ts";
 import { ACCESS_TOKEN_TTL_S, REFRESH_TOKEN_TTL_MS, randomToken, sha256 } from "../tokens.ts";
 import { checkCredentials, type UserRow } from "../users/service.ts";
@@ -67,8 +68,7 @@ export async function refreshSession(services: Services, refreshToken: string, c
   if (!found || found.session_revoked_at || found.user_deleted_at || found.expires_at <= now) throw invalid;
   if ((found.client_id ?? undefined) !== clientId) throw invalid;
   if (found.used_at || !(await consumeRefreshToken(knex, hash, now))) {
-    await revokeSessionRow(knex, found.session_id, now);
-    await revokedCredentials(services, { sessionId: found.session_id });
+    await revokeSession(services, found.session_id);
     services.log.warn({ sessionId: found.session_id }, "refresh token reused: session revoked");
     throw invalid;
   }
@@ -100,15 +100,26 @@ async function issuePair(
   return { access_token: access, token_type: "Bearer", expires_in: ACCESS_TOKEN_TTL_S, refresh_token: refresh };
 }
 
-/** Ends one session: its refresh tokens stop working, and its access tokens fail their session check. */
+/**
+ * Ends one session: its refresh tokens stop working, and its access tokens fail their session check.
+ * An OAuth grant takes the API keys minted through it along (issue 31 I2).
+ */
 export async function revokeSession(services: Services, sessionId: string): Promise<void> {
-  await revokeSessionRow(services.db.knex, sessionId, services.now());
+  const now = services.now();
+  const keyIds = await services.db.knex.transaction(async (trx) => {
+    await revokeSessionRow(trx, sessionId, now);
+    return revokeGrantApiKeys(trx, sessionId, now);
+  });
   await revokedCredentials(services, { sessionId });
+  for (const apiKeyId of keyIds) await revokedCredentials(services, { apiKeyId });
 }
 
-/** Ends every session of the user (password reset, account deletion), inside the caller's transaction. */
-export async function revokeUserSessions(db: Knex, userId: string, now: Date): Promise<void> {
-  await revokeUserSessionRows(db, userId, now);
+/**
+ * Ends every session of the user (password reset, account deletion), inside the caller's
+ * transaction; answers how many were the user's logins and how many OAuth grants.
+ */
+export async function revokeUserSessions(db: Knex, userId: string, now: Date): Promise<{ logins: number; grants: number }> {
+  return revokeUserSessionRows(db, userId, now);
 }
 
 /**

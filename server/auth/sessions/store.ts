@@ -52,8 +52,11 @@ export async function revokeSession(knex: Knex, sessionId: string, now: Date): P
   await knex("sessions").where({ id: sessionId }).whereNull("revoked_at").update({ revoked_at: now });
 }
 
-export async function revokeUserSessions(knex: Knex, userId: string, now: Date): Promise<void> {
-  await knex("sessions").where({ user_id: userId }).whereNull("revoked_at").update({ revoked_at: now });
+/** Revokes every live session of the user; answers how many were logins and how many OAuth grants. */
+export async function revokeUserSessions(knex: Knex, userId: string, now: Date): Promise<{ logins: number; grants: number }> {
+  const rows: { client_id: string | null }[] = await knex("sessions").where({ user_id: userId }).whereNull("revoked_at").update({ revoked_at: now }).returning("client_id");
+  const grants = rows.filter((row) => row.client_id !== null).length;
+  return { logins: rows.length - grants, grants };
 }
 
 /** The user and session behind an access token, if both are still good. */

@@ -21,6 +21,8 @@ import * as openaiCompat from "./0019_openai_compat.ts";
 import * as generationLeases from "./0020_generation_leases.ts";
 import * as socialReads from "./0022_social_reads.ts";
 import * as quotaLeases from "./0023_quota_leases.ts";
+import * as sealedSecrets from "./0024_sealed_secrets.ts";
+import * as billingRaces from "./0025_billing_races.ts";
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that they load the same
@@ -49,6 +51,8 @@ const migrations: Record<string, Knex.Migration> = {
   "0020_generation_leases": generationLeases,
   "0022_social_reads": socialReads,
   "0023_quota_leases": quotaLeases,
+  "0024_sealed_secrets": sealedSecrets,
+  "0025_billing_races": billingRaces,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

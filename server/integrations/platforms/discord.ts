@@ -8,7 +8,7 @@ import { PlatformRefusal, PlatformUnavailable, type BotAccount, type PlatformCli
  */
 export function discordRest(settings: PlatformSettings, token: string, retries = 3): REST {
   return new REST({
-    api: settings.discordApiUrl.replace(/\/+$/, ""),
+    api: settings.discordApiUrl.replace(/(?<!\/)\/+$/, ""),
     version: "10",
     timeout: settings.timeoutMs,
     retries,

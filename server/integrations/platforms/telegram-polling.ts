@@ -15,7 +15,7 @@ export class TelegramPoller {
   #offset: number | undefined;
 
   constructor(settings: PlatformSettings, token: string) {
-    this.#api = new Api(token, { apiRoot: settings.telegramApiUrl.replace(/\/+$/, ""), timeoutSeconds: POLL_SECONDS + Math.ceil(settings.timeoutMs / 1000) });
+    this.#api = new Api(token, { apiRoot: settings.telegramApiUrl.replace(/(?<!\/)\/+$/, ""), timeoutSeconds: POLL_SECONDS + Math.ceil(settings.timeoutMs / 1000) });
   }
 
   async next(signal: AbortSignal): Promise<Update[]> {

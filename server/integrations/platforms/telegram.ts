@@ -13,7 +13,7 @@ export class TelegramClient implements PlatformClient {
   readonly #api: Api;
 
   constructor(settings: PlatformSettings, token: string, options: { retries?: number } = {}) {
-    this.#api = new Api(token, { apiRoot: settings.telegramApiUrl.replace(/\/+$/, ""), timeoutSeconds: Math.ceil(settings.timeoutMs / 1000) });
+    this.#api = new Api(token, { apiRoot: settings.telegramApiUrl.replace(/(?<!\/)\/+$/, ""), timeoutSeconds: Math.ceil(settings.timeoutMs / 1000) });
     const retries = options.retries ?? 3;
     if (retries > 0) {
       this.#api.config.use(autoRetry({ maxRetryAttempts: retries, maxDelaySeconds: MAX_WAIT_SECONDS, rethrowHttpErrors: true, rethrowInternalServerErrors: false }));

@@ -11,7 +11,7 @@ export class SmtpMailer {
     this.#from = from;
   }
 
-  async send(mail: Mail): Promise<void> {
+  async send(mail: Pick<Mail, "to" | "subject" | "text">): Promise<void> {
     await this.#transport.sendMail({ from: this.#from, to: mail.to, subject: mail.subject, text: mail.text });
   }
 }

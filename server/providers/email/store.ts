@@ -1,17 +1,32 @@
 import type { Knex } from "knex";
 
-/** Keeps the mail (once: a retry with the same id finds it) and answers whether it was sent already. */
-export async function keepOutboxMail(
-  knex: Knex,
-  row: { id: string; to: string; subject: string; text: string; kind: string; created_at: Date },
-): Promise<{ sent: boolean }> {
-  await knex("email_outbox").insert(row).onConflict("id").ignore();
-  const kept = await knex("email_outbox").where({ id: row.id }).first("sent_at");
-  return { sent: Boolean(kept?.sent_at) };
+/** A kept mail as stored: its text sealed (`text_sealed`), or in the clear in rows from before issue 31. */
+export interface OutboxRow {
+  id: string;
+  to: string;
+  subject: string;
+  kind: string;
+  text: string | null;
+  text_sealed: string | null;
+  created_at: Date;
+  sent_at: Date | null;
 }
 
+/** Keeps the mail once: a retry with the same id finds the row it kept before. */
+export async function keepOutboxMail(
+  knex: Knex,
+  row: { id: string; to: string; subject: string; text_sealed: string; kind: string; created_at: Date },
+): Promise<void> {
+  await knex("email_outbox").insert(row).onConflict("id").ignore();
+}
+
+export async function findOutboxMail(knex: Knex, id: string): Promise<OutboxRow | undefined> {
+  return knex("email_outbox").where({ id }).first();
+}
+
+/** Marks the mail sent and drops its text: the mail left, and its links are the recipient's alone. */
 export async function markOutboxMailSent(knex: Knex, id: string, at: Date): Promise<void> {
-  await knex("email_outbox").where({ id }).update({ sent_at: at });
+  await knex("email_outbox").where({ id }).update({ sent_at: at, text_sealed: null, text: null });
 }
 
 /**

@@ -72,7 +72,7 @@ function summaryFor(turns: ChatTurn[]): string {
   const [, previous = "", messages = ""] = /^Summary so far:\n([\s\S]*?)\n\nMessages:\n([\s\S]*)$/.exec(input) ?? [];
   const facts = previous.split("\n").map((line) => line.replace(/^-\s*/, "").trim()).filter((line) => line && line !== "(none)");
   for (const line of messages.split("\n")) {
-    const said = /^User:\s*(.*)$/.exec(line)?.[1];
+    const said = /^User:(.*)$/.exec(line)?.[1]?.trimStart();
     for (const sentence of said?.match(/[^.!?]+[.!?]*/g) ?? []) {
       const fact = sentence.trim();
       if (fact && !fact.endsWith("?") && !facts.includes(fact)) facts.push(fact);
@@ -123,14 +123,30 @@ function personaName(turns: ChatTurn[]): string | undefined {
 function firstExcerpt(turns: ChatTurn[]): { source: string; sentence: string } | undefined {
   for (const turn of turns) {
     if (turn.role !== "system") continue;
-    const match = /^\[source:\s*([^\]\n]+)\]\s*\n([\s\S]*?)(?=\n+\[source:|$(?![\s\S]))/m.exec(turn.content);
-    if (!match) continue;
-    const text = oneLine(match[2]!);
+    const excerpt = firstSourceBlock(turn.content);
+    if (!excerpt) continue;
+    const text = oneLine(excerpt.body);
     const sentence = /^.*?[.!?](?=\s|$)/.exec(text)?.[0] ?? text;
-    if (sentence) return { source: match[1]!.trim(), sentence: clip(sentence, EXCERPT_MAX_CHARS) };
+    if (sentence) return { source: excerpt.source, sentence: clip(sentence, EXCERPT_MAX_CHARS) };
   }
   return undefined;
 }
+
+/**
+ * The first `[source: name]` line and the lines after it up to the next such line: read line by
+ * line, where one regular expression over the whole turn backtracked over runs of blank lines.
+ */
+function firstSourceBlock(content: string): { source: string; body: string } | undefined {
+  const lines = content.split("\n");
+  const start = lines.findIndex((line) => SOURCE_LINE.test(line));
+  if (start < 0) return undefined;
+  const source = SOURCE_LINE.exec(lines[start]!)![1]!.trim();
+  const rest = lines.slice(start + 1);
+  const end = rest.findIndex((line) => line.startsWith("[source:"));
+  return { source, body: (end < 0 ? rest : rest.slice(0, end)).join("\n") };
+}
+
+const SOURCE_LINE = /^\[source:([^\]]+)\]/;
 
 function oneLine(text: string): string {
   return text.replace(/\s+/g, " ").trim();
@@ -146,7 +162,8 @@ function clip(text: string, max: number): string {
 
 /** The text in pieces of `size` words, each keeping its following whitespace: joined, they are the text. */
 function wordGroups(text: string, size: number): string[] {
-  const words = text.match(/\s*\S+\s*/g) ?? [];
+  // Leading whitespace only with the first word, so that a run of it is scanned once (issue 31).
+  const words = text.match(/^\s*\S+\s*|\S+\s*/g) ?? [];
   const groups: string[] = [];
   for (let i = 0; i < words.length; i += size) groups.push(words.slice(i, i + size).join(""));
   return groups;

@@ -121,5 +121,5 @@ export function truncateToTokens(text: string, maxTokens: number): string {
   const tokens = encode(text);
   if (tokens.length <= maxTokens) return text;
   // A cut inside a multi-byte character decodes to U+FFFD: drop that partial character.
-  return getEncoding().decode(tokens.slice(0, maxTokens)).replace(/\uFFFD+$/u, "");
+  return getEncoding().decode(tokens.slice(0, maxTokens)).replace(/(?<!\uFFFD)\uFFFD+$/u, "");
 }

@@ -32,6 +32,17 @@ export async function localObjectsOf<T>(knex: Knex, kind: LocalKind, customerId:
   return rows.map((row) => row.data as T);
 }
 
+/** Whether the user has a subscription the offline provider still bills (a pending cancellation included). */
+export async function hasLiveLocalSubscription(knex: Knex, userId: string): Promise<boolean> {
+  const row = await knex("local_payment_objects").where({ user_id: userId, kind: "subscription" }).whereRaw("data->>'status' = 'active'").first("id");
+  return row !== undefined;
+}
+
+/** Locks the user's customer records until the transaction ends: the payments of one account queue up. */
+export async function lockLocalCustomers(trx: Knex.Transaction, userId: string): Promise<void> {
+  await trx("local_payment_objects").where({ user_id: userId, kind: "customer" }).forUpdate().select("id");
+}
+
 /** Active subscriptions whose period ended by `at` (Unix seconds). */
 export async function dueLocalSubscriptions<T>(knex: Knex, at: number): Promise<LocalObject<T>[]> {
   const rows = await knex("local_payment_objects")
@@ -42,7 +53,8 @@ export async function dueLocalSubscriptions<T>(knex: Knex, at: number): Promise<
   return rows.map((row) => ({ id: row.id, kind: row.kind, userId: row.user_id, data: row.data as T }));
 }
 
-export async function countLocalObjects(knex: Knex, kind: LocalKind): Promise<number> {
-  const row = await knex("local_payment_objects").where({ kind }).count<{ count: string | number }>({ count: "*" }).first();
-  return Number(row?.count ?? 0);
+/** The next invoice number: a sequence (migration 0025), so concurrent invoices never share one (issue 31 L1). */
+export async function nextLocalInvoiceNumber(knex: Knex): Promise<number> {
+  const result = await knex.raw<{ rows: { next: string | number }[] }>("SELECT nextval('local_invoice_numbers') AS next");
+  return Number(result.rows[0]!.next);
 }

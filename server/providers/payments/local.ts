@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Knex } from "knex";
 import { v7 as uuidv7 } from "uuid";
 import { CURRENCY, periodEnd, PRICES } from "./catalog.ts";
-import { countLocalObjects, dueLocalSubscriptions, getLocalObject, localObjectsOf, putLocalObject } from "./local-store.ts";
+import { dueLocalSubscriptions, getLocalObject, hasLiveLocalSubscription, localObjectsOf, lockLocalCustomers, nextLocalInvoiceNumber, putLocalObject } from "./local-store.ts";
 import {
   PaymentSignatureError,
   type BillingInterval,
@@ -16,6 +16,7 @@ import {
   type ProviderCheckout,
   type ProviderEvent,
   type ProviderInvoice,
+  type ProviderRefund,
   type ProviderSubscription,
 } from "./types.ts";
 
@@ -90,11 +91,18 @@ const toDate = (value: number) => new Date(value * 1000);
 const toDateOrNull = (value: number | null) => (value === null ? null : toDate(value));
 const localId = (prefix: string) => `${prefix}_local_${randomBytes(12).toString("hex")}`;
 
+const CHECKOUT_REFUSALS = {
+  expired: "This checkout has expired: start a new one",
+  complete: "This checkout is already complete",
+  // Issue 31 M4: two checkouts opened while free, both paid, made two subscriptions.
+  subscribed: "Your account already has a subscription, so this checkout cannot be paid and nothing was charged: change plans with PUT /v1/billing/subscription",
+} as const;
+
 export class OfflineCheckoutError extends Error {
   override name = "OfflineCheckoutError";
-  readonly reason: "expired" | "complete";
-  constructor(reason: "expired" | "complete") {
-    super(reason === "expired" ? "This checkout has expired: start a new one" : "This checkout is already complete");
+  readonly reason: keyof typeof CHECKOUT_REFUSALS;
+  constructor(reason: keyof typeof CHECKOUT_REFUSALS) {
+    super(CHECKOUT_REFUSALS[reason]);
     this.reason = reason;
   }
 }
@@ -158,6 +166,7 @@ export class LocalPayments implements PaymentsProvider, OfflinePayments {
     const found = await getLocalObject<CheckoutSession>(this.#knex, "checkout_session", id);
     if (!found) return undefined;
     const session = found.data;
+    const status = statusAt(session, at);
     return {
       id: session.id,
       plan: session.plan,
@@ -166,8 +175,9 @@ export class LocalPayments implements PaymentsProvider, OfflinePayments {
       currency: session.currency,
       successUrl: session.success_url,
       cancelUrl: session.cancel_url,
-      status: statusAt(session, at),
+      status,
       expiresAt: toDate(session.expires_at),
+      subscribed: status === "open" && (await hasLiveLocalSubscription(this.#knex, found.userId)),
     };
   }
 
@@ -194,15 +204,19 @@ export class LocalPayments implements PaymentsProvider, OfflinePayments {
       schedule: null,
       created: now,
     };
-    // The session is claimed first, so a second Pay on the same page cannot start a second subscription.
-    const claimed = await this.#knex.transaction(async (trx) => {
+    // The session is claimed first, so a second Pay on the same page cannot start a second
+    // subscription; the account's customer records are locked before, so that Pay on another
+    // checkout of the same account waits, then finds the subscription this one started (issue 31 M4).
+    const refusal = await this.#knex.transaction(async (trx) => {
+      await lockLocalCustomers(trx, found.userId);
       const current = await trx("local_payment_objects").where({ id, kind: "checkout_session" }).forUpdate().first("data");
-      if ((current?.data as CheckoutSession | undefined)?.status !== "open") return false;
+      if ((current?.data as CheckoutSession | undefined)?.status !== "open") return "complete";
+      if (await hasLiveLocalSubscription(trx, found.userId)) return "subscribed";
       await putLocalObject(trx, { id: subscription.id, kind: "subscription", userId: found.userId, data: subscription }, at);
       await putLocalObject(trx, { id, kind: "checkout_session", userId: found.userId, data: { ...session, status: "complete", subscription: subscription.id } }, at);
-      return true;
+      return undefined;
     });
-    if (!claimed) throw new OfflineCheckoutError("complete");
+    if (refusal) throw new OfflineCheckoutError(refusal);
     const invoice = await this.#invoice(found.userId, subscription, PRICES[subscription.plan][subscription.interval], subscription.current_period_start, subscription.current_period_end, at);
     await this.#emit("checkout.session.completed", { ...session, status: "complete", subscription: subscription.id });
     await this.#emit("customer.subscription.created", subscription);
@@ -257,6 +271,13 @@ export class LocalPayments implements PaymentsProvider, OfflinePayments {
     const ended: Subscription = { ...found.data, status: "canceled", schedule: null, ended_at: seconds(at), canceled_at: found.data.canceled_at ?? seconds(at) };
     await putLocalObject(this.#knex, { ...found, data: ended }, at);
     await this.#emit("customer.subscription.deleted", ended);
+  }
+
+  async refundAndCancel(subscriptionId: string, at: Date): Promise<ProviderRefund[]> {
+    // No money moved offline, so none goes back; and the local checkout page never sells a second
+    // subscription in the first place.
+    await this.cancelNow(subscriptionId, at);
+    return [];
   }
 
   async portal(_customerId: string, at: Date): Promise<PortalLink> {
@@ -316,13 +337,13 @@ export class LocalPayments implements PaymentsProvider, OfflinePayments {
   }
 
   async #invoice(userId: string, subscription: Subscription, amount: number, start: number, end: number, at: Date): Promise<Invoice> {
-    const count = await countLocalObjects(this.#knex, "invoice");
+    const number = await nextLocalInvoiceNumber(this.#knex);
     const invoice: Invoice = {
       id: localId("in"),
       object: "invoice",
       customer: subscription.customer,
       subscription: subscription.id,
-      number: `LOCAL-${String(count + 1).padStart(6, "0")}`,
+      number: `LOCAL-${String(number).padStart(6, "0")}`,
       total: amount,
       currency: CURRENCY,
       status: "paid",

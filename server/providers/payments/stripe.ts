@@ -13,6 +13,7 @@ import {
   type ProviderCheckout,
   type ProviderEvent,
   type ProviderInvoice,
+  type ProviderRefund,
   type ProviderSubscription,
 } from "./types.ts";
 
@@ -179,6 +180,58 @@ export class StripePayments implements PaymentsProvider {
     const found = await this.#find("cancel the subscription", () => this.#stripe.subscriptions.retrieve(subscriptionId));
     if (!found || found.status === "canceled" || found.status === "incomplete_expired") return;
     await this.#call("cancel the subscription", () => this.#stripe.subscriptions.cancel(subscriptionId, { prorate: false }));
+  }
+
+  async refundAndCancel(subscriptionId: string): Promise<ProviderRefund[]> {
+    // Refunds first: a cancelled subscription is no longer a duplicate to the event processor, so an
+    // event retried after a failed refund would never refund; a refunded one still is, and is
+    // cancelled on the retry.
+    const invoices = await this.#call("list the subscription's invoices", () => this.#stripe.invoices.list({ subscription: subscriptionId, status: "paid", limit: 100 }));
+    const refunds: ProviderRefund[] = [];
+    for (const invoice of invoices.data) {
+      if (!invoice.id || invoice.amount_paid <= 0) continue;
+      const payments = await this.#call("list the invoice's payments", () => this.#stripe.invoicePayments.list({ invoice: invoice.id!, status: "paid", limit: 100 }));
+      for (const payment of payments.data) {
+        const intent = idOf(payment.payment.payment_intent);
+        if (intent) refunds.push(await this.#refund(subscriptionId, invoice.id, intent, payment.amount_paid ?? 0, payment.currency));
+      }
+    }
+    await this.#cancelAtOnce(subscriptionId);
+    return refunds;
+  }
+
+  /** Refunds a payment in full, once: the idempotency key makes a retry answer the same refund, and a payment refunded earlier answers that refund. */
+  async #refund(subscriptionId: string, invoiceId: string, intent: string, amount: number, currency: string): Promise<ProviderRefund> {
+    try {
+      const refund = await this.#stripe.refunds.create(
+        { payment_intent: intent, reason: "duplicate", metadata: { persona_reason: "duplicate_subscription", persona_subscription: subscriptionId } },
+        { idempotencyKey: `persona-duplicate-refund-${intent}` },
+      );
+      return { id: refund.id, invoiceId, amount: refund.amount, currency: refund.currency, failure: null };
+    } catch (error) {
+      if (!(error instanceof Stripe.errors.StripeInvalidRequestError)) throw upstream("refund a payment", error);
+      if (error.code === "charge_already_refunded") {
+        const earlier = await this.#call("list a payment's refunds", () => this.#stripe.refunds.list({ payment_intent: intent, limit: 10 }));
+        const made = earlier.data.find((refund) => refund.status === "succeeded" || refund.status === "pending");
+        if (made) return { id: made.id, invoiceId, amount: made.amount, currency: made.currency, failure: null };
+      }
+      // Refused for good (a disputed payment, one too old to refund): the operator takes it from here.
+      return { id: null, invoiceId, amount, currency, failure: error.message };
+    }
+  }
+
+  /** Ends the subscription now without proration; one that has ended already is left as it is. */
+  async #cancelAtOnce(subscriptionId: string): Promise<void> {
+    const ended = (status: string | undefined) => status === "canceled" || status === "incomplete_expired";
+    const found = await this.#find("cancel the subscription", () => this.#stripe.subscriptions.retrieve(subscriptionId));
+    if (!found || ended(found.status)) return;
+    try {
+      await this.#stripe.subscriptions.cancel(subscriptionId, { prorate: false });
+    } catch (error) {
+      // Another delivery of the same news may have cancelled it a moment ago.
+      const now = await this.#find("cancel the subscription", () => this.#stripe.subscriptions.retrieve(subscriptionId));
+      if (!now || !ended(now.status)) throw upstream("cancel the subscription", error);
+    }
   }
 
   async portal(customerId: string): Promise<PortalLink> {

@@ -72,6 +72,17 @@ export interface PlanChange {
   currency: string;
 }
 
+/** A refund of one payment of an invoice, or why the provider refused to make it. */
+export interface ProviderRefund {
+  /** The provider's refund id; null when it refused (`failure` says why). */
+  id: string | null;
+  invoiceId: string;
+  /** Minor units of `currency`: what was refunded, or what could not be. */
+  amount: number;
+  currency: string;
+  failure: string | null;
+}
+
 /** A link to the provider's customer portal. */
 export interface PortalLink {
   url: string;
@@ -99,6 +110,14 @@ export interface PaymentsProvider {
   cancelAtPeriodEnd(subscriptionId: string, at: Date): Promise<ProviderSubscription>;
   /** Ends the subscription at once, without a refund (the account is being purged). */
   cancelNow(subscriptionId: string, at: Date): Promise<void>;
+  /**
+   * Refunds every payment of the subscription's paid invoices, then ends it at once: the account
+   * already had a live subscription when this one was bought (issue 31 M4). Safe to call again, as
+   * an event's retry does: a payment is never refunded twice. A refund the provider refuses for good
+   * (a disputed payment) is answered with its reason and does not stop the cancellation; a failure
+   * of the provider throws `UpstreamError` before the subscription is ended.
+   */
+  refundAndCancel(subscriptionId: string, at: Date): Promise<ProviderRefund[]>;
   portal(customerId: string, at: Date): Promise<PortalLink>;
   retrieveInvoice(id: string): Promise<ProviderInvoice | undefined>;
   /** The customer's invoices, newest first (at most `limit`). */
@@ -136,12 +155,18 @@ export interface OfflineCheckout {
   cancelUrl: string;
   status: "open" | "complete" | "expired";
   expiresAt: Date;
+  /** The buyer's account has a live subscription already: the page sells nothing (issue 31 M4). */
+  subscribed: boolean;
 }
 
 /** What only the offline provider does: what Stripe's hosted checkout and Stripe's own clock do. */
 export interface OfflinePayments {
   checkout(id: string, at: Date): Promise<OfflineCheckout | undefined>;
-  /** The buyer paid (no money moves): the subscription starts and its events are sent. Throws when the checkout is not open. */
+  /**
+   * The buyer paid (no money moves): the subscription starts and its events are sent. Throws
+   * `OfflineCheckoutError` when the checkout is not open or the account already has a live
+   * subscription.
+   */
   pay(id: string, at: Date): Promise<void>;
   /** Renews subscriptions whose period ended by `at`, applies scheduled downgrades and ends cancelled ones, sending the events. */
   advance(at: Date): Promise<void>;

@@ -1,0 +1,205 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import type { AddressInfo } from "node:net";
+import { Writable } from "node:stream";
+import pino from "pino";
+import { SMTPServer } from "smtp-server";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { registerOAuthClient } from "../../server/auth/oauth/clients.ts";
+import { httpSerializers } from "../../server/logger.ts";
+import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
+
+// Issue 31 M3: no log line, at any level, holds a token, key or secret. The whole auth flow runs
+// with SMTP set (so the e-mail jobs run on the worker) and the log at its most verbose level, and
+// every line is searched for every secret the flow handled, and for anything shaped like one.
+
+const lines: string[] = [];
+/** Every secret the flow saw; none may appear in a log line. */
+const secrets = new Set<string>();
+/** What the service put on the job queue. */
+const queued: { task: string; payload: unknown }[] = [];
+const received: { to: string[]; raw: string }[] = [];
+let service: TestService;
+let smtp: SMTPServer;
+
+const BASE = "https://persona.test";
+const REDIRECT = "https://client.example/cb";
+
+beforeAll(async () => {
+  smtp = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ["STARTTLS"],
+    disableReverseLookup: true,
+    logger: false,
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+      stream.on("end", () => {
+        received.push({ to: session.envelope.rcptTo.map((rcpt) => rcpt.address), raw: Buffer.concat(chunks).toString("utf8") });
+        callback();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", resolve));
+  const { port } = smtp.server.address() as AddressInfo;
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(...chunk.toString().split("\n").filter(Boolean));
+      done();
+    },
+  });
+  const log = pino({ level: "trace", serializers: { ...httpSerializers, err: pino.stdSerializers.err } }, sink);
+  service = await startTestService({
+    log,
+    env: { SMTP_URL: `smtp://127.0.0.1:${port}?ignoreTLS=true`, PUBLIC_BASE_URL: BASE, WEBHOOKS_ALLOW_PRIVATE_URLS: "true" },
+  });
+  const add = service.services.jobs.add;
+  service.services.jobs.add = (task, payload, options) => {
+    queued.push({ task, payload });
+    return add(task, payload, options);
+  };
+});
+
+afterAll(async () => {
+  await service?.close();
+  await new Promise<void>((resolve) => (smtp ? smtp.close(() => resolve()) : resolve()));
+});
+
+async function until<T>(probe: () => Promise<T | undefined> | T | undefined, what: string): Promise<T> {
+  for (let attempt = 0; attempt < 500; attempt++) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** The text part of a raw message, quoted-printable undone. */
+const bodyOf = (raw: string) =>
+  raw
+    .slice(raw.indexOf("\r\n\r\n") + 4)
+    .replace(/=\r\n/g, "")
+    .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+
+/** The text of the `count`-th mail to `to` whose text matches `pattern`, and the match. */
+async function mailed(to: string, pattern: RegExp, count = 1): Promise<RegExpExecArray> {
+  return until(() => {
+    const matches = received.filter((mail) => mail.to.includes(to)).map((mail) => pattern.exec(bodyOf(mail.raw))).filter((match) => match !== null);
+    return matches.length >= count ? matches[count - 1]! : undefined;
+  }, `mail ${pattern} to ${to}`);
+}
+
+async function call(path: string, init: { method?: string; headers?: Record<string, string>; body?: unknown } = {}): Promise<{ status: number; json: Record<string, unknown> }> {
+  const response = await service.fetch(path, {
+    method: init.method ?? (init.body === undefined ? "GET" : "POST"),
+    headers: { ...(init.body === undefined ? {} : jsonHeaders), ...init.headers },
+    ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+  });
+  const text = await response.text();
+  return { status: response.status, json: text && response.headers.get("content-type")?.includes("json") ? JSON.parse(text) : {} };
+}
+
+function keep(...values: unknown[]): void {
+  for (const value of values) {
+    expect(typeof value, String(value)).toBe("string");
+    secrets.add(value as string);
+  }
+}
+
+/** Completed runs of a task, as graphile-worker logs them. */
+const completed = (task: string) => lines.filter((line) => line.includes(`(${task},`) && line.includes("Completed task")).length;
+
+describe("the log of a whole auth flow (issue 31 M3)", () => {
+  it("holds no token, key, password or secret at the most verbose level; jobs carry no secret either", async () => {
+    const suffix = randomBytes(4).toString("hex");
+    const email = `logs_${suffix}@example.com`;
+    const password = `Initial-pass-${suffix}`;
+    keep(password);
+
+    // Register (with an Idempotency-Key, so the stored answer is exercised too) and verify the address.
+    const registered = await call("/v1/auth/register", { body: { email, username: `logs_${suffix}`, password }, headers: { "idempotency-key": randomUUID() } });
+    expect(registered.status, JSON.stringify(registered.json)).toBe(201);
+    keep(registered.json.access_token, registered.json.refresh_token);
+    const session = { authorization: `Bearer ${registered.json.access_token as string}` };
+    const verifyToken = decodeURIComponent((await mailed(email, /verify-email\?token=(\S+)/))[1]!);
+    keep(verifyToken);
+    expect((await call("/v1/auth/verify-email", { headers: session, body: { token: verifyToken } })).status).toBe(200);
+
+    // A refresh, an API key (used once), a webhook with its signing secret.
+    const refreshed = await call("/v1/auth/refresh", { body: { refresh_token: registered.json.refresh_token } });
+    expect(refreshed.status).toBe(200);
+    keep(refreshed.json.access_token, refreshed.json.refresh_token);
+    const key = await call("/v1/auth/api-keys", { headers: { ...session, "idempotency-key": randomUUID() }, body: { name: "logs", scopes: ["admin"] } });
+    expect(key.status, JSON.stringify(key.json)).toBe(201);
+    keep(key.json.key);
+    expect((await call("/v1/auth/me", { headers: { "x-api-key": key.json.key as string } })).status).toBe(200);
+    const hook = await call("/v1/webhooks", { headers: { ...session, "idempotency-key": randomUUID() }, body: { url: "http://127.0.0.1:9/hook", events: ["message.created"] } });
+    expect(hook.status, JSON.stringify(hook.json)).toBe(201);
+    keep(hook.json.secret);
+
+    // An OAuth grant: consent, code, tokens, a refresh, a call.
+    const client = await registerOAuthClient(service.services, { name: "Log test app", redirectUris: [REDIRECT] });
+    keep(client.client_secret);
+    const authorize = { client_id: client.client_id, redirect_uri: REDIRECT, scope: "personas:read", state: "s1" };
+    const page = await service.fetch(`/v1/oauth/authorize?response_type=code&${new URLSearchParams(authorize).toString().replace(/\+/g, "%20")}`);
+    const html = await page.text();
+    expect(page.status, html).toBe(200);
+    const csrf = /name="csrf_token" value="([^"]+)"/.exec(html)![1]!;
+    const consent = await service.fetch("/v1/oauth/authorize", {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ ...authorize, csrf_token: csrf, email, password, decision: "approve" }).toString(),
+    });
+    expect(consent.status).toBe(303);
+    const code = new URL(consent.headers.get("location")!).searchParams.get("code")!;
+    keep(code);
+    const granted = await call("/v1/oauth/token", {
+      body: { grant_type: "authorization_code", code, redirect_uri: REDIRECT, client_id: client.client_id, client_secret: client.client_secret },
+    });
+    expect(granted.status, JSON.stringify(granted.json)).toBe(200);
+    keep(granted.json.access_token, granted.json.refresh_token);
+    const regranted = await call("/v1/oauth/token", {
+      body: { grant_type: "refresh_token", refresh_token: granted.json.refresh_token, client_id: client.client_id, client_secret: client.client_secret },
+    });
+    expect(regranted.status).toBe(200);
+    keep(regranted.json.access_token, regranted.json.refresh_token);
+    expect((await call("/v1/personas", { headers: { authorization: `Bearer ${regranted.json.access_token as string}` } })).status).toBe(200);
+
+    // A data export: its mailed link is a credential of its own.
+    const exported = await call("/v1/auth/export-data", { method: "POST", headers: session });
+    expect(exported.status).toBe(200);
+    const link = (await mailed(email, /(https:\/\/persona\.test\/v1\/auth\/export-data\/\S+)/))[1]!;
+    keep(new URL(link).searchParams.get("signature"));
+    expect((await service.fetch(link.slice(BASE.length))).status).toBe(200);
+
+    // Forgot and reset the password, then log in with the new one.
+    expect((await call("/v1/auth/forgot-password", { body: { email } })).status).toBe(200);
+    const resetToken = decodeURIComponent((await mailed(email, /reset-password\?token=(\S+)/))[1]!);
+    keep(resetToken);
+    const newPassword = `Second-pass-${suffix}`;
+    keep(newPassword);
+    expect((await call("/v1/auth/reset-password", { body: { token: resetToken, new_password: newPassword } })).status).toBe(200);
+    const login = await call("/v1/auth/login", { body: { email, password: newPassword } });
+    expect(login.status).toBe(200);
+    keep(login.json.access_token, login.json.refresh_token);
+
+    // The worker logs each job it completes: wait for both mails and the export.
+    await until(() => (completed("email_send") >= 2 && completed("data_export") >= 1 ? true : undefined), "the jobs' completion lines");
+
+    expect(lines.length).toBeGreaterThan(20);
+    expect(lines.some((line) => JSON.parse(line).level === 10 || JSON.parse(line).level === 20)).toBe(true);
+    for (const secret of secrets) {
+      const leaking = lines.filter((line) => line.includes(secret));
+      expect(leaking, `a log line holds ${secret.slice(0, 6)}…`).toEqual([]);
+    }
+    const shapes = [/\b(?:rp|vt)_[A-Za-z0-9_-]{16,}/, /\bpk_[0-9A-Za-z]{40,}/, /eyJ[\w-]{8,}\.[\w-]{8,}\.[\w-]{8,}/, /whsec_[A-Za-z0-9+/]{8,}/, /\bcs_[A-Za-z0-9_-]{16,}/, /signature=[0-9a-f]{16,}/];
+    for (const shape of shapes) {
+      expect(lines.filter((line) => shape.test(line)), String(shape)).toEqual([]);
+    }
+
+    // Jobs carry ids: nothing the queue holds (and graphile-worker keeps in its table) is a secret.
+    expect(queued.some((job) => job.task === "email_send")).toBe(true);
+    const payloads = JSON.stringify(queued);
+    for (const secret of secrets) expect(payloads.includes(secret), `a job payload holds ${secret.slice(0, 6)}…`).toBe(false);
+  });
+});

@@ -1242,9 +1242,11 @@ export interface paths {
          * Upload a knowledge document
          * @description Add a document (.txt, .md, .csv, .json or .pdf, at most 10 MB) to the knowledge base of one of
          *     the caller's personas. It is answered at once with status `processing`; chunking and embedding
-         *     run in the background, so poll the detail until it is `ready` or `failed`. Only the persona's
-         *     owner may upload: 404 for any persona that is not the caller's, public or not (knowledge is
-         *     owner-only). 402 when the plan's knowledge-document quota is used up.
+         *     run in the background, so poll the detail until it is `ready` or `failed`. A document is indexed
+         *     up to 2,000 chunks (about 1.2 million tokens, 4 to 6.5 MB of English prose) and 10,485,760
+         *     characters of extracted text; past that, `truncated` is true and the rest is left out. Only the
+         *     persona's owner may upload: 404 for any persona that is not the caller's, public or not
+         *     (knowledge is owner-only). 402 when the plan's knowledge-document quota is used up.
          */
         post: operations["knowledge_upload"];
         delete?: never;
@@ -2890,6 +2892,14 @@ export interface components {
              * @description Null until the document is ready.
              */
             chunk_count: number | null;
+            /**
+             * @description Only part of the document is indexed: its text went over a per-document limit (2,000 chunks,
+             *     or 10,485,760 characters of text taken from a CSV, JSON or PDF file); the detail's
+             *     `truncation` says which. False while processing.
+             */
+            truncated: boolean;
+            /** @description Which limit cut the document, in words, when `truncated`; null otherwise. */
+            truncation: string | null;
             status: components["schemas"]["DocumentStatus"];
             /** @description Why processing failed when `status` is `failed`; null otherwise. */
             error: string | null;
@@ -2944,6 +2954,12 @@ export interface components {
              * @description Null until the document is ready.
              */
             chunk_count: number | null;
+            /**
+             * @description Only part of the document is indexed: its text went over a per-document limit (2,000 chunks,
+             *     or 10,485,760 characters of text taken from a CSV, JSON or PDF file); the detail's
+             *     `truncation` says which. False while processing.
+             */
+            truncated: boolean;
             status: components["schemas"]["DocumentStatus"];
             /** Format: date-time */
             created_at: string;
@@ -3509,6 +3525,12 @@ export interface components {
              * @description Null while processing.
              */
             chunk_count: number | null;
+            /**
+             * @description Only part of the document is indexed: its text went over a per-document limit (2,000 chunks,
+             *     or 10,485,760 characters of text taken from a CSV, JSON or PDF file); the detail's
+             *     `truncation` says which. False while processing.
+             */
+            truncated: boolean;
             status: components["schemas"]["DocumentStatus"];
             /** Format: date-time */
             created_at: string;
@@ -9802,6 +9824,7 @@ export interface operations {
                      *           "filename": "ship-log-excerpts.pdf",
                      *           "size_bytes": 1204883,
                      *           "chunk_count": null,
+                     *           "truncated": false,
                      *           "status": "processing",
                      *           "created_at": "2026-11-23T10:20:41Z"
                      *         },
@@ -9810,6 +9833,7 @@ export interface operations {
                      *           "filename": "planets-field-guide.md",
                      *           "size_bytes": 48213,
                      *           "chunk_count": 14,
+                     *           "truncated": false,
                      *           "status": "ready",
                      *           "created_at": "2026-11-23T10:12:05Z"
                      *         }
@@ -9867,6 +9891,7 @@ export interface operations {
                      *       "filename": "planets-field-guide.md",
                      *       "size_bytes": 48213,
                      *       "chunk_count": null,
+                     *       "truncated": false,
                      *       "status": "processing",
                      *       "created_at": "2026-11-23T10:12:05Z"
                      *     }
@@ -9918,6 +9943,8 @@ export interface operations {
                      *       "filename": "planets-field-guide.md",
                      *       "size_bytes": 48213,
                      *       "chunk_count": 14,
+                     *       "truncated": false,
+                     *       "truncation": null,
                      *       "status": "ready",
                      *       "error": null,
                      *       "created_at": "2026-11-23T10:12:05Z",

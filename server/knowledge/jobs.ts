@@ -1,9 +1,9 @@
 import type { Task, TaskList } from "graphile-worker";
 import { v7 as uuidv7 } from "uuid";
 import type { Services } from "../services.ts";
-import { chunkText } from "./chunk.ts";
-import { extractText, ExtractionError } from "./extract.ts";
+import { ExtractionError } from "./extracted.ts";
 import { completeDocument, documentToProcess, failDocument, markStarted, type NewChunk } from "./store.ts";
+import { chunkDocumentInThread } from "./threads.ts";
 
 export const KNOWLEDGE_PROCESS_TASK = "knowledge_process";
 /**
@@ -30,8 +30,11 @@ const message = (error: unknown) => (error instanceof Error ? error.message : St
 
 /**
  * Extracts, chunks and embeds a document, then stores its chunks and marks it ready in one
- * transaction. `lastAttempt`: a failure ends the document `failed` instead of leaving it for a retry.
- * A document deleted meanwhile is left alone ("gone").
+ * transaction. Reading and chunking run in a worker thread (issue 31): a file that cannot be read
+ * within the per-document limits (limits.ts) fails at once with the reason; one over the text or
+ * chunk limit is indexed in part, and its `truncation` says so. `lastAttempt`: a failure ends the
+ * document `failed` instead of leaving it for a retry. A document deleted meanwhile is left alone
+ * ("gone").
  */
 export async function processDocument(services: Services, documentId: string, lastAttempt = true): Promise<ProcessOutcome> {
   const { knex } = services.db;
@@ -39,8 +42,7 @@ export async function processDocument(services: Services, documentId: string, la
   if (!loaded) return "gone";
   await markStarted(knex, documentId, services.now());
   try {
-    const text = await extractText(loaded.document.kind, loaded.content);
-    const chunks = chunkText(text);
+    const { chunks, truncation, threadId } = await chunkDocumentInThread(loaded.document.kind, loaded.content);
     const vectors = await embedAll(services, chunks.map((chunk) => chunk.content));
     const rows: NewChunk[] = chunks.map((chunk, index) => ({
       id: uuidv7(),
@@ -49,8 +51,8 @@ export async function processDocument(services: Services, documentId: string, la
       token_count: chunk.tokens,
       embedding: vectors[index]!,
     }));
-    const stored = await completeDocument(knex, documentId, rows, services.now());
-    if (stored) services.log.info({ documentId, chunks: rows.length, bytes: loaded.document.size_bytes }, "knowledge document ready");
+    const stored = await completeDocument(knex, documentId, rows, truncation, services.now());
+    if (stored) services.log.info({ documentId, chunks: rows.length, bytes: loaded.document.size_bytes, truncated: truncation !== null, thread: threadId }, "knowledge document ready");
     return stored ? "ready" : "gone";
   } catch (error) {
     if (error instanceof ExtractionError) {

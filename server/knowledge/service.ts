@@ -36,7 +36,7 @@ export function countPlanDocuments(knex: Knex, userId: string): Promise<number> 
 export async function uploadDocument(services: Services, userId: string, personaId: string, file: UploadedFile): Promise<DocumentRow> {
   await requireOwnPersona(services, userId, personaId);
   const filename = cleanFilename(file.originalname);
-  const kind = checkUpload(filename, file.buffer);
+  const kind = await checkUpload(filename, file.buffer);
   const row = { id: uuidv7(), persona_id: personaId, user_id: userId, filename, kind, size_bytes: file.buffer.length, created_at: services.now() };
   return services.db.knex.transaction(async (trx) => {
     await assertUnderCountLimit(trx, userId, "knowledgeDocs", () => countPlanDocuments(trx, userId));

@@ -3,7 +3,7 @@ import { toSql } from "pgvector";
 import { offsetPage } from "../db/paging.ts";
 import type { PageWindow } from "../http/paging.ts";
 import { addJobIn } from "../db/jobs.ts";
-import type { DocumentKind } from "./files.ts";
+import type { DocumentKind } from "./content.ts";
 
 export type DocumentStatus = "processing" | "ready" | "failed";
 
@@ -17,6 +17,8 @@ export interface DocumentRow {
   status: DocumentStatus;
   chunk_count: number | null;
   error: string | null;
+  /** Why only part of the document was indexed (a per-document limit, issue 31); null when whole. */
+  truncation: string | null;
   created_at: Date;
   started_at: Date | null;
   completed_at: Date | null;
@@ -44,7 +46,7 @@ export interface ChunkHit {
 }
 
 const DOCUMENT_COLUMNS = [
-  "id", "persona_id", "user_id", "filename", "kind", "size_bytes", "status", "chunk_count", "error", "created_at",
+  "id", "persona_id", "user_id", "filename", "kind", "size_bytes", "status", "chunk_count", "error", "truncation", "created_at",
   "started_at", "completed_at", "duration_ms",
 ] as const;
 
@@ -57,6 +59,11 @@ export async function countUserDocuments(knex: Knex, userId: string): Promise<nu
 /** The processing job's key: one job per document. */
 export const documentJobKey = (documentId: string) => `knowledge_process:${documentId}`;
 
+// Issue 31: the bytes of a document go to and come from the database a slice at a time. pg sends and
+// receives bytea as hex text: 10 MB in one statement was 20 MB of text built or parsed in one go on
+// the API's event loop (35 to 60 ms, more under load); a MiB at a time is a few milliseconds each.
+const FILE_SLICE_BYTES = 1024 * 1024;
+
 /**
  * Stores a new document with its bytes and queues its processing job, all in `trx`: the job exists
  * exactly when the document does (graphile-worker's `add_job` is transactional SQL).
@@ -68,7 +75,13 @@ export async function insertDocumentWithJob(
   job: { task: string; maxAttempts: number },
 ): Promise<DocumentRow> {
   const [inserted] = await trx("knowledge_documents").insert({ ...row, status: "processing" }).returning([...DOCUMENT_COLUMNS]);
-  await trx("knowledge_files").insert({ document_id: row.id, content: Buffer.from(content.buffer, content.byteOffset, content.byteLength) });
+  const bytes = Buffer.from(content.buffer, content.byteOffset, content.byteLength);
+  await trx("knowledge_files").insert({ document_id: row.id, content: bytes.subarray(0, FILE_SLICE_BYTES) });
+  for (let at = FILE_SLICE_BYTES; at < bytes.length; at += FILE_SLICE_BYTES) {
+    await trx("knowledge_files")
+      .where({ document_id: row.id })
+      .update({ content: trx.raw("content || ?", [bytes.subarray(at, at + FILE_SLICE_BYTES)]) });
+  }
   await addJobIn(trx, job.task, { documentId: row.id }, { maxAttempts: job.maxAttempts, jobKey: documentJobKey(row.id) });
   return inserted as DocumentRow;
 }
@@ -91,12 +104,21 @@ export async function deletePersonaDocument(knex: Knex, personaId: string, id: s
 export async function documentToProcess(knex: Knex, id: string): Promise<{ document: DocumentRow; content: Buffer } | undefined> {
   const row = await knex("knowledge_documents as d")
     .join("knowledge_files as f", "f.document_id", "d.id")
-    .select([...DOCUMENT_COLUMNS.map((column) => `d.${column}`), "f.content"])
+    .select([...DOCUMENT_COLUMNS.map((column) => `d.${column}`), knex.raw("octet_length(f.content) AS content_bytes")])
     .where({ "d.id": id, "d.status": "processing" })
     .first();
   if (!row) return undefined;
-  const { content, ...document } = row as DocumentRow & { content: Buffer };
-  return { document, content };
+  const { content_bytes: size, ...document } = row as DocumentRow & { content_bytes: number | string };
+  const slices: Buffer[] = [];
+  for (let at = 0; at < Number(size); at += FILE_SLICE_BYTES) {
+    const slice = await knex("knowledge_files")
+      .where({ document_id: id })
+      .first(knex.raw("substring(content FROM ? FOR ?) AS part", [at + 1, FILE_SLICE_BYTES]));
+    // Deleted meanwhile: nothing to process.
+    if (!slice) return undefined;
+    slices.push(slice.part as Buffer);
+  }
+  return { document, content: Buffer.concat(slices) };
 }
 
 /** Records when a worker first picked the document up (a retry keeps the first time). */
@@ -108,15 +130,16 @@ export async function markStarted(knex: Knex, id: string, now: Date): Promise<Da
   return (row?.started_at as Date | undefined) ?? now;
 }
 
-// Rows per INSERT: each carries a 1536-float vector literal (about 30 kB), so this keeps one
-// statement to a few megabytes.
-const CHUNK_INSERT_BATCH = 100;
+// Rows per INSERT: each carries a 1536-float vector literal (about 30 kB), written on the API's
+// event loop; 25 of them are a few milliseconds of work there (100 were 15 to 30 ms, issue 31).
+const CHUNK_INSERT_BATCH = 25;
 
 /**
- * In one transaction: inserts every chunk, marks the document ready and drops its bytes. False,
- * with nothing written, when the document was deleted or finished meanwhile.
+ * In one transaction: inserts every chunk, marks the document ready (with `truncation` when a limit
+ * cut it) and drops its bytes. False, with nothing written, when the document was deleted or
+ * finished meanwhile.
  */
-export async function completeDocument(knex: Knex, id: string, chunks: NewChunk[], now: Date): Promise<boolean> {
+export async function completeDocument(knex: Knex, id: string, chunks: NewChunk[], truncation: string | null, now: Date): Promise<boolean> {
   return knex.transaction(async (trx) => {
     const document = await trx("knowledge_documents").select("persona_id", "user_id", "started_at").where({ id, status: "processing" }).forUpdate().first();
     if (!document) return false;
@@ -131,7 +154,7 @@ export async function completeDocument(knex: Knex, id: string, chunks: NewChunk[
         })),
       );
     }
-    await finish(trx, id, { status: "ready", chunk_count: chunks.length, error: null }, document.started_at as Date | null, now);
+    await finish(trx, id, { status: "ready", chunk_count: chunks.length, error: null, truncation }, document.started_at as Date | null, now);
     return true;
   });
 }
@@ -147,7 +170,7 @@ export async function failDocument(knex: Knex, id: string, error: string, now: D
 async function finish(
   trx: Knex.Transaction,
   id: string,
-  outcome: { status: DocumentStatus; chunk_count: number | null; error: string | null },
+  outcome: { status: DocumentStatus; chunk_count: number | null; error: string | null; truncation?: string | null },
   startedAt: Date | null,
   now: Date,
 ): Promise<void> {

@@ -14,6 +14,7 @@ export function toSummary(row: DocumentRow): Schemas["DocumentSummary"] {
     filename: row.filename,
     size_bytes: row.size_bytes,
     chunk_count: row.chunk_count,
+    truncated: row.truncation !== null,
     status: row.status,
     created_at: row.created_at.toISOString(),
   };
@@ -24,6 +25,7 @@ export const toDocument = (row: DocumentRow): Schemas["KnowledgeDocument"] => ({
 export function toDetail(row: DocumentRow): Schemas["DocumentDetail"] {
   return {
     ...toDocument(row),
+    truncation: row.truncation,
     error: row.error,
     processing: { started_at: iso(row.started_at), completed_at: iso(row.completed_at), duration_ms: row.duration_ms },
   };

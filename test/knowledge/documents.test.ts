@@ -64,11 +64,12 @@ describe("upload and processing", () => {
       filename: "lighthouse.txt",
       size_bytes: Buffer.byteLength(text),
       chunk_count: null,
+      truncated: false,
       status: "processing",
       created_at: expect.any(String),
     });
     const done = await settled(service, alice, personaId, body.id);
-    expect(done).toMatchObject({ status: "ready", error: null, filename: "lighthouse.txt", size_bytes: Buffer.byteLength(text) });
+    expect(done).toMatchObject({ status: "ready", error: null, truncated: false, truncation: null, filename: "lighthouse.txt", size_bytes: Buffer.byteLength(text) });
     expect(done.chunk_count).toBeGreaterThan(1);
     expect(await chunkCount(service, body.id)).toBe(done.chunk_count);
     const { started_at, completed_at, duration_ms } = done.processing;
@@ -136,7 +137,7 @@ describe("list, detail and delete", () => {
     const body = await expectOk(listDocuments(service, alice, persona, { limit: 2, offset: 0 }));
     expect(body).toMatchObject({ total: 3, limit: 2, offset: 0 });
     expect(body.data.map((d) => d.filename)).toEqual(["c.txt", "b.txt"]);
-    expect(Object.keys(body.data[0]!).sort()).toEqual(["chunk_count", "created_at", "filename", "id", "size_bytes", "status"]);
+    expect(Object.keys(body.data[0]!).sort()).toEqual(["chunk_count", "created_at", "filename", "id", "size_bytes", "status", "truncated"]);
     const rest = await expectOk(listDocuments(service, alice, persona, { limit: 2, offset: 2 }));
     expect(rest.data.map((d) => d.id)).toEqual([ids[0]]);
   });

@@ -1,4 +1,7 @@
 import { randomUUID } from "node:crypto";
+import { once } from "node:events";
+import { createDeflate } from "node:zlib";
+import { PDFDocument, PDFName, StandardFonts } from "pdf-lib";
 import { expect } from "vitest";
 import type { components } from "../../generated/openapi.d.ts";
 import { multipart } from "../support/api.ts";
@@ -132,3 +135,32 @@ export const QUESTIONS: [string, string][] = [
   ["When should I inspect the hive so the bees do not swarm?", "beekeeping.csv"],
   ["What is the idea behind the Sicilian Defence opening in chess?", "chess.json"],
 ];
+
+/** `size` zero bytes, deflated (about 1,000 to 1), made a megabyte at a time. */
+async function deflatedZeros(size: number): Promise<Buffer> {
+  const deflate = createDeflate({ level: 9 });
+  const parts: Buffer[] = [];
+  deflate.on("data", (part: Buffer) => parts.push(part));
+  const block = Buffer.alloc(1024 * 1024);
+  for (let written = 0; written < size; written += block.length) {
+    if (!deflate.write(block.subarray(0, Math.min(block.length, size - written)))) await once(deflate, "drain");
+  }
+  deflate.end();
+  await once(deflate, "end");
+  return Buffer.concat(parts);
+}
+
+/**
+ * Issue 31 M7: a PDF whose last page's content stream is `inflated` zero bytes, deflated (400 MB:
+ * a 399 kB file), after a page of ordinary text when `textBefore` is given.
+ */
+export async function pdfBomb(inflated: number, textBefore?: string): Promise<Uint8Array> {
+  const pdf = await PDFDocument.create();
+  if (textBefore) {
+    const font = await pdf.embedFont(StandardFonts.Helvetica);
+    pdf.addPage().drawText(textBefore, { x: 40, y: 780, size: 12, font });
+  }
+  const page = pdf.addPage();
+  page.node.set(PDFName.of("Contents"), pdf.context.register(pdf.context.stream(await deflatedZeros(inflated), { Filter: "FlateDecode" })));
+  return pdf.save();
+}

@@ -23,6 +23,7 @@ import * as socialReads from "./0022_social_reads.ts";
 import * as quotaLeases from "./0023_quota_leases.ts";
 import * as sealedSecrets from "./0024_sealed_secrets.ts";
 import * as billingRaces from "./0025_billing_races.ts";
+import * as knowledgeTruncation from "./0026_knowledge_truncation.ts";
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that they load the same
@@ -53,6 +54,7 @@ const migrations: Record<string, Knex.Migration> = {
   "0023_quota_leases": quotaLeases,
   "0024_sealed_secrets": sealedSecrets,
   "0025_billing_races": billingRaces,
+  "0026_knowledge_truncation": knowledgeTruncation,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -100,10 +100,15 @@ export class LocalEmbeddings implements EmbeddingsProvider {
   async embed(texts: string[], signal?: AbortSignal): Promise<EmbeddingResult> {
     signal?.throwIfAborted();
     let inputTokens = 0;
-    const vectors = texts.map((text) => {
+    const vectors: number[][] = [];
+    for (const text of texts) {
+      // Issue 31: a batch of 64 chunks of a document took the event loop for 300+ ms; the loop
+      // gets a turn between texts.
+      if (vectors.length > 0) await new Promise((resolve) => setImmediate(resolve));
+      signal?.throwIfAborted();
       inputTokens += words(text).length;
-      return lexicalEmbedding(text);
-    });
+      vectors.push(lexicalEmbedding(text));
+    }
     return { vectors, model: this.model, inputTokens };
   }
 }

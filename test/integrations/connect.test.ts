@@ -124,8 +124,10 @@ describe("connect", { timeout: 90_000 }, () => {
     const bot = platforms.discord.addBot();
     platforms.discord.inject({ match: "/users/@me", status: 503, body: { message: "upstream connect error", code: 0 } });
     await expectApiError(client(owner).POST("/v1/integrations/forum", { body: { persona_id: persona.id, bot_token: bot.token, guild_id: GUILD, channel_ids: ["1"] } }), 502, "upstream_error");
-    platforms.telegram.inject({ match: "/getMe", status: 500, body: { ok: false, error_code: 500, description: "Internal Server Error" } });
-    await expectApiError(client(owner).POST("/v1/integrations/messenger", { body: { persona_id: persona.id, bot_token: platforms.telegram.addBot().token } }), 502, "upstream_error");
+    // Injected for this bot's calls only: a background job of an earlier test's bot may call getMe too.
+    const failing = platforms.telegram.addBot().token;
+    platforms.telegram.inject({ match: `${failing}/getMe`, status: 500, body: { ok: false, error_code: 500, description: "Internal Server Error" } });
+    await expectApiError(client(owner).POST("/v1/integrations/messenger", { body: { persona_id: persona.id, bot_token: failing } }), 502, "upstream_error");
     const down = await startWithPlatforms(platforms, { env: { SLACK_API_URL: "http://127.0.0.1:9/api/", DISCORD_API_URL: "http://127.0.0.1:9/api", SLACK_SIGNING_SECRET: "x" } });
     try {
       const user = await registerUser(down);
@@ -144,8 +146,10 @@ describe("connect", { timeout: 90_000 }, () => {
     const bot = platforms.discord.addBot();
     platforms.discord.inject({ match: "/users/@me", status: 200, body: { hello: "world" } });
     await expectApiError(client(owner).POST("/v1/integrations/forum", { body: { persona_id: persona.id, bot_token: bot.token, guild_id: GUILD, channel_ids: ["1"] } }), 502, "upstream_error");
-    platforms.telegram.inject({ match: "/getMe", status: 200, body: { ok: true, result: { first_name: "no id" } } });
-    await expectApiError(client(owner).POST("/v1/integrations/messenger", { body: { persona_id: persona.id, bot_token: platforms.telegram.addBot().token } }), 502, "upstream_error");
+    const nameless = platforms.telegram.addBot().token;
+    platforms.telegram.inject({ match: `${nameless}/getMe`, status: 200, body: { ok: true, result: { first_name: "no id" } } });
+    const refused = await expectApiError(client(owner).POST("/v1/integrations/messenger", { body: { persona_id: persona.id, bot_token: nameless } }), 502, "upstream_error");
+    expect(refused.error.message).toBe("Telegram answered getMe without a bot id");
     expect(await service.services.db.knex("integrations").where({ persona_id: persona.id }).count({ n: "*" })).toEqual([{ n: 0 }]);
   });
 

@@ -511,8 +511,9 @@ export interface paths {
          * Complete a local checkout
          * @description The local checkout page's form post (extension). `pay` creates the subscription and redirects to
          *     the checkout's `success_url`; `cancel` redirects to its `cancel_url`. 404 for an unknown session;
-         *     409 when the session has expired or was already completed; 400 when `csrf_token` is not the
-         *     one the page carried (or is over an hour old: reload the page).
+         *     409 when the session has expired or was already completed, or when `pay` finds the account
+         *     already subscribed (two checkouts opened while free: nothing is charged); 400 when `csrf_token`
+         *     is not the one the page carried (or is over an hour old: reload the page).
          */
         post: operations["billing_local_checkout_complete"];
         delete?: never;
@@ -2470,7 +2471,9 @@ export interface components {
              * Format: binary
              * @description A Character Card V2 (`chara_card_v2`) or V3 (`chara_card_v3`) JSON file, at most 2 MB, or a
              *     PNG card (at most 10 MB) carrying it base64-encoded in a `ccv3` or `chara` tEXt chunk (`ccv3`
-             *     wins). The content decides which, not the file name.
+             *     wins). The content decides which, not the file name. Its JSON nests at most 64 levels; a
+             *     lorebook holds at most 2,000 entries, 100 keys per entry, 10,000 keys and 100,000 characters
+             *     of keys in all, each key at most 100 characters (400 naming the limit past any).
              */
             file: string;
         };

@@ -1,59 +1,24 @@
-import type { AddressInfo } from "node:net";
-import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { outboxMails } from "../support/outbox.ts";
 import { startTestService, type TestService } from "../support/service.ts";
+import { startSmtpCatcher, type SmtpCatcher } from "../support/smtp-catcher.ts";
 import { registerUser } from "../support/users.ts";
 
 // The real provider: mails reach an SMTP server on loopback, and a refusing server fails no request.
-interface Received {
-  from: string;
-  to: string[];
-  raw: string;
-}
-
 let service: TestService;
-let smtp: SMTPServer;
-const received: Received[] = [];
+let smtp: SmtpCatcher;
 // Flipped by the test of a refusing server: one server and one service keep the file fast.
 let refuseRecipients = false;
 let refused = 0;
 
 beforeAll(async () => {
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ["STARTTLS"],
-    // A reverse DNS lookup of 127.0.0.1 can take seconds in a sandbox.
-    disableReverseLookup: true,
-    logger: false,
-    onRcptTo(address, _session, callback) {
-      if (!refuseRecipients) return callback();
-      refused++;
-      callback(Object.assign(new Error(`Mailbox ${address.address} unavailable`), { responseCode: 550 }));
-    },
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on("data", (chunk: Buffer) => chunks.push(chunk));
-      stream.on("end", () => {
-        received.push({
-          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : "",
-          to: session.envelope.rcptTo.map((rcpt) => rcpt.address),
-          raw: Buffer.concat(chunks).toString("utf8"),
-        });
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", resolve));
-  const { port } = smtp.server.address() as AddressInfo;
-  service = await startTestService({
-    env: { SMTP_URL: `smtp://127.0.0.1:${port}?ignoreTLS=true`, PUBLIC_BASE_URL: "https://persona.test" },
-  });
+  smtp = await startSmtpCatcher({ refuse: () => refuseRecipients && ++refused > 0 });
+  service = await startTestService({ env: { SMTP_URL: smtp.url, PUBLIC_BASE_URL: "https://persona.test" } });
 });
 
 afterAll(async () => {
   await service?.close();
-  await new Promise<void>((resolve) => (smtp ? smtp.close(() => resolve()) : resolve()));
+  await smtp?.close();
 });
 
 async function until<T>(probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
@@ -77,7 +42,7 @@ describe("mail through SMTP", () => {
     expect(service.services.providers.email.kind).toBe("smtp");
     const user = await registerUser(service);
 
-    const message = await until(() => received.find((mail) => mail.to.includes(user.email)));
+    const message = await until(() => smtp.received.find((mail) => mail.to.includes(user.email)));
     expect(message.raw).toMatch(/^Subject: Confirm your e-mail address/m);
     const text = bodyOf(message.raw);
     const token = /https:\/\/persona\.test\/verify-email\?token=(vt_[A-Za-z0-9_-]+)/.exec(text)?.[1];
@@ -106,10 +71,10 @@ describe("mail through SMTP", () => {
     await until(() => (refused > before ? true : undefined));
     refuseRecipients = false;
     // graphile-worker retries after about e^1 s.
-    for (let waited = 0; waited < 20_000 && !received.some((mail) => mail.to.includes(user.email)); waited += 100) {
+    for (let waited = 0; waited < 20_000 && !smtp.received.some((mail) => mail.to.includes(user.email)); waited += 100) {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    expect(received.filter((mail) => mail.to.includes(user.email))).toHaveLength(1);
+    expect(smtp.received.filter((mail) => mail.to.includes(user.email))).toHaveLength(1);
     const rows = await until(async () => {
       const found = await service.services.db.knex("email_outbox").where({ to: user.email, kind: "verify_email" });
       return found.length && found.every((row) => row.sent_at) ? found : undefined;
@@ -129,7 +94,7 @@ describe("mail through SMTP", () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     const [after] = await outboxMails(service, { to: user.email, kind: "verify_email" });
     expect(after!.sent_at).toBeNull();
-    expect(received.filter((mail) => mail.to.includes(user.email))).toHaveLength(0);
+    expect(smtp.received.filter((mail) => mail.to.includes(user.email))).toHaveLength(0);
 
     // Forgot-password answers as ever, and the issued token still works (read from the outbox row).
     const forgot = await service.fetch("/v1/auth/forgot-password", {

@@ -1,12 +1,11 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
 import pino from "pino";
-import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { registerOAuthClient } from "../../server/auth/oauth/clients.ts";
 import { httpSerializers } from "../../server/logger.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
+import { startSmtpCatcher, type SmtpCatcher } from "../support/smtp-catcher.ts";
 
 // Issue 31 M3: no log line, at any level, holds a token, key or secret. The whole auth flow runs
 // with SMTP set (so the e-mail jobs run on the worker) and the log at its most verbose level, and
@@ -17,30 +16,14 @@ const lines: string[] = [];
 const secrets = new Set<string>();
 /** What the service put on the job queue. */
 const queued: { task: string; payload: unknown }[] = [];
-const received: { to: string[]; raw: string }[] = [];
 let service: TestService;
-let smtp: SMTPServer;
+let smtp: SmtpCatcher;
 
 const BASE = "https://persona.test";
 const REDIRECT = "https://client.example/cb";
 
 beforeAll(async () => {
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ["STARTTLS"],
-    disableReverseLookup: true,
-    logger: false,
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on("data", (chunk: Buffer) => chunks.push(chunk));
-      stream.on("end", () => {
-        received.push({ to: session.envelope.rcptTo.map((rcpt) => rcpt.address), raw: Buffer.concat(chunks).toString("utf8") });
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", resolve));
-  const { port } = smtp.server.address() as AddressInfo;
+  smtp = await startSmtpCatcher();
   const sink = new Writable({
     write(chunk, _encoding, done) {
       lines.push(...chunk.toString().split("\n").filter(Boolean));
@@ -50,7 +33,7 @@ beforeAll(async () => {
   const log = pino({ level: "trace", serializers: { ...httpSerializers, err: pino.stdSerializers.err } }, sink);
   service = await startTestService({
     log,
-    env: { SMTP_URL: `smtp://127.0.0.1:${port}?ignoreTLS=true`, PUBLIC_BASE_URL: BASE, WEBHOOKS_ALLOW_PRIVATE_URLS: "true" },
+    env: { SMTP_URL: smtp.url, PUBLIC_BASE_URL: BASE, WEBHOOKS_ALLOW_PRIVATE_URLS: "true" },
   });
   const add = service.services.jobs.add;
   service.services.jobs.add = (task, payload, options) => {
@@ -61,7 +44,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await service?.close();
-  await new Promise<void>((resolve) => (smtp ? smtp.close(() => resolve()) : resolve()));
+  await smtp?.close();
 });
 
 async function until<T>(probe: () => Promise<T | undefined> | T | undefined, what: string): Promise<T> {
@@ -83,7 +66,7 @@ const bodyOf = (raw: string) =>
 /** The text of the `count`-th mail to `to` whose text matches `pattern`, and the match. */
 async function mailed(to: string, pattern: RegExp, count = 1): Promise<RegExpExecArray> {
   return until(() => {
-    const matches = received.filter((mail) => mail.to.includes(to)).map((mail) => pattern.exec(bodyOf(mail.raw))).filter((match) => match !== null);
+    const matches = smtp.received.filter((mail) => mail.to.includes(to)).map((mail) => pattern.exec(bodyOf(mail.raw))).filter((match) => match !== null);
     return matches.length >= count ? matches[count - 1]! : undefined;
   }, `mail ${pattern} to ${to}`);
 }

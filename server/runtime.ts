@@ -1,7 +1,7 @@
 import type { Server } from "node:http";
 import type { TaskList } from "graphile-worker";
 import { createApp } from "./app.ts";
-import { instanceSecret } from "./auth/secrets.ts";
+import { instanceSecret } from "./db/instance-secrets.ts";
 import { settleGenerations } from "./conversations/generation.ts";
 import { TokenSigner } from "./auth/tokens.ts";
 import type { Config } from "./config.ts";

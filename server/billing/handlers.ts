@@ -1,7 +1,7 @@
 import { ApiError } from "../http/errors.ts";
 import { pageBody, pageWindow } from "../http/paging.ts";
 import { HANDLED, type Handler, type HandlerMap } from "../http/router.ts";
-import { rawBodyOf } from "../http/well-formed.ts";
+import { rawBodyOf } from "../http/raw-body.ts";
 import { UpstreamError } from "../providers/llm/types.ts";
 import { PaymentSignatureError } from "../providers/payments/types.ts";
 import { paymentsOf, processEvent } from "./events.ts";

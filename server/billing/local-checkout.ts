@@ -1,5 +1,5 @@
 import { createHmac } from "node:crypto";
-import { instanceSecret } from "../auth/secrets.ts";
+import { instanceSecret } from "../db/instance-secrets.ts";
 import { constantTimeEqual } from "../auth/tokens.ts";
 import { ApiError, notFound } from "../http/errors.ts";
 import { OfflineCheckoutError } from "../providers/payments/local.ts";

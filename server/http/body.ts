@@ -5,7 +5,6 @@ import type { OperationInfo } from "../contract.ts";
 import { watchBody, type BodyDeadline } from "./body-deadline.ts";
 import { answerAndClose } from "./client-error.ts";
 import { ApiError } from "./errors.ts";
-import { keepRawBody } from "./raw-body.ts";
 import { verifyUtf8Body, verifyUtf8Form } from "./well-formed.ts";
 
 /** Largest multipart upload of any operation (speech-to-text audio); each area checks its own limit. */
@@ -33,13 +32,7 @@ const FORM = /^\s*application\/x-www-form-urlencoded\s*(;|$)/i;
  * closes the connection.
  */
 export function readBody(op: OperationInfo, settings: BodySettings): RequestHandler {
-  const json = express.json({
-    limit: settings.bodyLimitBytes,
-    verify: (req, res, body) => {
-      verifyUtf8Body(req, res, body);
-      keepRawBody(req, body);
-    },
-  });
+  const json = express.json({ limit: settings.bodyLimitBytes, verify: verifyUtf8Body });
   const form = express.urlencoded({ extended: false, limit: settings.bodyLimitBytes, verify: verifyUtf8Form });
   const small: BodyDeadline = { totalMs: settings.bodyTimeoutMs, idleMs: 0 };
   const upload: BodyDeadline = { totalMs: 0, idleMs: settings.uploadIdleTimeoutMs };

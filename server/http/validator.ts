@@ -16,10 +16,11 @@ type FieldError = { path: string; message: string };
 type WithOpenapi = Request & { openapi?: { schema: { operationId: string; requestBody?: { required: boolean } }; pathParams: Record<string, string>; expressRoute: string } };
 
 /**
- * The contract's checks for one operation, as the stages of its Express route, in two parts around
- * the caller's identification and the body's reading (issue 31: the caller is known before the
- * service reads a body), after `identifyOperation`. `requestValidation`: the raw URL and a required body, and that a credential of a declared kind is
- * present (whether it is valid is the auth area's job). `bodyValidation`, once the body is read:
+ * The contract's checks for one operation, as the stages of its Express route after
+ * `identifyOperation`, in two parts around the body's reading (issue 31: the caller is known before
+ * the service reads a body). `requestValidation`: the raw URL and a required body, and that a
+ * credential of a declared kind is present (whether it is valid is the auth area's job; the app
+ * resolved it before the route). `bodyValidation`, once the body is read:
  * the shared text checks, then path, query, headers and body against the validators `npm run gen`
  * compiled from the contract. The checks, their order and every error are those of
  * express-openapi-validator, which did the same work per request with a route lookup, a schema

@@ -1,6 +1,7 @@
 import { isUtf8 } from "node:buffer";
 import type { Request, RequestHandler } from "express";
 import { ApiError } from "./errors.ts";
+import { keepRawBody } from "./raw-body.ts";
 
 // Text that the contract's types allow but that cannot be stored as sent: PostgreSQL refuses NUL
 // in text and jsonb, and a lone UTF-16 surrogate is not Unicode (it would be stored as U+FFFD, or
@@ -101,21 +102,14 @@ const safeName = (name: string) => {
   }
 };
 
-const RAW_BODY = Symbol("rawBody");
-
 /**
  * Body parsers' `verify`: a body that is not UTF-8 is refused rather than decoded with U+FFFD. The
- * bytes are kept on the request: a signature (a payment provider's webhook) is over the raw body,
- * which re-serialising the parsed JSON would not reproduce.
+ * bytes are kept on the request (http/raw-body.ts): a signature (a payment provider's or a chat
+ * platform's) is over the raw body, which re-serialising the parsed JSON would not reproduce.
  */
 export function verifyUtf8Body(req: unknown, _res: unknown, body: Buffer): void {
   if (!isUtf8(body)) throw Object.assign(new Error("The request body is not valid UTF-8"), { type: "body.not_utf8" });
-  (req as { [RAW_BODY]?: Buffer })[RAW_BODY] = body;
-}
-
-/** The request body exactly as received (JSON and form bodies), before parsing. */
-export function rawBodyOf(req: Request): Buffer | undefined {
-  return (req as Request & { [RAW_BODY]?: Buffer })[RAW_BODY];
+  keepRawBody(req as object, body);
 }
 
 /** Form bodies are ASCII with percent-encoded bytes, which must decode as UTF-8. */

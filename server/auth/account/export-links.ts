@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { publicBaseUrl } from "../../config.ts";
 import type { Services } from "../../services.ts";
-import { instanceSecret } from "../secrets.ts";
+import { instanceSecret } from "../../db/instance-secrets.ts";
 
 /** How long an e-mailed download link works. */
 export const EXPORT_LINK_TTL_MS = 7 * 24 * 60 * 60 * 1000;

@@ -1,7 +1,7 @@
 import { createHash, createHmac } from "node:crypto";
 import type { Services } from "../../services.ts";
 import { ApiError } from "../../http/errors.ts";
-import { instanceSecret } from "../secrets.ts";
+import { instanceSecret } from "../../db/instance-secrets.ts";
 import { refreshSession, revokeSession, startSession, type IssuedTokens } from "../sessions/service.ts";
 import { isLiveUser } from "../users/service.ts";
 import { constantTimeEqual, randomToken, sha256 } from "../tokens.ts";

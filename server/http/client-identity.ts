@@ -21,7 +21,9 @@ export function clientIdentity(req: Request): string {
  */
 export function clientAddressKey(req: Request): string {
   const ip = req.ip;
-  if (!ip || !ipaddr.isValid(ip)) return ip ?? "unknown";
+  if (!ip) return "unknown";
+  // An IPv4 address is its own key: no parse on the path of every credential-free request.
+  if (!ip.includes(":") || !ipaddr.isValid(ip)) return ip;
   const address = ipaddr.process(ip);
   if (address.kind() === "ipv4") return address.toString();
   const parts = (address as ipaddr.IPv6).parts.slice(0, 4).map((part) => part.toString(16));

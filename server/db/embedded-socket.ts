@@ -11,14 +11,21 @@ import { StartupError } from "./startup-error.ts";
  * The file is named as PostgreSQL names its own, so that pg, knex and graphile-worker reach it with
  * an ordinary URL whose `host` is the directory.
  */
-export const SOCKET_FILE = ".s.PGSQL.5432";
+const SOCKET_PORT = 5432;
+export const SOCKET_FILE = `.s.PGSQL.${SOCKET_PORT}`;
 
 // sun_path holds 108 bytes on Linux and 104 on macOS, each with its terminating NUL.
 const MAX_SOCKET_PATH = 103;
 
-/** The URL pg, knex and graphile-worker connect to the embedded database in `socketDir` with. */
+/**
+ * The URL pg, knex and graphile-worker connect to the embedded database in `socketDir` with. It
+ * names the port and TLS mode itself: pg fills what a URL leaves out from libpq's variables, and
+ * PGPORT or PGSSLMODE there belong to the operator's own server (CI exports PGPORT for its
+ * PostgreSQL), not to this socket.
+ */
 export function embeddedDatabaseUrl(socketDir: string): string {
-  return `postgres:///postgres?host=${encodeURIComponent(socketDir).replaceAll("%2F", "/")}&user=postgres`;
+  const host = encodeURIComponent(socketDir).replaceAll("%2F", "/");
+  return `postgres:///postgres?host=${host}&port=${SOCKET_PORT}&user=postgres&sslmode=disable`;
 }
 
 export const socketPath = (socketDir: string) => join(socketDir, SOCKET_FILE);

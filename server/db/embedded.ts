@@ -152,7 +152,7 @@ function socketDirFor(dataDir: string | undefined, configured: string | undefine
 function lockDataDir(dir: string): DataDirLock {
   const lock = DataDirLock.acquire(dir);
   if (lock instanceof DataDirLock) return lock;
-  const url = lock.socket ? embeddedDatabaseUrl(lock.socket) : "postgres:///postgres?host=<its socket directory, once it serves>&user=postgres";
+  const url = lock.socket ? embeddedDatabaseUrl(lock.socket) : "postgres:///postgres?host=<its socket directory, once it serves>&port=5432&user=postgres";
   throw new StartupError(
     `The embedded database in ${dir} is in use by process ${lock.pid} (since ${lock.since}). ` +
       "Two processes on one data dir lose data, so this one stops. To run a second server on the same data, as the same user, " +

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../server/config.ts";
 import { StartupError } from "../../server/db/database.ts";
@@ -46,6 +47,31 @@ describe("the embedded database", () => {
       }
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  // libpq's variables name the operator's own server (CI exports PGPORT for its PostgreSQL): the
+  // embedded database's URL must say everything itself, or pg looks for .s.PGSQL.<PGPORT>.
+  it("is reached whatever PGPORT and PGSSLMODE the environment holds", { timeout: 60_000 }, async () => {
+    const saved = { PGPORT: process.env.PGPORT, PGSSLMODE: process.env.PGSSLMODE };
+    Object.assign(process.env, { PGPORT: "1", PGSSLMODE: "require" });
+    try {
+      const embedded = await startEmbeddedPostgres(undefined);
+      try {
+        const pool = new pg.Pool({ connectionString: embedded.url });
+        try {
+          expect((await pool.query("select 1 as one")).rows).toEqual([{ one: 1 }]);
+        } finally {
+          await pool.end();
+        }
+      } finally {
+        await embedded.stop();
+      }
+    } finally {
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
     }
   });
 });

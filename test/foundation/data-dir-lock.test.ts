@@ -66,7 +66,7 @@ describe.skipIf(Boolean(process.env.TEST_DATABASE_URL))("the embedded data dir l
     expect(second.code).toBe(1);
     expect(second.output).toContain(`in use by process ${first.child.pid}`);
     // How to share: the first server's database, through its socket (issue 31 H4: no port).
-    expect(second.output).toContain(`DATABASE_URL=postgres:///postgres?host=${dataDir}/db.socket&user=postgres`);
+    expect(second.output).toContain(`DATABASE_URL=postgres:///postgres?host=${dataDir}/db.socket&port=5432&user=postgres&sslmode=disable`);
 
     // An admin registers an OAuth client while the server runs; the server sees it at once.
     const redirect = "http://127.0.0.1:8765/cb";

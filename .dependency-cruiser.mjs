@@ -1,15 +1,15 @@
 // The import rules of docs/architecture.md, checked by `npm run check` (scripts/check.mjs).
-// Layers, top to bottom: main -> runtime -> app -> registries (handlers.ts, tasks.ts) -> areas
-// (server/<area>/, the reply engine server/replies/ among them) -> toolkit (http/, db/, events/,
-// jobs/, providers/) -> config.
+// Layers, top to bottom: main -> runtime -> app -> areas.ts (the one list of areas) -> areas
+// (server/areas/<area>/, each reached only through its index.ts) -> quota (server/quota/: plans,
+// usage counters, leases) -> toolkit (server/toolkit/: config, logger, services, http/, db/,
+// events/, jobs/, providers/). test/foundation/import-rules.test.ts shows each rule failing on a
+// violation.
 
-// An area: any folder of server/ that is not part of the toolkit.
-const AREA = "^server/(?!(?:http|db|events|jobs|providers)/)[^/]+/";
-const TOOLKIT = "^server/(http|db|events|jobs|providers)/";
-// Above the areas: the entry, the runtime, the app and the registries of the areas (handlers,
-// tasks, account-data sections).
-const TOP = "^server/(main|runtime|app|handlers|tasks|account-sections)\\.ts$";
-
+const AREA = "^server/areas/[^/]+/";
+const TOOLKIT = "^server/toolkit/";
+const QUOTA = "^server/quota/";
+// Above the areas: the entry, the runtime, the app and the list of areas.
+const TOP = "^server/(main|runtime|app|areas|process)\\.ts$";
 
 /** @type {import("dependency-cruiser").IConfiguration} */
 export default {
@@ -22,10 +22,18 @@ export default {
       to: { circular: true },
     },
     {
-      name: "generated-types-only",
-      comment: "generated/ is the contract's types: import it with `import type` only (the compiled request validators are for server/http/validator.ts).",
+      name: "no-circular-areas",
+      comment: "Areas form no cycle at folder level either: one area uses another, never both ways.",
       severity: "error",
-      from: { pathNot: "^server/http/validator\\.ts$" },
+      scope: "folder",
+      from: { path: "^server/areas/[^/]+$" },
+      to: { circular: true },
+    },
+    {
+      name: "generated-types-only",
+      comment: "generated/ is the contract's types: import it with `import type` only (the compiled request validators are for server/toolkit/http/validator.ts).",
+      severity: "error",
+      from: { pathNot: "^server/toolkit/http/validator\\.ts$" },
       to: { path: "^generated/", dependencyTypesNot: ["type-only"] },
     },
     {
@@ -63,11 +71,25 @@ export default {
       to: { path: "^server/app\\.ts$" },
     },
     {
-      name: "registries-only-from-app",
-      comment: "The registries sit above the areas: only the app and the runtime read them (tasks.ts hands the account-data sections to the export and purge jobs).",
+      name: "area-list-only-from-the-top",
+      comment: "server/areas.ts sits above the areas: only the app and the runtime read it.",
       severity: "error",
-      from: { path: "^server/", pathNot: "^server/(main|runtime|app|tasks)\\.ts$" },
-      to: { path: "^server/(handlers|tasks|account-sections)\\.ts$" },
+      from: { path: "^server/", pathNot: "^server/(main|runtime|app)\\.ts$" },
+      to: { path: "^server/areas\\.ts$" },
+    },
+    {
+      name: "area-public-surface",
+      comment: "Another area is reached through its index.ts only; its other files are its own.",
+      severity: "error",
+      from: { path: "^server/areas/([^/]+)/" },
+      to: { path: "^server/areas/", pathNot: ["^server/areas/$1/", "^server/areas/[^/]+/index\\.ts$"] },
+    },
+    {
+      name: "area-index-not-from-inside",
+      comment: "An area's own files import each other directly, never their index.ts (it would tie the area in a loop).",
+      severity: "error",
+      from: { path: "^server/areas/([^/]+)/" },
+      to: { path: "^server/areas/$1/index\\.ts$" },
     },
     {
       name: "areas-not-up",
@@ -77,36 +99,37 @@ export default {
       to: { path: TOP },
     },
     {
+      name: "quota-below-the-areas",
+      comment: "quota/ (plans, usage counters, leases) imports only the toolkit: every area may count against a plan.",
+      severity: "error",
+      from: { path: QUOTA },
+      to: { path: "^server/", pathNot: [QUOTA, TOOLKIT] },
+    },
+    {
       name: "toolkit-not-up",
-      comment: "The toolkit (http/, db/, events/, jobs/, providers/) knows no area and nothing above.",
+      comment: "The toolkit knows no area, no quota and nothing above.",
       severity: "error",
       from: { path: TOOLKIT },
-      to: { path: [AREA, TOP] },
+      to: { path: "^server/", pathNot: TOOLKIT },
     },
     {
       name: "db-providers-not-http-pipeline",
       comment: "db/ and providers/ may use the http toolkit's plain helpers (errors, paging), never its middleware or router.",
       severity: "error",
-      from: { path: "^server/(db|providers)/" },
-      to: { path: "^server/http/", pathNot: "^server/http/(errors|paging)\\.ts$" },
+      from: { path: "^server/toolkit/(db|providers)/" },
+      to: { path: "^server/toolkit/http/", pathNot: "^server/toolkit/http/(errors|paging)\\.ts$" },
     },
     {
       name: "config-at-the-bottom",
       comment: "Settings are read once in config.ts, which depends on nothing of the service.",
       severity: "error",
-      from: { path: "^server/config\\.ts$" },
+      from: { path: "^server/toolkit/config\\.ts$" },
       to: { path: "^server/" },
-    },
-    {
-      name: "no-foreign-store",
-      comment: "Areas talk through services: only an area's own modules import its stores.",
-      severity: "error",
-      from: { path: "^server/(?!(?:http|db|events|jobs|providers)/)([^/]+)/" },
-      // store.ts, and the stores of a large area's parts (account-store.ts, usage-store.ts...).
-      to: { path: "^server/.*store\\.ts$", pathNot: ["^server/$1/", TOOLKIT] },
     },
   ],
   options: {
+    // Folder-level rules (no-circular-areas) are checked on the folders' metrics.
+    metrics: true,
     includeOnly: "^(server|sdk/src|cli|test|conformance|bench|scripts|generated)/",
     // Type-only imports count: a cycle through `import type` is still a cycle.
     tsPreCompilationDeps: true,

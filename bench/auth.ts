@@ -4,8 +4,8 @@
 // same run. Persona runs in its own child process on the embedded in-memory database.
 import { randomBytes, randomUUID } from "node:crypto";
 import pg from "pg";
-import { hashPassword, verifyPassword } from "../server/auth/passwords.ts";
-import { newApiKey, sha256 } from "../server/auth/tokens.ts";
+import { hashPassword, verifyPassword } from "../server/areas/auth/passwords.ts";
+import { newApiKey, sha256 } from "../server/toolkit/tokens.ts";
 import { childGroup } from "./lib/children.ts";
 import { expectAll, measure, type LoadOptions, type LoadRequest, type LoadResult } from "./lib/load.ts";
 import { startPersona } from "./lib/persona.ts";

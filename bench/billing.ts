@@ -5,10 +5,10 @@
 // billing): sequential reservations per second for a free account and for a subscribed one.
 // Embedded database by default; BENCH_DATABASE_URL runs it on a scratch PostgreSQL database.
 import { randomUUID } from "node:crypto";
-import { reserveMessage, periodOf } from "../server/billing/usage.ts";
-import { incrementMessagesUnderPlan } from "../server/billing/usage-store.ts";
-import { PLAN_LIMITS } from "../server/billing/plans.ts";
-import { loadConfig } from "../server/config.ts";
+import { reserveMessage, periodOf } from "../server/quota/usage.ts";
+import { incrementMessagesUnderPlan } from "../server/quota/usage-store.ts";
+import { PLAN_LIMITS } from "../server/quota/plans.ts";
+import { loadConfig } from "../server/toolkit/config.ts";
 import { startService } from "../server/runtime.ts";
 import { scratchDatabase } from "./lib/database.ts";
 

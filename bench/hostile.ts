@@ -24,7 +24,7 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { createDeflate } from "node:zlib";
 import { PDFDocument, PDFName, StandardFonts } from "pdf-lib";
-import { LIMITS } from "../server/cards/mapping.ts";
+import { LIMITS } from "../server/areas/cards/mapping.ts";
 import { startFakeOpenAI, type FakeOpenAI } from "../test/fakes/openai-server.ts";
 import { freePort } from "./lib/processes.ts";
 
@@ -340,7 +340,7 @@ async function smallPdf(): Promise<Uint8Array> {
   return pdf.save();
 }
 
-/** How large a lorebook the card import allows today: read from server/cards/mapping.ts's LIMITS. */
+/** How large a lorebook the card import allows today: read from server/areas/cards/mapping.ts's LIMITS. */
 function lorebookShape() {
   const numbers = Object.entries(LIMITS as Record<string, unknown>).filter((pair): pair is [string, number] => typeof pair[1] === "number");
   const find = (pattern: RegExp) => numbers.find(([name]) => pattern.test(name));

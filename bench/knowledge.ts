@@ -6,15 +6,15 @@
 // server and dropped) or, when unset, on the embedded PGlite database in memory.
 import { randomBytes, randomUUID } from "node:crypto";
 import pg from "pg";
-import { loadConfig } from "../server/config.ts";
-import { openDatabase, type Database } from "../server/db/database.ts";
-import { chunkText } from "../server/knowledge/chunk.ts";
-import { processDocument } from "../server/knowledge/jobs.ts";
-import { HNSW_EF_SEARCH } from "../server/knowledge/search.ts";
-import { createLogger } from "../server/logger.ts";
-import { LocalEmbeddings } from "../server/providers/embeddings/local.ts";
-import { EMBEDDING_DIMENSIONS } from "../server/providers/embeddings/types.ts";
-import type { Services } from "../server/services.ts";
+import { loadConfig } from "../server/toolkit/config.ts";
+import { openDatabase, type Database } from "../server/toolkit/db/database.ts";
+import { chunkText } from "../server/areas/knowledge/chunk.ts";
+import { processDocument } from "../server/areas/knowledge/jobs.ts";
+import { HNSW_EF_SEARCH } from "../server/areas/knowledge/search.ts";
+import { createLogger } from "../server/toolkit/logger.ts";
+import { LocalEmbeddings } from "../server/toolkit/providers/embeddings/local.ts";
+import { EMBEDDING_DIMENSIONS } from "../server/toolkit/providers/embeddings/types.ts";
+import type { Services } from "../server/toolkit/services.ts";
 
 const CHUNKS = Number(process.env.BENCH_CHUNKS ?? 100_000);
 const CLUSTERS = Number(process.env.BENCH_CLUSTERS ?? 200);

@@ -17,9 +17,9 @@
 import knexFactory from "knex";
 import pg from "pg";
 import type { Knex } from "knex";
-import { rebuildDailyRollups } from "../server/db/migrations/0014_marketplace_rollups.ts";
-import { refreshTrendingScores } from "../server/personas/trending-store.ts";
-import { trendingSinceHour } from "../server/personas/trending.ts";
+import { rebuildDailyRollups } from "../server/toolkit/db/migrations/0014_marketplace_rollups.ts";
+import { refreshTrendingScores } from "../server/areas/personas/trending-store.ts";
+import { trendingSinceHour } from "../server/areas/personas/trending.ts";
 import { childGroup } from "./lib/children.ts";
 import { benchServer, scratchDatabase } from "./lib/database.ts";
 import { json, latency } from "./lib/requests.ts";

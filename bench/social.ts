@@ -13,9 +13,9 @@
 import os from "node:os";
 import knexFactory from "knex";
 import pg from "pg";
-import { refreshTrendingSet } from "../server/personas/trending-store.ts";
-import { feedPage, searchUsers } from "../server/social/store.ts";
-import { TRENDING_MIN_MESSAGES, TRENDING_SET_SIZE, trendingSinceHour } from "../server/personas/trending.ts";
+import { refreshTrendingSet } from "../server/areas/personas/trending-store.ts";
+import { feedPage, searchUsers } from "../server/areas/social/store.ts";
+import { TRENDING_MIN_MESSAGES, TRENDING_SET_SIZE, trendingSinceHour } from "../server/areas/personas/trending.ts";
 import { childGroup } from "./lib/children.ts";
 import { benchServer, scratchDatabase } from "./lib/database.ts";
 import { json, latency } from "./lib/requests.ts";

@@ -14,8 +14,8 @@ import { WASI } from "node:wasi";
 import { createAvatar } from "@dicebear/core";
 import { lorelei } from "@dicebear/collection";
 import { MPEGDecoder } from "mpg123-decoder";
-import { LocalImages } from "../server/providers/images/local.ts";
-import { LocalSpeech } from "../server/providers/speech/local.ts";
+import { LocalImages } from "../server/toolkit/providers/images/local.ts";
+import { LocalSpeech } from "../server/toolkit/providers/speech/local.ts";
 
 const AVATARS = Number(process.env.BENCH_AVATARS ?? 30);
 const RUNS = Number(process.env.BENCH_TTS_RUNS ?? 3);

@@ -11,11 +11,11 @@
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { loadConfig } from "../server/config.ts";
-import { outboxRow } from "../server/events/outbox.ts";
+import { loadConfig } from "../server/toolkit/config.ts";
+import { outboxRow } from "../server/toolkit/events/outbox.ts";
 import { startService } from "../server/runtime.ts";
-import { postOnce } from "../server/webhooks/sender.ts";
-import { signatureHeaders } from "../server/webhooks/signing.ts";
+import { postOnce } from "../server/areas/webhooks/sender.ts";
+import { signatureHeaders } from "../server/areas/webhooks/signing.ts";
 import { scratchDatabase } from "./lib/database.ts";
 
 const SERVER = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:55432/postgres";

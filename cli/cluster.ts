@@ -1,8 +1,8 @@
 import cluster, { type Worker } from "node:cluster";
-import type { Config } from "../server/config.ts";
-import { relayNotifications } from "../server/db/cluster-notifications.ts";
-import { startEmbeddedDatabase, type EmbeddedDatabase } from "../server/db/embedded.ts";
-import { createLogger } from "../server/logger.ts";
+import type { Config } from "../server/toolkit/config.ts";
+import { relayNotifications } from "../server/toolkit/db/cluster-notifications.ts";
+import { startEmbeddedDatabase, type EmbeddedDatabase } from "../server/toolkit/db/embedded.ts";
+import { createLogger } from "../server/toolkit/logger.ts";
 import { runUntilSignal } from "../server/process.ts";
 import { startService } from "../server/runtime.ts";
 

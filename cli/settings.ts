@@ -1,7 +1,7 @@
 import envPaths from "env-paths";
 
 /**
- * The CLI's own settings (not the server's: those live in server/config.ts). These are the only
+ * The CLI's own settings (not the server's: those live in server/toolkit/config.ts). These are the only
  * environment variables the client side of the CLI reads.
  */
 export const DEFAULT_BASE_URL = "http://127.0.0.1:3000";

@@ -1,20 +1,20 @@
 // `npm install` runs this (postinstall): it creates and migrates an embedded database once and
-// keeps its data dir as the template new embedded databases start from (server/db/embedded-template.ts).
+// keeps its data dir as the template new embedded databases start from (server/toolkit/db/embedded-template.ts).
 // A failure only costs speed, so it never fails the install: the database is then created at start.
 import { chmodSync, cpSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
-import type { Template } from "../server/db/embedded-template.ts";
+import type { Template } from "../server/toolkit/db/embedded-template.ts";
 
 const started = Date.now();
 const say = (line: string) => process.stderr.write(`embedded template: ${line}\n`);
 
 async function build(target: Template): Promise<void> {
   const [{ startEmbeddedPostgres }, { loadConfig }, { openDatabase }, { createLogger }, { makeWorkerUtils }] = await Promise.all([
-    import("../server/db/embedded.ts"),
-    import("../server/config.ts"),
-    import("../server/db/database.ts"),
-    import("../server/logger.ts"),
+    import("../server/toolkit/db/embedded.ts"),
+    import("../server/toolkit/config.ts"),
+    import("../server/toolkit/db/database.ts"),
+    import("../server/toolkit/logger.ts"),
     import("graphile-worker"),
   ]);
   const work = mkdtempSync(join(tmpdir(), "persona-template-"));
@@ -32,7 +32,7 @@ async function build(target: Template): Promise<void> {
       await db.close();
       await embedded.stop();
     }
-    const { openPglite } = await import("../server/db/pglite-open.ts");
+    const { openPglite } = await import("../server/toolkit/db/pglite-open.ts");
     const pg = await openPglite(dataDir);
     await pg.exec("CHECKPOINT");
     const tar = Buffer.from(await (await pg.dumpDataDir("none")).arrayBuffer());
@@ -63,13 +63,13 @@ async function build(target: Template): Promise<void> {
  * secret). A template made before that is set right here.
  */
 async function writableByOwnerOnly(dir: string, tar: string): Promise<void> {
-  const { keepOthersFromWriting } = await import("../server/db/private-files.ts");
+  const { keepOthersFromWriting } = await import("../server/toolkit/db/private-files.ts");
   keepOthersFromWriting(dir);
   chmodSync(tar, 0o644);
 }
 
 try {
-  const { currentTemplate, templatePaths } = await import("../server/db/embedded-template.ts");
+  const { currentTemplate, templatePaths } = await import("../server/toolkit/db/embedded-template.ts");
   const current = currentTemplate();
   if (current) {
     await writableByOwnerOnly(current.dir, current.tar);

@@ -21,7 +21,7 @@ const { _ } = require("ajv/dist/compile/codegen");
 
 const METHODS = ["get", "put", "post", "delete", "patch"];
 
-// The service's validator options (server/http/validator.ts), as express-openapi-validator
+// The service's validator options (server/toolkit/http/validator.ts), as express-openapi-validator
 // normalises them for its request validator.
 const base = {
   strict: false,

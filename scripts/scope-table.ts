@@ -1,9 +1,9 @@
 // `npm run -s scope-table`: the scope table of docs/scopes.md, from the contract and the service's
-// own scope rule (server/auth/scopes.ts), so the docs say exactly what the server enforces.
+// own scope rule (server/areas/auth/scopes.ts), so the docs say exactly what the server enforces.
 // `npm run check` fails when docs/scopes.md differs from what this prints.
-import { allows } from "../server/auth/scopes.ts";
-import { operations } from "../server/contract.ts";
-import type { Principal } from "../server/http/principal.ts";
+import { allows } from "../server/areas/auth/scopes.ts";
+import { operations } from "../server/toolkit/contract.ts";
+import type { Principal } from "../server/toolkit/http/principal.ts";
 
 const keyWith = (scope: string): Principal => ({ userId: "-", kind: "api_key", scopes: new Set([scope]), apiKeyId: "-" });
 const FINE = ["personas:read", "personas:write", "conversations:read", "conversations:write", "voice", "admin"];

@@ -1,5 +1,5 @@
-// Prints the README's settings table from server/config.ts (`npm run -s settings-table`).
-import { settings } from "../server/config.ts";
+// Prints the README's settings table from server/toolkit/config.ts (`npm run -s settings-table`).
+import { settings } from "../server/toolkit/config.ts";
 
 const rows = Object.entries(settings).map(([name, { schema, doc }]) => {
   const fallback = (schema as { def?: { defaultValue?: unknown } }).def?.defaultValue;

@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { scratchDatabase } from "../bench/lib/database.ts";
-import { loadConfig } from "../server/config.ts";
+import { loadConfig } from "../server/toolkit/config.ts";
 import { startService } from "../server/runtime.ts";
 
 const MINUTES = Number(process.env.SOAK_MINUTES ?? 10);

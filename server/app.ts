@@ -1,22 +1,21 @@
 import express, { type Express, type Request, type RequestHandler, type Router } from "express";
-import { identifyCaller, requireCredential } from "./auth/authenticate.ts";
-import { authLimits } from "./auth/limits.ts";
-import { handlers as defaultHandlers } from "./handlers.ts";
-import { routeOrder } from "./contract.ts";
-import { errorHandler, unknownRoute } from "./http/errors.ts";
-import { chain } from "./http/chain.ts";
-import { idempotency } from "./http/idempotency.ts";
-import { readBody } from "./http/body.ts";
-import { admission } from "./http/admission.ts";
-import { loadShedding } from "./http/load-shedding.ts";
-import { noSniff } from "./http/no-sniff.ts";
-import { operationRouter } from "./http/operation-router.ts";
-import { rateLimit } from "./http/rate-limit.ts";
-import { requestLog } from "./http/request-log.ts";
-import { dispatch, type HandlerMap, type OperationId } from "./http/router.ts";
-import { bodyValidation, identifyOperation, requestValidation, responseValidator } from "./http/validator.ts";
-import { openaiErrorHandler } from "./openai/errors.ts";
-import type { Services } from "./services.ts";
+import { authLimits, identifyCaller, requireCredential } from "./areas/auth/index.ts";
+import { handlers as defaultHandlers } from "./areas.ts";
+import { routeOrder } from "./toolkit/contract.ts";
+import { errorHandler, unknownRoute } from "./toolkit/http/errors.ts";
+import { chain } from "./toolkit/http/chain.ts";
+import { idempotency } from "./toolkit/http/idempotency.ts";
+import { readBody } from "./toolkit/http/body.ts";
+import { admission } from "./toolkit/http/admission.ts";
+import { loadShedding } from "./toolkit/http/load-shedding.ts";
+import { noSniff } from "./toolkit/http/no-sniff.ts";
+import { operationRouter } from "./toolkit/http/operation-router.ts";
+import { rateLimit } from "./toolkit/http/rate-limit.ts";
+import { requestLog } from "./toolkit/http/request-log.ts";
+import { dispatch, type HandlerMap, type OperationId } from "./toolkit/http/router.ts";
+import { bodyValidation, identifyOperation, requestValidation, responseValidator } from "./toolkit/http/validator.ts";
+import { openaiErrorHandler } from "./areas/openai/index.ts";
+import type { Services } from "./toolkit/services.ts";
 
 /**
  * The HTTP app: request id and logs, load shedding, who is calling (a credential, when sent, is

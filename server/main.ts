@@ -1,9 +1,9 @@
 // `npm start`: the API with its in-process worker, configured from the environment.
 import { enableCompileCache } from "node:module";
-import { ConfigError, loadConfig } from "./config.ts";
-import { startEmbeddedDatabase } from "./db/embedded.ts";
-import { StartupError } from "./db/startup-error.ts";
-import { bindServer } from "./http/listener.ts";
+import { ConfigError, loadConfig } from "./toolkit/config.ts";
+import { startEmbeddedDatabase } from "./toolkit/db/embedded.ts";
+import { StartupError } from "./toolkit/db/startup-error.ts";
+import { bindServer } from "./toolkit/http/listener.ts";
 
 // V8 keeps the compiled code of every module on disk, so a restart skips most of the parsing.
 enableCompileCache();

@@ -1,4 +1,4 @@
-import type { Logger } from "./logger.ts";
+import type { Logger } from "./toolkit/logger.ts";
 
 /** Stops the service on SIGTERM or SIGINT, then exits; a second signal exits at once. */
 export function runUntilSignal(stop: () => Promise<void>, log: Logger): void {

@@ -1,20 +1,20 @@
 import type { Server } from "node:http";
 import type { TaskList } from "graphile-worker";
 import { createApp } from "./app.ts";
-import { instanceSecret } from "./db/instance-secrets.ts";
-import { settleGenerations } from "./conversations/generation.ts";
-import { TokenSigner } from "./auth/tokens.ts";
-import type { Config } from "./config.ts";
-import { openDatabase, type Database } from "./db/database.ts";
-import type { EmbeddedDatabase } from "./db/embedded.ts";
-import { bindServer, type BoundServer } from "./http/listener.ts";
-import type { HandlerMap } from "./http/router.ts";
-import { openJobQueue } from "./jobs/queue.ts";
-import { startWorker, type RunningWorker } from "./jobs/worker.ts";
-import { createLogger, type Logger } from "./logger.ts";
-import { createProviders, type Providers } from "./providers/index.ts";
-import type { Services } from "./services.ts";
-import { crontab, startConnections, taskList } from "./tasks.ts";
+import { instanceSecret } from "./toolkit/db/instance-secrets.ts";
+import { settleGenerations } from "./areas/conversations/index.ts";
+import { TokenSigner } from "./toolkit/tokens.ts";
+import type { Config } from "./toolkit/config.ts";
+import { openDatabase, type Database } from "./toolkit/db/database.ts";
+import type { EmbeddedDatabase } from "./toolkit/db/embedded.ts";
+import { bindServer, type BoundServer } from "./toolkit/http/listener.ts";
+import type { HandlerMap } from "./toolkit/http/router.ts";
+import { openJobQueue } from "./toolkit/jobs/queue.ts";
+import { startWorker, type RunningWorker } from "./toolkit/jobs/worker.ts";
+import { createLogger, type Logger } from "./toolkit/logger.ts";
+import { createProviders, type Providers } from "./toolkit/providers/index.ts";
+import type { Services } from "./toolkit/services.ts";
+import { crontab, startConnections, taskList } from "./areas.ts";
 
 export interface RunningService {
   url: string;

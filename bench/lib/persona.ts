@@ -2,7 +2,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { embeddedDatabaseUrl } from "../../server/db/embedded-socket.ts";
+import { embeddedDatabaseUrl } from "../../server/toolkit/db/embedded-socket.ts";
 import { freePort, startNode, type Child } from "./processes.ts";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));

@@ -1,4 +1,4 @@
-import { allows } from "../../server/auth/scopes.ts";
+import { allows } from "../../server/areas/auth/scopes.ts";
 import { examples } from "../help.ts";
 import type { ApiContract, ApiOperation } from "./contract.ts";
 import { answersBinary, flagOf, takesData } from "./flags.ts";

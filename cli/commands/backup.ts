@@ -6,10 +6,10 @@ import { examples } from "../help.ts";
  * PostgreSQL, pg_dump and pg_restore do this (docs/operations.md).
  */
 export function registerBackupCommands(program: Command): void {
-  const dataDir = async () => `${(await import("../../server/config.ts")).loadConfig().dataDir}/db`;
+  const dataDir = async () => `${(await import("../../server/toolkit/config.ts")).loadConfig().dataDir}/db`;
   const progress = (line: string) => process.stderr.write(`${line}\n`);
   const refusePostgres = async () => {
-    const { loadConfig } = await import("../../server/config.ts");
+    const { loadConfig } = await import("../../server/toolkit/config.ts");
     const { CliError } = await import("../errors.ts");
     if (loadConfig().databaseUrl) throw new CliError("DATABASE_URL is set: back up PostgreSQL with pg_dump and restore with pg_restore (docs/operations.md)");
   };

@@ -10,7 +10,7 @@ import { printFields, printTable } from "../output.ts";
  * the server's own Stripe settings; run again, it makes nothing. Server internals load only here.
  */
 async function syncPrices() {
-  const [{ loadConfig }, { StripePayments }] = await Promise.all([import("../../server/config.ts"), import("../../server/providers/payments/stripe.ts")]);
+  const [{ loadConfig }, { StripePayments }] = await Promise.all([import("../../server/toolkit/config.ts"), import("../../server/toolkit/providers/payments/stripe.ts")]);
   const config = loadConfig();
   const secretKey = config.billing.stripeSecretKey;
   if (!secretKey) throw new CliError("STRIPE_SECRET_KEY is not set: the offline payments provider needs no prices", EXIT.error, "not_configured");

@@ -34,7 +34,7 @@ export function registerOAuthClientCommands(program: Command): void {
     .addHelpText("after", examples(["persona oauth-clients register --name CI --redirect-uri http://127.0.0.1:8765/cb --json"]))
     .action(async (options: { name: string; redirectUri: string[] }, command: Command) => {
       const { out } = await contextOf(command);
-      const { registerOAuthClient } = await import("../../server/auth/oauth/clients.ts");
+      const { registerOAuthClient } = await import("../../server/areas/auth/oauth/clients.ts");
       const client = await withServerDatabase((knex) => registerOAuthClient(knex, { name: options.name, redirectUris: options.redirectUri }));
       const result = { ...client, name: options.name.trim(), redirect_uris: [...new Set(options.redirectUri)] };
       out.result(result, () => {

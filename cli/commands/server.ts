@@ -4,7 +4,7 @@ import { stderrLogger } from "../internals/database.ts";
 import { keepProcessAlive } from "../lifecycle.ts";
 
 // Loaded on use: the server's modules take seconds to import, which the API commands should not pay.
-const config = () => import("../../server/config.ts");
+const config = () => import("../../server/toolkit/config.ts");
 const runtime = async () => ({ ...(await import("../../server/runtime.ts")), ...(await import("../../server/process.ts")) });
 
 function processCount(value: string): number {
@@ -15,7 +15,7 @@ function processCount(value: string): number {
 
 /**
  * serve, worker, migrate: these start parts of the server itself, configured from the environment
- * by server/config.ts (see the README's settings table), not through the API.
+ * by server/toolkit/config.ts (see the README's settings table), not through the API.
  */
 export function registerServerCommands(program: Command): void {
   program
@@ -61,8 +61,8 @@ export function registerServerCommands(program: Command): void {
       const json = Boolean(command.optsWithGlobals().json);
       const [{ loadConfig }, { openDatabase }, { createLogger }] = await Promise.all([
         config(),
-        import("../../server/db/database.ts"),
-        import("../../server/logger.ts"),
+        import("../../server/toolkit/db/database.ts"),
+        import("../../server/toolkit/logger.ts"),
       ]);
       const settings = loadConfig();
       // With --json stdout carries only the result document, so the log moves to stderr.

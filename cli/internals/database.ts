@@ -1,5 +1,5 @@
 import type { Knex } from "knex";
-import type { Logger } from "../../server/logger.ts";
+import type { Logger } from "../../server/toolkit/logger.ts";
 import { CliError } from "../errors.ts";
 
 // The server's modules (knex, pg, PGlite, express…) take seconds to load; they are imported only
@@ -21,10 +21,10 @@ export async function stderrLogger(): Promise<Logger> {
  */
 export async function withServerDatabase<T>(work: (knex: Knex) => Promise<T>): Promise<T> {
   const [{ loadConfig }, { openDatabase }, { liveHolder }, { embeddedDatabaseUrl }] = await Promise.all([
-    import("../../server/config.ts"),
-    import("../../server/db/database.ts"),
-    import("../../server/db/data-dir-lock.ts"),
-    import("../../server/db/embedded-socket.ts"),
+    import("../../server/toolkit/config.ts"),
+    import("../../server/toolkit/db/database.ts"),
+    import("../../server/toolkit/db/data-dir-lock.ts"),
+    import("../../server/toolkit/db/embedded-socket.ts"),
   ]);
   let config = loadConfig();
   if (!config.databaseUrl && !config.embeddedDbInMemory) {

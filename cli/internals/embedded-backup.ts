@@ -1,17 +1,17 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { openPglite } from "../../server/db/pglite-open.ts";
+import { openPglite } from "../../server/toolkit/db/pglite-open.ts";
 import { CliError } from "../errors.ts";
 
 // Backup and restore of the embedded database (PGlite) as PGlite's own data-dir archive
 // (`dumpDataDir`, a gzipped tar of the PostgreSQL data directory). A backup of a dir a server runs
-// on is taken by that server (server/db/online-backup.ts): only one process may open the dir, and a
+// on is taken by that server (server/toolkit/db/online-backup.ts): only one process may open the dir, and a
 // copy of its files under a running server would not be consistent. A restore needs it stopped.
 
 type Progress = (line: string) => void;
 
 async function withLock<T>(dataDir: string, work: () => Promise<T>): Promise<T> {
-  const { DataDirLock } = await import("../../server/db/data-dir-lock.ts");
+  const { DataDirLock } = await import("../../server/toolkit/db/data-dir-lock.ts");
   const lock = DataDirLock.acquire(dataDir);
   if (!(lock instanceof DataDirLock)) {
     throw new CliError(
@@ -31,12 +31,12 @@ const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
 export async function backupDataDir(dataDir: string, file: string, progress: Progress): Promise<{ bytes: number; online: boolean }> {
   if (!existsSync(join(dataDir, "PG_VERSION"))) throw new CliError(`no embedded database in ${dataDir} (PERSONA_DATA_DIR); nothing to back up`);
-  const { liveHolder } = await import("../../server/db/data-dir-lock.ts");
+  const { liveHolder } = await import("../../server/toolkit/db/data-dir-lock.ts");
   const holder = liveHolder(dataDir);
   if (holder?.backup) {
     const started = Date.now();
     progress(`asking the running server (process ${holder.pid}) for a consistent archive of ${dataDir}`);
-    const { fetchOnlineBackup } = await import("../../server/db/online-backup.ts");
+    const { fetchOnlineBackup } = await import("../../server/toolkit/db/online-backup.ts");
     const { bytes, heldMs } = await fetchOnlineBackup(holder.backup, file).catch((error: unknown) => {
       throw new CliError(`the running server (process ${holder.pid}) could not back up ${dataDir}: ${error instanceof Error ? error.message : String(error)}`);
     });
@@ -84,7 +84,7 @@ export async function restoreDataDir(dataDir: string, file: string, force: boole
       throw new CliError(`${file} is not a backup this version can restore: ${error instanceof Error ? error.message : String(error)}`);
     }
     // Unpacked as the archive had them (PGlite's files are 0666): the owner's only before it goes in place (issue 31 M5).
-    const { keepToOwner } = await import("../../server/db/private-files.ts");
+    const { keepToOwner } = await import("../../server/toolkit/db/private-files.ts");
     keepToOwner(staging);
     rmSync(dataDir, { recursive: true, force: true });
     renameSync(staging, dataDir);

@@ -2,7 +2,7 @@ import type { Knex } from "knex";
 
 /**
  * Listing and removing OAuth clients: only the admin CLI does either, so these queries live next
- * to it rather than in server/auth/oauth/store.ts (which has insert and lookup for the flow).
+ * to it rather than in server/areas/auth/oauth/store.ts (which has insert and lookup for the flow).
  */
 export interface OAuthClientSummary {
   client_id: string;

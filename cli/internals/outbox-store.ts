@@ -1,7 +1,7 @@
 import type { Knex } from "knex";
 
 /**
- * Reading the e-mail outbox (`email_outbox`, written by server/providers/email). Only the admin
+ * Reading the e-mail outbox (`email_outbox`, written by server/toolkit/providers/email). Only the admin
  * CLI reads it; there is no API endpoint for it.
  */
 export interface OutboxMail {
@@ -58,7 +58,7 @@ export async function findOutboxMail(knex: Knex, id: string): Promise<OutboxMail
   if (!UUID.test(id)) return undefined;
   const row = (await knex<Row>("email_outbox").where({ id }).first()) as Row | undefined;
   if (!row) return undefined;
-  const [{ loadConfig }, { outboxMailText }] = await Promise.all([import("../../server/config.ts"), import("../../server/providers/email/sealing.ts")]);
+  const [{ loadConfig }, { outboxMailText }] = await Promise.all([import("../../server/toolkit/config.ts"), import("../../server/toolkit/providers/email/sealing.ts")]);
   const text = await outboxMailText(knex, loadConfig().secretsKey, { text: row.text ?? null, text_sealed: row.text_sealed ?? null });
   return { ...summary(row), text: text ?? "(the text was dropped once the mail was sent)" };
 }

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { AccountDataSection } from "../../server/account-data.ts";
-import { accountDataSections } from "../../server/account-sections.ts";
-import { purgeAccounts } from "../../server/auth/account/jobs.ts";
-import { tablesOfSchema, userOwnedTables } from "../../server/db/rows.ts";
+import type { AccountDataSection } from "../../server/toolkit/account-data.ts";
+import { accountDataSections } from "../../server/areas.ts";
+import { purgeAccounts } from "../../server/areas/auth/account/jobs.ts";
+import { tablesOfSchema, userOwnedTables } from "../../server/toolkit/db/rows.ts";
 import { archiveOf } from "../support/account-data.ts";
 import { expectOk } from "../support/assertions.ts";
 import { contract } from "../support/contract.ts";

@@ -1,10 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { purgeDeletedAccounts } from "../support/account-data.ts";
-import { exportLinkKey, signExportLink } from "../../server/auth/account/export-links.ts";
-import { accountCrontab, accountTasks } from "../../server/auth/account/jobs.ts";
-import { accountDataSections } from "../../server/account-sections.ts";
-import { nonCascadingUserReferences } from "../../server/auth/users/store.ts";
-import { sha256 } from "../../server/auth/tokens.ts";
+import { exportLinkKey, signExportLink } from "../../server/areas/auth/account/export-links.ts";
+import { accountCrontab, accountTasks } from "../../server/areas/auth/account/jobs.ts";
+import { accountDataSections } from "../../server/areas.ts";
+import { nonCascadingUserReferences } from "../../server/areas/auth/users/store.ts";
+import { sha256 } from "../../server/toolkit/tokens.ts";
 import { outboxMails } from "../support/outbox.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
 import { apiKeyFor, registerUser, type TestUser } from "../support/users.ts";

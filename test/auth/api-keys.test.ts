@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { handlers } from "../../server/auth/api-keys/handlers.ts";
-import { ApiError } from "../../server/http/errors.ts";
-import type { HandlerContext } from "../../server/http/router.ts";
+import { handlers } from "../../server/areas/auth/api-keys/handlers.ts";
+import { ApiError } from "../../server/toolkit/http/errors.ts";
+import type { HandlerContext } from "../../server/toolkit/http/router.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
 

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { revokedCredentials } from "../../server/auth/credential-cache.ts";
-import { sha256 } from "../../server/auth/tokens.ts";
+import { revokedCredentials } from "../../server/areas/auth/credential-cache.ts";
+import { sha256 } from "../../server/toolkit/tokens.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
 import { apiKeyFor, registerUser } from "../support/users.ts";
 import { expectError } from "../support/assertions.ts";

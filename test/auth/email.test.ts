@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { publicBaseUrl } from "../../server/config.ts";
-import { loadConfig } from "../../server/config.ts";
+import { publicBaseUrl } from "../../server/toolkit/config.ts";
+import { loadConfig } from "../../server/toolkit/config.ts";
 import { outboxMails, type OutboxMail } from "../support/outbox.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
 import { apiKeyFor, registerUser, type TestUser } from "../support/users.ts";

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { registerOAuthClient, type RegisteredClient } from "../../server/auth/oauth/clients.ts";
+import { registerOAuthClient, type RegisteredClient } from "../../server/areas/auth/oauth/clients.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
 

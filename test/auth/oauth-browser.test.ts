@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { registerOAuthClient, type RegisteredClient } from "../../server/auth/oauth/clients.ts";
+import { registerOAuthClient, type RegisteredClient } from "../../server/areas/auth/oauth/clients.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
 import { browserTestRuns, launchChromium } from "../support/browser.ts";

@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { registerOAuthClient, type RegisteredClient } from "../../server/auth/oauth/clients.ts";
-import { sha256 } from "../../server/auth/tokens.ts";
-import { ApiError } from "../../server/http/errors.ts";
+import { registerOAuthClient, type RegisteredClient } from "../../server/areas/auth/oauth/clients.ts";
+import { sha256 } from "../../server/toolkit/tokens.ts";
+import { ApiError } from "../../server/toolkit/http/errors.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
 

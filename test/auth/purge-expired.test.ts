@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { JobHelpers } from "graphile-worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { registerOAuthClient } from "../../server/auth/oauth/clients.ts";
-import { taskList } from "../../server/tasks.ts";
+import { registerOAuthClient } from "../../server/areas/auth/oauth/clients.ts";
+import { taskList } from "../../server/areas.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser } from "../support/users.ts";
 

@@ -1,6 +1,6 @@
 import type { JobHelpers } from "graphile-worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { taskList } from "../../server/tasks.ts";
+import { taskList } from "../../server/areas.ts";
 import { expectOk } from "../support/assertions.ts";
 import { outboxMails } from "../support/outbox.ts";
 import { checkout, DAY, keyedUser, startStripeWorld, type StripeWorld } from "./support.ts";

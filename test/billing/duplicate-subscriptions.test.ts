@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { billingAccountData } from "../../server/billing/account-data.ts";
+import { billingAccountData } from "../../server/areas/billing/account-data.ts";
 import { expectApiError, expectError, expectOk } from "../support/assertions.ts";
 import { databaseKind, startTestService, type TestService } from "../support/service.ts";
 import type { TestUser } from "../support/users.ts";

@@ -1,6 +1,6 @@
 import type { JobHelpers } from "graphile-worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { taskList } from "../../server/tasks.ts";
+import { taskList } from "../../server/areas.ts";
 import { upload } from "../knowledge/helpers.ts";
 import { expectApiError, expectError, expectOk } from "../support/assertions.ts";
 import { startTestService, type TestService } from "../support/service.ts";

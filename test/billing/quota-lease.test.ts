@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { billingTasks } from "../../server/billing/jobs.ts";
-import { reserveMessage } from "../../server/billing/usage.ts";
-import { QUOTA_RELEASE_TASK, releaseExpiredLeases } from "../../server/billing/usage-store.ts";
+import { billingTasks } from "../../server/areas/billing/jobs.ts";
+import { reserveMessage } from "../../server/quota/usage.ts";
+import { QUOTA_RELEASE_TASK, releaseExpiredLeases } from "../../server/quota/usage-store.ts";
 import { databaseKind } from "../support/service.ts";
 import { useTestService } from "../support/fixtures.ts";
 import { registerUser, type TestUser } from "../support/users.ts";

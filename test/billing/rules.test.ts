@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { renderCheckoutPage } from "../../server/billing/page.ts";
-import { returnUrlProblem } from "../../server/billing/return-urls.ts";
-import { effectivePlan } from "../../server/billing/sync.ts";
-import { ConfigError, loadConfig } from "../../server/config.ts";
-import { periodEnd } from "../../server/providers/payments/catalog.ts";
-import type { ProviderSubscription } from "../../server/providers/payments/types.ts";
+import { renderCheckoutPage } from "../../server/areas/billing/page.ts";
+import { returnUrlProblem } from "../../server/areas/billing/return-urls.ts";
+import { effectivePlan } from "../../server/areas/billing/sync.ts";
+import { ConfigError, loadConfig } from "../../server/toolkit/config.ts";
+import { periodEnd } from "../../server/toolkit/providers/payments/catalog.ts";
+import type { ProviderSubscription } from "../../server/toolkit/providers/payments/types.ts";
 
 // The rules of billing that need no server: return addresses, the plan a provider state gives, the
 // page's escaping, period arithmetic.

@@ -1,7 +1,7 @@
 import type { JobHelpers } from "graphile-worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { billingAccountData } from "../../server/billing/account-data.ts";
-import { taskList } from "../../server/tasks.ts";
+import { billingAccountData } from "../../server/areas/billing/account-data.ts";
+import { taskList } from "../../server/areas.ts";
 import { expectApiError, expectOk } from "../support/assertions.ts";
 import type { TestUser } from "../support/users.ts";
 import { checkout, createPersonas, keyedUser, DAY, expectedProration, outboxTypes, startStripeWorld, type StripeWorld } from "./support.ts";

@@ -1,7 +1,7 @@
 import { Writable } from "node:stream";
 import pino from "pino";
 import { expect } from "vitest";
-import { StripePayments } from "../../server/providers/payments/stripe.ts";
+import { StripePayments } from "../../server/toolkit/providers/payments/stripe.ts";
 import { startFakeStripe, type FakeStripe } from "../fakes/stripe-server.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { apiKeyFor, registerUser, type TestUser } from "../support/users.ts";

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { MemoryBlobStore } from "../../server/providers/blobs/memory.ts";
+import { MemoryBlobStore } from "../../server/toolkit/providers/blobs/memory.ts";
 import { archiveOf, purgeDeletedAccounts } from "../support/account-data.ts";
 import { expectError } from "../support/assertions.ts";
 import { useTestService } from "../support/fixtures.ts";

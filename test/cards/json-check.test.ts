@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { firstProblem } from "../../server/cards/json-check.ts";
+import { firstProblem } from "../../server/areas/cards/json-check.ts";
 
 // The check of a card's JSON before it is stored (issue 31 L4): the first value nested too deep, or
 // text PostgreSQL refuses, found without recursion, whatever the depth.

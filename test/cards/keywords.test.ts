@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { KeywordSet } from "../../server/cards/keywords.ts";
+import { KeywordSet } from "../../server/areas/cards/keywords.ts";
 
 // The lorebook's keyword automaton (issue 31 H2) against the rule it replaces: a keyword is found
 // exactly when `text.includes(keyword)`, code unit by code unit, whatever the text holds.

@@ -1,10 +1,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { cachedBooks } from "../../server/cards/book-matcher.ts";
-import { DEFAULT_SCAN_DEPTH, fitEntries, LORE_SHARE, matchEntries, scannedText, withCardContext } from "../../server/cards/lorebook.ts";
-import type { CharacterBook } from "../../server/cards/mapping.ts";
-import { countTokens } from "../../server/providers/llm/tokens.ts";
-import { assembleContext } from "../../server/replies/context.ts";
+import { cachedBooks } from "../../server/areas/cards/book-matcher.ts";
+import { DEFAULT_SCAN_DEPTH, fitEntries, LORE_SHARE, matchEntries, scannedText, withCardContext } from "../../server/areas/cards/lorebook.ts";
+import type { CharacterBook } from "../../server/areas/cards/mapping.ts";
+import { countTokens } from "../../server/toolkit/providers/llm/tokens.ts";
+import { assembleContext } from "../../server/areas/replies/context.ts";
 
 // The lorebook matcher: which entries the recent messages bring in, in which order, within which budget.
 type Entry = CharacterBook["entries"][number];

@@ -2,7 +2,7 @@ import encode from "png-chunks-encode";
 import extract from "png-chunks-extract";
 import * as text from "png-chunk-text";
 import { describe, expect, it } from "vitest";
-import { encodePng, findText, MAX_CHUNKS, MAX_PIXELS, plainPng, PngError, readPng, textChunk, withoutText } from "../../server/cards/png.ts";
+import { encodePng, findText, MAX_CHUNKS, MAX_PIXELS, plainPng, PngError, readPng, textChunk, withoutText } from "../../server/areas/cards/png.ts";
 import { pngCard } from "./helpers.ts";
 
 // The PNG chunk reader: what it accepts, what it refuses (400 broken, 413 too large to decode).

@@ -3,7 +3,7 @@ import { existsSync, lstatSync, mkdtempSync, readdirSync, rmSync, writeFileSync 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openPglite } from "../../server/db/pglite-open.ts";
+import { openPglite } from "../../server/toolkit/db/pglite-open.ts";
 import { root } from "../support/contract.ts";
 import { databaseKind } from "../support/service.ts";
 import { call, register, startPersona, until, type Proc } from "../resilience/support.ts";

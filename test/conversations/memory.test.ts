@@ -1,7 +1,7 @@
 import { v7 as uuidv7 } from "uuid";
 import { describe, expect, it, vi } from "vitest";
-import { SUMMARY_PREAMBLE, assembleContext } from "../../server/replies/context.ts";
-import type { ChatRequest } from "../../server/providers/llm/types.ts";
+import { SUMMARY_PREAMBLE, assembleContext } from "../../server/areas/replies/context.ts";
+import type { ChatRequest } from "../../server/toolkit/providers/llm/types.ts";
 import { archiveOf } from "../support/account-data.ts";
 import { createConversation, createPersona, eventually, sendBlocking } from "../support/chat.ts";
 import { useTestService } from "../support/fixtures.ts";

@@ -1,6 +1,6 @@
 import knexOf from "knex";
 import { describe, expect, it } from "vitest";
-import { purgeGenerationDeltas } from "../../server/conversations/generation-store.ts";
+import { purgeGenerationDeltas } from "../../server/areas/conversations/generations/store.ts";
 import { createConversation, createPersona, eventually, sendStream } from "../support/chat.ts";
 import { contentOf, generationOf, readIdEvents, useTwoProcesses, type IdEvent } from "../support/generations.ts";
 import { databaseKind, startTestService, type TestService } from "../support/service.ts";

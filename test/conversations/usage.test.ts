@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { countChatTokens, countTokens } from "../../server/providers/llm/tokens.ts";
+import { countChatTokens, countTokens } from "../../server/toolkit/providers/llm/tokens.ts";
 import { createConversation, createPersona, readEvents, sendBlocking, sendStream } from "../support/chat.ts";
 import { useServiceWithFakeOpenAI } from "../support/fixtures.ts";
 import { databaseKind, startTestService, type TestService } from "../support/service.ts";

@@ -1,6 +1,6 @@
 import type { Request } from "express";
 import { describe, expect, it } from "vitest";
-import { clientAddressKey, clientIdentity } from "../../server/http/client-identity.ts";
+import { clientAddressKey, clientIdentity } from "../../server/toolkit/http/client-identity.ts";
 
 // Issue 31 M1: without a valid credential a request counts against its address; an IPv6 client
 // walks its /64 at will, so the /64 is the key.

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../../server/config.ts";
+import { ConfigError, loadConfig } from "../../server/toolkit/config.ts";
 import { root } from "../support/contract.ts";
 
 // A typo in a setting must stop the service at once with a message that names it, not misbehave later.

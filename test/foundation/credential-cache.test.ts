@@ -1,9 +1,9 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CredentialCache } from "../../server/auth/credential-cache.ts";
-import { localNotifications } from "../../server/db/notifications.ts";
-import type { Principal } from "../../server/http/principal.ts";
-import { createLogger } from "../../server/logger.ts";
+import { CredentialCache } from "../../server/areas/auth/credential-cache.ts";
+import { localNotifications } from "../../server/toolkit/db/notifications.ts";
+import type { Principal } from "../../server/toolkit/http/principal.ts";
+import { createLogger } from "../../server/toolkit/logger.ts";
 import { root } from "../support/contract.ts";
 import { freePort, startAndWait, type RunningProcess } from "../support/processes.ts";
 import { createTestDatabase, jsonHeaders, startTestService, testDatabaseUrl, type TestDatabase, type TestService } from "../support/service.ts";

@@ -3,13 +3,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "../../server/config.ts";
-import { currentTemplate } from "../../server/db/embedded-template.ts";
-import { startEmbeddedPostgres, type EmbeddedPostgres } from "../../server/db/embedded.ts";
+import { loadConfig } from "../../server/toolkit/config.ts";
+import { currentTemplate } from "../../server/toolkit/db/embedded-template.ts";
+import { startEmbeddedPostgres, type EmbeddedPostgres } from "../../server/toolkit/db/embedded.ts";
 import { startService } from "../../server/runtime.ts";
 import { databaseKind } from "../support/service.ts";
 
-// The template `npm install` makes (server/db/embedded-template.ts, scripts/embedded-template.ts):
+// The template `npm install` makes (server/toolkit/db/embedded-template.ts, scripts/embedded-template.ts):
 // a new embedded database starts from it with exactly the schema and rows that initdb and the
 // migrations give one created from scratch, and with nothing of an installation in it. Without a
 // template (an install with --ignore-scripts) there is nothing to compare.

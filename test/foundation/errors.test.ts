@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { handlers } from "../../server/handlers.ts";
-import { notLive } from "../../server/http/router.ts";
+import { handlers } from "../../server/areas.ts";
+import { notLive } from "../../server/toolkit/http/router.ts";
 import { startTestService, jsonHeaders, type TestService } from "../support/service.ts";
 import { registerUser } from "../support/users.ts";
 

@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { handlers } from "../../server/handlers.ts";
-import { ApiError } from "../../server/http/errors.ts";
-import { idempotentOutcomeOf } from "../../server/http/idempotency.ts";
-import { HANDLED } from "../../server/http/router.ts";
+import { handlers } from "../../server/areas.ts";
+import { ApiError } from "../../server/toolkit/http/errors.ts";
+import { idempotentOutcomeOf } from "../../server/toolkit/http/idempotency.ts";
+import { HANDLED } from "../../server/toolkit/http/router.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
 import { apiKeyFor, registerUser } from "../support/users.ts";
 

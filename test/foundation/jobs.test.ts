@@ -1,6 +1,6 @@
 import type { TaskList } from "graphile-worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../server/config.ts";
+import { loadConfig } from "../../server/toolkit/config.ts";
 import { startService } from "../../server/runtime.ts";
 import { databaseKind, startTestService, type TestService } from "../support/service.ts";
 

@@ -1,10 +1,10 @@
 import { Writable } from "node:stream";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { handlers } from "../../server/handlers.ts";
-import { ApiError } from "../../server/http/errors.ts";
-import { workerLogger } from "../../server/jobs/logger.ts";
-import { httpSerializers } from "../../server/logger.ts";
+import { handlers } from "../../server/areas.ts";
+import { ApiError } from "../../server/toolkit/http/errors.ts";
+import { workerLogger } from "../../server/toolkit/jobs/logger.ts";
+import { httpSerializers } from "../../server/toolkit/logger.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser } from "../support/users.ts";
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLogger } from "../../server/logger.ts";
-import { loadConfig } from "../../server/config.ts";
-import { postgresNotifications } from "../../server/db/notifications.ts";
+import { createLogger } from "../../server/toolkit/logger.ts";
+import { loadConfig } from "../../server/toolkit/config.ts";
+import { postgresNotifications } from "../../server/toolkit/db/notifications.ts";
 import { databaseKind, startTestService, type TestService } from "../support/service.ts";
 
 // Rooms fan out and credential caches invalidate through these signals: they must arrive once, only

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { settings } from "../../server/config.ts";
+import { settings } from "../../server/toolkit/config.ts";
 import { root } from "../support/contract.ts";
 
 // The README is the operator's manual: it must list every setting the code reads.

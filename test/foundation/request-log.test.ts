@@ -3,8 +3,8 @@ import { Writable } from "node:stream";
 import express from "express";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { requestLog } from "../../server/http/request-log.ts";
-import { httpSerializers } from "../../server/logger.ts";
+import { requestLog } from "../../server/toolkit/http/request-log.ts";
+import { httpSerializers } from "../../server/toolkit/logger.ts";
 
 // The request log middleware on its own, in a bare Express app: which lines it writes at which
 // level, and that it makes nothing for a line whose level is off.

@@ -1,6 +1,6 @@
 import { RateLimiterMemory } from "rate-limiter-flexible";
 import { describe, expect, it, vi } from "vitest";
-import { SharedRateLimiter } from "../../server/http/shared-rate-limiter.ts";
+import { SharedRateLimiter } from "../../server/toolkit/http/shared-rate-limiter.ts";
 
 // The limit is shared through the database, so the database must not take one write per request.
 describe("the batched shared rate limiter", () => {

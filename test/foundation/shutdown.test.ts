@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { handlers } from "../../server/handlers.ts";
+import { handlers } from "../../server/areas.ts";
 import { freePort } from "../support/processes.ts";
 import { root } from "../support/contract.ts";
 import { startTestService } from "../support/service.ts";

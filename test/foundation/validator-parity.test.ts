@@ -2,11 +2,11 @@ import type { AddressInfo } from "node:net";
 import express, { type RequestHandler } from "express";
 import * as OpenApiValidator from "express-openapi-validator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadContract, operations, routeOrder } from "../../server/contract.ts";
-import { ApiError, errorHandler, unknownRoute } from "../../server/http/errors.ts";
-import { MAX_UPLOAD_BYTES, readBody } from "../../server/http/body.ts";
-import { bodyValidation, identifyOperation, requestValidation } from "../../server/http/validator.ts";
-import { refuseIllFormedText, refuseMalformedUrlOrMissingBody, verifyUtf8Body, verifyUtf8Form } from "../../server/http/well-formed.ts";
+import { loadContract, operations, routeOrder } from "../../server/toolkit/contract.ts";
+import { ApiError, errorHandler, unknownRoute } from "../../server/toolkit/http/errors.ts";
+import { MAX_UPLOAD_BYTES, readBody } from "../../server/toolkit/http/body.ts";
+import { bodyValidation, identifyOperation, requestValidation } from "../../server/toolkit/http/validator.ts";
+import { refuseIllFormedText, refuseMalformedUrlOrMissingBody, verifyUtf8Body, verifyUtf8Form } from "../../server/toolkit/http/well-formed.ts";
 
 // The compiled per-operation validators against express-openapi-validator configured as the
 // service had it before (its request checks at run time): for a corpus of requests, every answer

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { useHostResolver } from "../../server/webhooks/address-guard.ts";
+import { useHostResolver } from "../../server/toolkit/providers/address-guard.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { startReceiver, type Receiver } from "../webhooks/receiver.ts";
 import { forbidEgress, type EgressGuard } from "./no-egress.ts";

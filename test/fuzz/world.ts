@@ -1,5 +1,5 @@
 import { createHmac, randomBytes } from "node:crypto";
-import { registerOAuthClient } from "../../server/auth/oauth/clients.ts";
+import { registerOAuthClient } from "../../server/areas/auth/oauth/clients.ts";
 import { outboxMails } from "../support/outbox.ts";
 import type { TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";

@@ -1,11 +1,11 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { archiveOf, purgeDeletedAccounts } from "../support/account-data.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { generateAvatar } from "../../server/personas/avatar-job.ts";
-import type { ImageProvider } from "../../server/providers/images/types.ts";
-import { LocalImages } from "../../server/providers/images/local.ts";
-import { MemoryBlobStore } from "../../server/providers/blobs/memory.ts";
-import type { Services } from "../../server/services.ts";
+import { generateAvatar } from "../../server/areas/personas/avatar-job.ts";
+import type { ImageProvider } from "../../server/toolkit/providers/images/types.ts";
+import { LocalImages } from "../../server/toolkit/providers/images/local.ts";
+import { MemoryBlobStore } from "../../server/toolkit/providers/blobs/memory.ts";
+import type { Services } from "../../server/toolkit/services.ts";
 import { expectError } from "../support/assertions.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { integrationsAccountData } from "../../server/integrations/account-data.ts";
+import { integrationsAccountData } from "../../server/areas/integrations/account-data.ts";
 import { expectOk } from "../support/assertions.ts";
 import { createPersona, eventually } from "../support/chat.ts";
 import type { TestService } from "../support/service.ts";

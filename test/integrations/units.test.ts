@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { fromDiscord, fromSlack, fromTelegram, shouldAnswer } from "../../server/integrations/messages.ts";
-import { SIGNATURE_WINDOW_SECONDS, slackSignature, slackSignatureValid } from "../../server/integrations/signatures.ts";
-import { splitMessage } from "../../server/integrations/split.ts";
+import { fromDiscord, fromSlack, fromTelegram, shouldAnswer } from "../../server/areas/integrations/messages.ts";
+import { SIGNATURE_WINDOW_SECONDS, slackSignature, slackSignatureValid } from "../../server/areas/integrations/signatures.ts";
+import { splitMessage } from "../../server/areas/integrations/split.ts";
 
 // The pure parts of the integrations area: message splitting at the platforms' limits, the v0
 // signature's window, and the normalisers' reading of each platform's payload.

@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { CHUNK_TOKENS, chunksOf, chunkText } from "../../server/knowledge/chunk.ts";
-import { paragraphsOf, sentencesOf, wordsOf } from "../../server/knowledge/text-scan.ts";
-import { countTokens } from "../../server/providers/llm/tokens.ts";
+import { CHUNK_TOKENS, chunksOf, chunkText } from "../../server/areas/knowledge/chunk.ts";
+import { paragraphsOf, sentencesOf, wordsOf } from "../../server/areas/knowledge/text-scan.ts";
+import { countTokens } from "../../server/toolkit/providers/llm/tokens.ts";
 import { referenceChunkText } from "./reference-chunker.ts";
 
 // Issue 31 H1: the chunker is linear in its input. A .txt of "Start " + 60,000 spaces + " end" held

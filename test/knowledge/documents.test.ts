@@ -1,6 +1,6 @@
 import { PDFDocument, StandardFonts } from "pdf-lib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { retrieveForChat } from "../../server/knowledge/retrieval.ts";
+import { retrieveForChat } from "../../server/areas/knowledge/retrieval.ts";
 import { expectApiError, expectError, expectOk } from "../support/assertions.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";

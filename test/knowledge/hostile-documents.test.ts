@@ -1,8 +1,8 @@
 import { Writable } from "node:stream";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_DOCUMENT_BYTES } from "../../server/knowledge/files.ts";
-import { processDocument } from "../../server/knowledge/jobs.ts";
+import { MAX_DOCUMENT_BYTES } from "../../server/areas/knowledge/files.ts";
+import { processDocument } from "../../server/areas/knowledge/jobs.ts";
 import { expectError, expectOk } from "../support/assertions.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";

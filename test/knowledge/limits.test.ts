@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_DOCUMENT_BYTES } from "../../server/knowledge/files.ts";
-import { KNOWLEDGE_PROCESS_MAX_ATTEMPTS, processDocument } from "../../server/knowledge/jobs.ts";
-import { documentJobKey } from "../../server/knowledge/store.ts";
+import { MAX_DOCUMENT_BYTES } from "../../server/areas/knowledge/files.ts";
+import { KNOWLEDGE_PROCESS_MAX_ATTEMPTS, processDocument } from "../../server/areas/knowledge/jobs.ts";
+import { documentJobKey } from "../../server/areas/knowledge/store.ts";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.ts";
 import { expectApiError, expectError, expectOk } from "../support/assertions.ts";
 import { startTestService, type TestService } from "../support/service.ts";

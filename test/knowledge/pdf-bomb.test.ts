@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { MAX_PDF_STREAM_BYTES } from "../../server/knowledge/limits.ts";
-import { chunkDocumentInThread } from "../../server/knowledge/threads.ts";
+import { MAX_PDF_STREAM_BYTES } from "../../server/areas/knowledge/limits.ts";
+import { chunkDocumentInThread } from "../../server/areas/knowledge/threads.ts";
 import { pdfBomb } from "./helpers.ts";
 
 // Issue 31 M7: a 399 kB PDF inflating to 400 MB made /healthz take 2.6 s and grew the process by

@@ -1,7 +1,7 @@
-// The chunker as it was before issue 31 (server/knowledge/chunk.ts at 0900e33), kept to check that
+// The chunker as it was before issue 31 (server/areas/knowledge/chunk.ts at 0900e33), kept to check that
 // the linear chunker cuts ordinary text exactly as it did. Its sentence expression is quadratic in a
 // run of spaces: feed it only short runs.
-import { countTokens } from "../../server/providers/llm/tokens.ts";
+import { countTokens } from "../../server/toolkit/providers/llm/tokens.ts";
 
 /** DECISIONS.md: chunks of about 800 tokens, consecutive chunks sharing about 200. */
 const CHUNK_TOKENS = 800;

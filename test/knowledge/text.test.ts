@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { CHUNK_TOKENS, OVERLAP_TOKENS, chunkText } from "../../server/knowledge/chunk.ts";
-import { CsvError, parseCsv } from "../../server/knowledge/csv.ts";
-import { csvToText, extractText, ExtractionError, jsonToText } from "../../server/knowledge/extract.ts";
-import { checkUpload, cleanFilename, kindOfUpload } from "../../server/knowledge/files.ts";
-import { countTokens } from "../../server/providers/llm/tokens.ts";
+import { CHUNK_TOKENS, OVERLAP_TOKENS, chunkText } from "../../server/areas/knowledge/chunk.ts";
+import { CsvError, parseCsv } from "../../server/areas/knowledge/csv.ts";
+import { csvToText, extractText, ExtractionError, jsonToText } from "../../server/areas/knowledge/extract.ts";
+import { checkUpload, cleanFilename, kindOfUpload } from "../../server/areas/knowledge/files.ts";
+import { countTokens } from "../../server/toolkit/providers/llm/tokens.ts";
 
 // Text extraction, CSV parsing and chunking: pure functions, no service.
 const sentence = (p: number, s: number) => `In paragraph ${p}, sentence ${s} describes the ${["north", "south", "east", "west"][s % 4]} wall of the old granary in some detail.`;

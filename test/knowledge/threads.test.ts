@@ -1,10 +1,10 @@
 import { threadId as testThreadId } from "node:worker_threads";
 import { PDFDocument, StandardFonts } from "pdf-lib";
 import { describe, expect, it } from "vitest";
-import { MAX_CHUNKS, MAX_CSV_NAMED_COLUMNS, MAX_JSON_DEPTH, MAX_JSON_VALUES } from "../../server/knowledge/limits.ts";
-import { extractText } from "../../server/knowledge/extract.ts";
-import { ExtractionError } from "../../server/knowledge/extracted.ts";
-import { checkContentInThread, chunkDocumentInThread, PROCESS_LIMITS, ThreadFailure } from "../../server/knowledge/threads.ts";
+import { MAX_CHUNKS, MAX_CSV_NAMED_COLUMNS, MAX_JSON_DEPTH, MAX_JSON_VALUES } from "../../server/areas/knowledge/limits.ts";
+import { extractText } from "../../server/areas/knowledge/extract.ts";
+import { ExtractionError } from "../../server/areas/knowledge/extracted.ts";
+import { checkContentInThread, chunkDocumentInThread, PROCESS_LIMITS, ThreadFailure } from "../../server/areas/knowledge/threads.ts";
 
 // Issue 31 H1/M7/M8: an upload's content check and a document's reading and chunking run in worker
 // threads with a heap limit, a time limit and per-document caps; what goes wrong there fails the

@@ -1,9 +1,9 @@
 import { v7 as uuidv7 } from "uuid";
 import { archiveOf, purgeDeletedAccounts } from "../support/account-data.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { nonCascadingUserReferences } from "../../server/auth/users/store.ts";
-import { feature, unfeature } from "../../server/marketplace/service.ts";
-import { refreshTrending } from "../../server/personas/trending.ts";
+import { nonCascadingUserReferences } from "../../server/areas/auth/users/store.ts";
+import { feature, unfeature } from "../../server/areas/marketplace/service.ts";
+import { refreshTrending } from "../../server/areas/personas/trending.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
 import { call, deleteAccount, makePersona, messagesFor } from "../social/helpers.ts";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { refreshTrending } from "../../server/personas/trending.ts";
+import { refreshTrending } from "../../server/areas/personas/trending.ts";
 import { archiveOf, purgeDeletedAccounts } from "../support/account-data.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";

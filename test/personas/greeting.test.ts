@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { v7 as uuidv7 } from "uuid";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { GREETING_TASK, generateGreeting } from "../../server/personas/greeting-job.ts";
-import { UpstreamError, type ChatCompletion, type ChatModelProvider, type ChatRequest } from "../../server/providers/llm/types.ts";
-import type { Services } from "../../server/services.ts";
+import { GREETING_TASK, generateGreeting } from "../../server/areas/personas/greeting-job.ts";
+import { UpstreamError, type ChatCompletion, type ChatModelProvider, type ChatRequest } from "../../server/toolkit/providers/llm/types.ts";
+import type { Services } from "../../server/toolkit/services.ts";
 import { expectOk } from "../support/assertions.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";

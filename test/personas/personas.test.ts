@@ -1,6 +1,6 @@
 import { v7 as uuidv7 } from "uuid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ChatModelProvider } from "../../server/providers/llm/index.ts";
+import type { ChatModelProvider } from "../../server/toolkit/providers/llm/index.ts";
 import type { operations } from "../../generated/openapi.d.ts";
 import { expectError, expectOk } from "../support/assertions.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";

@@ -1,10 +1,10 @@
 import { createRequire } from "node:module";
 import { Tiktoken, type TiktokenBPE } from "js-tiktoken/lite";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { LocalChatModel } from "../../server/providers/llm/local.ts";
-import { OpenAIChatModel } from "../../server/providers/llm/openai.ts";
-import { countChatTokens, countTokens, truncateToTokens } from "../../server/providers/llm/tokens.ts";
-import { UpstreamError, type ChatRequest, type ChatStreamChunk } from "../../server/providers/llm/types.ts";
+import { LocalChatModel } from "../../server/toolkit/providers/llm/local.ts";
+import { OpenAIChatModel } from "../../server/toolkit/providers/llm/openai.ts";
+import { countChatTokens, countTokens, truncateToTokens } from "../../server/toolkit/providers/llm/tokens.ts";
+import { UpstreamError, type ChatRequest, type ChatStreamChunk } from "../../server/toolkit/providers/llm/types.ts";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.ts";
 
 const settings = { apiKey: "sk-test-secret-key", maxOutputTokens: 256, timeoutMs: 5_000, maxRetries: 0 };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { assembleContext, formatKnowledge, KNOWLEDGE_PREAMBLE } from "../../server/replies/context.ts";
-import type { PastTurn } from "../../server/replies/types.ts";
-import { countChatTokens, countTokens } from "../../server/providers/llm/tokens.ts";
+import { assembleContext, formatKnowledge, KNOWLEDGE_PREAMBLE } from "../../server/areas/replies/context.ts";
+import type { PastTurn } from "../../server/areas/replies/types.ts";
+import { countChatTokens, countTokens } from "../../server/toolkit/providers/llm/tokens.ts";
 
 // Context assembly: what the model is sent, and what is left out when the budget is tight.
 const message = (i: number, content = `message number ${i} `.repeat(10)): PastTurn => ({

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { conversationReply } from "../../server/conversations/replying.ts";
-import { ApiError } from "../../server/http/errors.ts";
-import { beginReply } from "../../server/replies/engine.ts";
-import type { InputRecord, ReplyEvent, ReplyRequest } from "../../server/replies/types.ts";
+import { conversationReply } from "../../server/areas/conversations/chat/replying.ts";
+import { ApiError } from "../../server/toolkit/http/errors.ts";
+import { beginReply } from "../../server/areas/replies/engine.ts";
+import type { InputRecord, ReplyEvent, ReplyRequest } from "../../server/areas/replies/types.ts";
 import { createConversation, createPersona } from "../support/chat.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";

@@ -2,11 +2,11 @@ import express from "express";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
-import { admission, leaveAdmission, type AdmissionLimits } from "../../server/http/admission.ts";
-import { errorHandler } from "../../server/http/errors.ts";
+import { admission, leaveAdmission, type AdmissionLimits } from "../../server/toolkit/http/admission.ts";
+import { errorHandler } from "../../server/toolkit/http/errors.ts";
 import { sleep, until } from "./support.ts";
 
-// The admission rule (server/http/admission.ts) on its own, in an app of its own on loopback: each
+// The admission rule (server/toolkit/http/admission.ts) on its own, in an app of its own on loopback: each
 // request to /hold stays in flight until the test lets it go, so the places taken are exact.
 
 interface Rig {

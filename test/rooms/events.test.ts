@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { deltaPayloads } from "../../server/rooms/events.ts";
-import { purgeOldRoomEvents } from "../../server/rooms/jobs.ts";
+import { deltaPayloads } from "../../server/areas/rooms/events.ts";
+import { purgeOldRoomEvents } from "../../server/areas/rooms/jobs.ts";
 import { ScriptedModel } from "../replies/fakes.ts";
 import { expectError } from "../support/assertions.ts";
 import { databaseKind, startTestService, type TestService } from "../support/service.ts";

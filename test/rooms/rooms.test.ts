@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { archiveOf, purgeDeletedAccounts } from "../support/account-data.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { nonCascadingUserReferences } from "../../server/auth/users/store.ts";
+import { nonCascadingUserReferences } from "../../server/areas/auth/users/store.ts";
 import { ScriptedModel } from "../replies/fakes.ts";
 import { expectError } from "../support/assertions.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";

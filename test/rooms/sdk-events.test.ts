@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createClient, NotFoundError, PermissionDeniedError, type PersonaClient, type RoomEvent, type RoomEventStream } from "../../sdk/src/index.ts";
-import { roomHub } from "../../server/rooms/hub.ts";
+import { roomHub } from "../../server/areas/rooms/hub.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import type { TestUser } from "../support/users.ts";
 import { addMember, call, creator, makeRoom, serviceEnv } from "./helpers.ts";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { HandlerMap } from "../../server/http/router.ts";
-import { handlers } from "../../server/handlers.ts";
+import type { HandlerMap } from "../../server/toolkit/http/router.ts";
+import { handlers } from "../../server/areas.ts";
 import { deref, document, operations, type Schema } from "../fuzz/contract.ts";
 import { send, type FuzzAnswer } from "../fuzz/send.ts";
 import { expectError } from "../support/assertions.ts";
@@ -30,7 +30,7 @@ describe("API8: security headers", () => {
     expect(answers.filter(({ answer }) => answer.headers.has("x-powered-by")).map(({ operationId }) => operationId)).toEqual([]);
   });
 
-  // A finding of issue 23 (API8), fixed: only the HTML pages sent it (server/http/no-sniff.ts).
+  // A finding of issue 23 (API8), fixed: only the HTML pages sent it (server/toolkit/http/no-sniff.ts).
   it("sends X-Content-Type-Options: nosniff on every answer", () => {
     expect(answers.filter(({ answer }) => answer.headers.get("x-content-type-options") !== "nosniff").map(({ operationId, answer }) => `${operationId} (${answer.status})`)).toEqual([]);
   });

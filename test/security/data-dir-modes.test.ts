@@ -2,10 +2,10 @@ import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writ
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "../../server/config.ts";
-import { currentTemplate } from "../../server/db/embedded-template.ts";
-import { startEmbeddedDatabase } from "../../server/db/embedded.ts";
-import { keepOthersFromWriting, writableByOthers } from "../../server/db/private-files.ts";
+import { loadConfig } from "../../server/toolkit/config.ts";
+import { currentTemplate } from "../../server/toolkit/db/embedded-template.ts";
+import { startEmbeddedDatabase } from "../../server/toolkit/db/embedded.ts";
+import { keepOthersFromWriting, writableByOthers } from "../../server/toolkit/db/private-files.ts";
 import { databaseKind } from "../support/service.ts";
 
 // Issue 31 M5: 968 of about 1,350 files under PERSONA_DATA_DIR/db were 0666, copied from the

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "../../server/config.ts";
+import { loadConfig } from "../../server/toolkit/config.ts";
 import { startService } from "../../server/runtime.ts";
 import { root } from "../support/contract.ts";
 import { freePort } from "../support/processes.ts";

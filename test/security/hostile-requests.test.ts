@@ -1,6 +1,6 @@
 import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { normalizedContentType } from "../../server/http/validator.ts";
+import { normalizedContentType } from "../../server/toolkit/http/validator.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
 

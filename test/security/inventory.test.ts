@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../server/app.ts";
-import { handlers } from "../../server/handlers.ts";
+import { handlers } from "../../server/areas.ts";
 import { operations } from "../fuzz/contract.ts";
 import { send } from "../fuzz/send.ts";
 import { useTestService } from "../support/fixtures.ts";

@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startEmbeddedPostgres, type EmbeddedPostgres } from "../../server/db/embedded.ts";
-import { fetchOnlineBackup, type BackupEndpoint } from "../../server/db/online-backup.ts";
+import { startEmbeddedPostgres, type EmbeddedPostgres } from "../../server/toolkit/db/embedded.ts";
+import { fetchOnlineBackup, type BackupEndpoint } from "../../server/toolkit/db/online-backup.ts";
 import { databaseKind } from "../support/service.ts";
 
 // Issue 31 M6: a client of the online-backup port that connected and closed at once took the

@@ -2,8 +2,8 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { Writable } from "node:stream";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { registerOAuthClient } from "../../server/auth/oauth/clients.ts";
-import { httpSerializers } from "../../server/logger.ts";
+import { registerOAuthClient } from "../../server/areas/auth/oauth/clients.ts";
+import { httpSerializers } from "../../server/toolkit/logger.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
 import { startSmtpCatcher, type SmtpCatcher } from "../support/smtp-catcher.ts";
 

@@ -3,13 +3,13 @@ import { createServer, type Server } from "node:net";
 import type { AddressInfo } from "node:net";
 import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { downloadImageLink, providerIsLocal } from "../../server/providers/images/download.ts";
+import { downloadImageLink, providerIsLocal } from "../../server/toolkit/providers/images/download.ts";
 import { flatten } from "../fuzz/arbitrary.ts";
 import { operations, type FuzzOperation, type Schema } from "../fuzz/contract.ts";
 import { root } from "../support/contract.ts";
 import { call, useWorld, validRequest } from "./support.ts";
 
-// API7 Server Side Request Forgery (issue 23 item 2). The one guard is server/providers/address-guard.ts
+// API7 Server Side Request Forgery (issue 23 item 2). The one guard is server/toolkit/providers/address-guard.ts
 // (tested in test/webhooks/ssrf.test.ts: ranges, IPv4-mapped and 6to4 forms, DNS rebinding at
 // connection time). Here: (1) every place in server/ that opens an outbound connection is known,
 // with where its destination comes from; (2) every URL a client can give the service (each
@@ -19,17 +19,17 @@ import { call, useWorld, validRequest } from "./support.ts";
 
 /** Where each module that opens outbound connections gets its destination from. */
 const OUTBOUND: Record<string, string> = {
-  "server/webhooks/sender.ts": "a client's webhook URL: every connection resolves through the guard (guardedLookup)",
-  "server/providers/openai-client.ts": "the operator's OPENAI_BASE_URL (setting), never a client's input",
-  "server/providers/blobs/s3.ts": "the operator's S3_ENDPOINT / bucket (settings)",
-  "server/providers/email/smtp.ts": "the operator's SMTP_URL (setting)",
-  "server/providers/images/download.ts": "the image link an image provider answers: through the guard (private addresses only when the provider itself is local)",
-  "server/providers/payments/stripe.ts": "the operator's STRIPE_API_URL (setting; Stripe's own API by default)",
-  "server/integrations/platforms/telegram.ts": "the operator's TELEGRAM_API_URL (setting)",
-  "server/integrations/platforms/telegram-polling.ts": "the operator's TELEGRAM_API_URL (setting)",
-  "server/integrations/platforms/slack.ts": "the operator's SLACK_API_URL (setting)",
-  "server/integrations/platforms/discord.ts": "the operator's DISCORD_API_URL (setting)",
-  "server/integrations/gateway/discord-session.ts": "the gateway address the operator's DISCORD_API_URL (setting) answers",
+  "server/areas/webhooks/sender.ts": "a client's webhook URL: every connection resolves through the guard (guardedLookup)",
+  "server/toolkit/providers/openai-client.ts": "the operator's OPENAI_BASE_URL (setting), never a client's input",
+  "server/toolkit/providers/blobs/s3.ts": "the operator's S3_ENDPOINT / bucket (settings)",
+  "server/toolkit/providers/email/smtp.ts": "the operator's SMTP_URL (setting)",
+  "server/toolkit/providers/images/download.ts": "the image link an image provider answers: through the guard (private addresses only when the provider itself is local)",
+  "server/toolkit/providers/payments/stripe.ts": "the operator's STRIPE_API_URL (setting; Stripe's own API by default)",
+  "server/areas/integrations/platforms/telegram.ts": "the operator's TELEGRAM_API_URL (setting)",
+  "server/areas/integrations/platforms/telegram-polling.ts": "the operator's TELEGRAM_API_URL (setting)",
+  "server/areas/integrations/platforms/slack.ts": "the operator's SLACK_API_URL (setting)",
+  "server/areas/integrations/platforms/discord.ts": "the operator's DISCORD_API_URL (setting)",
+  "server/areas/integrations/gateway/discord-session.ts": "the gateway address the operator's DISCORD_API_URL (setting) answers",
 };
 
 const OUTBOUND_CALL = /\bfetch\(|\brequest as https?Request\b|\bhttps?Request\(|\bhttps?\.(request|get)\(|\bnet\.connect\(|\btls\.connect\(|new OpenAI\(|new S3Client\(|createTransport\(|from "undici"|new Stripe\(|new Api\(|new REST\(|new WebClient\(|new WebSocketManager\(|new WebSocket\(/;

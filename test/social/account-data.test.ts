@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { archiveOf, purgeDeletedAccounts } from "../support/account-data.ts";
-import { nonCascadingUserReferences } from "../../server/auth/users/store.ts";
+import { nonCascadingUserReferences } from "../../server/areas/auth/users/store.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
 import { call, deleteAccount, makePersona } from "./helpers.ts";

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { refreshTrending, TRENDING_MIN_MESSAGES } from "../../server/personas/trending.ts";
-import { shareOpens } from "../../server/social/service.ts";
-import { shareOpenCounter } from "../../server/social/share-opens.ts";
+import { refreshTrending, TRENDING_MIN_MESSAGES } from "../../server/areas/personas/trending.ts";
+import { shareOpens } from "../../server/areas/social/service.ts";
+import { shareOpenCounter } from "../../server/areas/social/share-opens.ts";
 import { expectError } from "../support/assertions.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";

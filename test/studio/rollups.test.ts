@@ -1,6 +1,6 @@
 import { v7 as uuidv7 } from "uuid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import * as rollups from "../../server/db/migrations/0014_marketplace_rollups.ts";
+import * as rollups from "../../server/toolkit/db/migrations/0014_marketplace_rollups.ts";
 import { purgeDeletedAccounts } from "../support/account-data.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { apiKeyFor, registerUser, type TestUser } from "../support/users.ts";

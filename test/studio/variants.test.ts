@@ -1,8 +1,8 @@
 import { v7 as uuidv7 } from "uuid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ChatModelProvider } from "../../server/providers/llm/index.ts";
-import type { ChatRequest } from "../../server/providers/llm/types.ts";
-import { pickVariant, trafficPoint } from "../../server/studio/variants.ts";
+import type { ChatModelProvider } from "../../server/toolkit/providers/llm/index.ts";
+import type { ChatRequest } from "../../server/toolkit/providers/llm/types.ts";
+import { pickVariant, trafficPoint } from "../../server/areas/studio/variants.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
 import { call, makePersona } from "../social/helpers.ts";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ChatModelProvider } from "../../server/providers/llm/index.ts";
+import type { ChatModelProvider } from "../../server/toolkit/providers/llm/index.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
 

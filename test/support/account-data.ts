@@ -1,8 +1,8 @@
 import type { Knex } from "knex";
-import { accountDataSections } from "../../server/account-sections.ts";
-import { buildArchive, type DataExportArchive } from "../../server/auth/account/export-archive.ts";
-import { purgeAccounts } from "../../server/auth/account/jobs.ts";
-import type { Services } from "../../server/services.ts";
+import { accountDataSections } from "../../server/areas.ts";
+import { buildArchive, type DataExportArchive } from "../../server/areas/auth/account/export-archive.ts";
+import { purgeAccounts } from "../../server/areas/auth/account/jobs.ts";
+import type { Services } from "../../server/toolkit/services.ts";
 
 /** The data export archive of a user, built by every registered section. */
 export function archiveOf(services: Services, userId: string, knex: Knex = services.db.knex): Promise<DataExportArchive> {

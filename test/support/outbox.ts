@@ -1,4 +1,4 @@
-import { outboxMailText } from "../../server/providers/email/sealing.ts";
+import { outboxMailText } from "../../server/toolkit/providers/email/sealing.ts";
 import type { TestService } from "./service.ts";
 
 /** A mail of the e-mail outbox, its text opened (null once an SMTP server took it). */

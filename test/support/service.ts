@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
 import type { TaskList } from "graphile-worker";
 import pg from "pg";
-import { loadConfig, type Config } from "../../server/config.ts";
-import type { HandlerMap } from "../../server/http/router.ts";
-import type { Logger } from "../../server/logger.ts";
-import type { Providers } from "../../server/providers/types.ts";
+import { loadConfig, type Config } from "../../server/toolkit/config.ts";
+import type { HandlerMap } from "../../server/toolkit/http/router.ts";
+import type { Logger } from "../../server/toolkit/logger.ts";
+import type { Providers } from "../../server/toolkit/providers/types.ts";
 import { startService, type RunningService } from "../../server/runtime.ts";
 import { createApiClient, type ApiClient } from "./api.ts";
 

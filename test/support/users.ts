@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { expect } from "vitest";
-import { newApiKey, sha256 } from "../../server/auth/tokens.ts";
+import { newApiKey, sha256 } from "../../server/toolkit/tokens.ts";
 import type { TestService } from "./service.ts";
 
 export interface TestUser {

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { outboxRow } from "../../server/events/outbox.ts";
+import { outboxRow } from "../../server/toolkit/events/outbox.ts";
 import { root } from "../support/contract.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser } from "../support/users.ts";

@@ -1,7 +1,7 @@
 import { Webhook } from "standardwebhooks";
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { retryDelayMs } from "../../server/webhooks/delivery.ts";
+import { retryDelayMs } from "../../server/areas/webhooks/delivery.ts";
 import { createConversation, createPersona, eventually, sendBlocking } from "../support/chat.ts";
 import { contract } from "../support/contract.ts";
 import { schemaErrors } from "../support/schema.ts";

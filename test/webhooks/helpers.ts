@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect } from "vitest";
-import { recordEvent, type EventType } from "../../server/events/outbox.ts";
+import { recordEvent, type EventType } from "../../server/toolkit/events/outbox.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
 import type { TestUser } from "../support/users.ts";
 import { startReceiver, type Receiver } from "./receiver.ts";

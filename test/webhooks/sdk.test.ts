@@ -1,7 +1,7 @@
 import { Webhook } from "standardwebhooks";
 import { beforeAll, describe, expect, it } from "vitest";
-import { signatureHeaders } from "../../server/webhooks/signing.ts";
-import { generateSecret } from "../../server/webhooks/secrets.ts";
+import { signatureHeaders } from "../../server/areas/webhooks/signing.ts";
+import { generateSecret } from "../../server/areas/webhooks/secrets.ts";
 import { createClient, NotFoundError, verifyWebhook, WebhookVerificationError } from "../../sdk/src/index.ts";
 import { eventually } from "../support/chat.ts";
 import type { TestService } from "../support/service.ts";

@@ -1,8 +1,8 @@
 import { createServer, type Server } from "node:net";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { forbiddenRange, useHostResolver, type ResolvedAddress } from "../../server/webhooks/address-guard.ts";
-import { postOnce } from "../../server/webhooks/sender.ts";
+import { forbiddenRange, useHostResolver, type ResolvedAddress } from "../../server/toolkit/providers/address-guard.ts";
+import { postOnce } from "../../server/areas/webhooks/sender.ts";
 import { expectError } from "../support/assertions.ts";
 import { eventually } from "../support/chat.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";

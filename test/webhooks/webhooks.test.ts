@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { archiveOf, purgeDeletedAccounts } from "../support/account-data.ts";
-import { MAX_WEBHOOKS_PER_USER } from "../../server/webhooks/service.ts";
+import { MAX_WEBHOOKS_PER_USER } from "../../server/areas/webhooks/service.ts";
 import { expectError } from "../support/assertions.ts";
 import { eventually } from "../support/chat.ts";
 import { jsonHeaders, type TestService } from "../support/service.ts";

@@ -1,5 +1,5 @@
 import type { ServerResponse } from "node:http";
-import { slackSignature } from "../../../server/integrations/signatures.ts";
+import { slackSignature } from "../../../server/areas/integrations/signatures.ts";
 import { nextId, sendJson, startHttp, type Injected, type PlatformRequest } from "./http.ts";
 
 /**

@@ -1,0 +1,24 @@
+// The auth area's public surface: accounts, sessions, API keys, OAuth, and the request pipeline's
+// caller identification (server/app.ts).
+import { defineArea } from "../../toolkit/area.ts";
+import { authAccountData } from "./account-data.ts";
+import { emailTasks } from "./account/email.ts";
+import { handlers as account } from "./account/handlers.ts";
+import { accountCrontab, accountTasks } from "./account/jobs.ts";
+import { handlers as apiKeys } from "./api-keys/handlers.ts";
+import { handlers as oauth } from "./oauth/handlers.ts";
+import { handlers as sessions } from "./sessions/handlers.ts";
+
+export { identifyCaller, requireCredential } from "./authenticate.ts";
+export { authLimits } from "./limits.ts";
+export { allows } from "./scopes.ts";
+export { purgeExpiredCodes } from "./oauth/flow.ts";
+export { getUser, isLiveUser } from "./users/service.ts";
+
+export const area = defineArea({
+  name: "auth",
+  handlers: { ...sessions, ...apiKeys, ...account, ...oauth },
+  tasks: (services, house) => ({ ...accountTasks(services, house.accountDataSections), ...emailTasks(services) }),
+  crontab: accountCrontab,
+  accountData: authAccountData,
+});

@@ -1,0 +1,86 @@
+import type { Request, RequestHandler } from "express";
+import { RateLimiterPostgres, RateLimiterRes } from "rate-limiter-flexible";
+import { clientAddressKey } from "../../toolkit/http/client-identity.ts";
+import { ApiError } from "../../toolkit/http/errors.ts";
+import { unnamedStatements } from "../../toolkit/http/rate-limit.ts";
+import { operationIdOf, type OperationId } from "../../toolkit/http/router.ts";
+import type { Services } from "../../toolkit/services.ts";
+import { sha256 } from "../../toolkit/tokens.ts";
+
+const WINDOW_S = 15 * 60;
+
+interface Rule {
+  /** Whether the body names an e-mail address to count. */
+  perEmail: boolean;
+  /** Whether this request tries a credential or sends mail; default: every request. */
+  counts?: (req: Request) => boolean;
+}
+
+/**
+ * The operations that try a credential or send mail. Every place that checks a password is here:
+ * the consent form checks one when the user approves, so it is a login by another door and is
+ * counted exactly like one (a denial checks nothing).
+ */
+const LIMITED = new Map<OperationId, Rule>([
+  ["auth_register", { perEmail: false }],
+  ["auth_login", { perEmail: true }],
+  ["auth_forgot_password", { perEmail: true }],
+  ["oauth_token", { perEmail: false }],
+  ["oauth_consent", { perEmail: true, counts: (req) => (req.body as { decision?: unknown } | undefined)?.decision === "approve" }],
+]);
+
+/**
+ * Limits on the calls that guess passwords or send mail: per client IP (config.authAttemptsPerIp)
+ * and, where the body names one, per e-mail address (config.authAttemptsPerEmail), per 15 minutes.
+ * The per-e-mail count stops a guesser who spreads over many IPs. Counted in PostgreSQL on every
+ * call, never batched: these are security limits, so they must hold exactly across processes.
+ * Runs after the contract validator, so the e-mail is known to be a well-formed string. The
+ * X-RateLimit-* headers stay those of the general limit; a refusal is the same for known and
+ * unknown addresses.
+ */
+export function authLimits(services: Services): RequestHandler {
+  const { config } = services;
+  const limiter = (keyPrefix: string, points: number) =>
+    new RateLimiterPostgres({
+      storeClient: unnamedStatements(services.db.pool),
+      storeType: "pool",
+      tableName: "rate_limits",
+      tableCreated: true,
+      clearExpiredByTimeout: false,
+      keyPrefix,
+      points,
+      duration: WINDOW_S,
+    });
+  const perIp = limiter("auth-ip", config.authAttemptsPerIp);
+  const perEmail = limiter("auth-email", config.authAttemptsPerEmail);
+
+  return async (req, _res, next) => {
+    const operationId = operationIdOf(req);
+    const rule = operationId && LIMITED.get(operationId);
+    if (!rule || (rule.counts && !rule.counts(req))) return next();
+    const email = rule.perEmail ? emailOf(req) : undefined;
+    // Both counts are taken on every call, so a refusal by one still counts against the other.
+    const outcomes = await Promise.allSettled([
+      perIp.consume(clientAddressKey(req)),
+      ...(email === undefined ? [] : [perEmail.consume(sha256(email.toLowerCase()))]),
+    ]);
+    let waitMs = 0;
+    for (const outcome of outcomes) {
+      if (outcome.status === "fulfilled") continue;
+      if (!(outcome.reason instanceof RateLimiterRes)) return next(outcome.reason);
+      waitMs = Math.max(waitMs, outcome.reason.msBeforeNext);
+    }
+    if (!waitMs) return next();
+    const retryAfter = Math.max(1, Math.ceil(waitMs / 1000));
+    next(
+      new ApiError(429, "rate_limited", `Too many attempts; retry in ${retryAfter} s`, { retry_after: retryAfter }, {
+        "Retry-After": String(retryAfter),
+      }),
+    );
+  };
+}
+
+function emailOf(req: Request): string | undefined {
+  const email = (req.body as { email?: unknown } | undefined)?.email;
+  return typeof email === "string" ? email : undefined;
+}

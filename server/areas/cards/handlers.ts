@@ -1,0 +1,22 @@
+import { ApiError } from "../../toolkit/http/errors.ts";
+import { HANDLED, type Handler, type HandlerMap } from "../../toolkit/http/router.ts";
+import { toPersona } from "../personas/index.ts";
+import { exportCard, exportCardPng, importCard } from "./service.ts";
+
+const cards_import: Handler<"cards_import"> = async ({ services, principal: { userId }, req }) => {
+  const files = (req.files ?? []) as { fieldname: string; buffer: Buffer }[];
+  const file = files.find((part) => part.fieldname === "file");
+  if (!file) throw new ApiError(400, "invalid_request", "The multipart field `file` is required", { errors: [{ path: "/body/file", message: "is required" }] });
+  return { status: 201, body: toPersona(await importCard(services, userId, file.buffer), userId) };
+};
+
+const cards_export: Handler<"cards_export"> = async ({ services, principal: { userId }, params, query, res }) => {
+  const { persona, card } = await exportCard(services, userId, params.id);
+  if ((query.format ?? "json") === "json") return { status: 200, body: card };
+  const png = await exportCardPng(services, persona, card);
+  res.status(200).set({ "content-type": "image/png", "content-length": String(png.byteLength) });
+  res.end(png);
+  return HANDLED;
+};
+
+export const handlers = { cards_import, cards_export } satisfies Partial<HandlerMap>;

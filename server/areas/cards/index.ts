@@ -1,0 +1,9 @@
+// The character cards area's public surface: card import and export, and lorebooks for replies.
+import { defineArea } from "../../toolkit/area.ts";
+import { cardAccountData } from "./account-data.ts";
+import { handlers } from "./handlers.ts";
+
+export { withCardContext, type CardContext } from "./lorebook.ts";
+export { cardContextOf, cardContextOfConversation } from "./service.ts";
+
+export const area = defineArea({ name: "cards", handlers, accountData: cardAccountData });

@@ -1,0 +1,144 @@
+import { outboxRow, recordEvent } from "../../../toolkit/events/outbox.ts";
+import { personaKnowledge } from "../../replies/index.ts";
+import type { ContextSource, InputRecord, ReplyRecord, ReplySink } from "../../replies/index.ts";
+import type { Services } from "../../../toolkit/services.ts";
+import { insertMessages, recentMessages, type ConversationRow, type MessageRow } from "../store.ts";
+import { enqueueSummary, needsSummary } from "./memory-job.ts";
+import { enqueueTitle } from "./title-job.ts";
+
+/** Recent messages read to fill the context budget; older ones would not fit any sane budget. */
+export const HISTORY_WINDOW = 200;
+
+/** A message's place in the conversation tree: its id and depth. */
+export interface TreePoint {
+  id: string;
+  depth: number;
+}
+
+/**
+ * Where a reply goes in the conversation tree. By default the new user message follows the active
+ * leaf; an edit puts it under an earlier message (`parent`, null for a new first message); a
+ * regeneration or a retry answers a stored user message (`answering`).
+ */
+export interface Placement {
+  parent?: TreePoint | null;
+  answering?: TreePoint;
+  /** The reply's index among the answers to its user message (a regeneration's is past the others). */
+  alternativeIndex?: number;
+}
+
+/**
+ * How a conversation replies through the reply engine: its messages are the context, and the
+ * results are stored as its messages with their `message.created` events and counters. `stored`
+ * holds the rows as stored, by id.
+ */
+export function conversationReply(
+  services: Services,
+  conversation: ConversationRow,
+  personaId: string,
+  preloaded?: {
+    history: Pick<MessageRow, "id" | "role" | "content" | "content_tokens">[];
+    hasKnowledge: boolean;
+    summary?: { content: string } | null;
+  },
+  placement: Placement = {},
+): { context: ContextSource; sink: ReplySink; stored: Map<string, MessageRow> } {
+  const { knex } = services.db;
+  const stored = new Map<string, MessageRow>();
+  const inputParent = placement.parent !== undefined
+    ? placement.parent
+    : conversation.active_message_id === null ? null : { id: conversation.active_message_id, depth: conversation.message_count };
+  let replyParent = placement.answering;
+  // Whether the conversation had a reply before this one: a title is asked for after the first only.
+  let replied = true;
+  // The history outgrew what the context keeps: the rolling summary is brought forward after the reply.
+  let summarise = false;
+  const context: ContextSource = {
+    async load(input, signal) {
+      // Read with the turn's one statement (chat.ts): retrieval only when the persona has knowledge.
+      const knowledge = () => personaKnowledge(services, { userId: conversation.user_id, personaId: conversation.persona_id, input, signal });
+      const [history, chunks] = preloaded
+        ? [preloaded.history, preloaded.hasKnowledge ? await knowledge() : []]
+        : await Promise.all([recentMessages(knex, conversation.id, HISTORY_WINDOW), knowledge()]);
+      replied = history.some((message) => message.role === "assistant") || Boolean(preloaded?.summary);
+      summarise = needsSummary(services, history);
+      return {
+        history: history.map((m) => ({ id: m.id, role: m.role, content: m.content, tokens: m.content_tokens })),
+        knowledge: chunks,
+        ...(preloaded?.summary ? { summary: preloaded.summary.content } : {}),
+      };
+    },
+  };
+  const sink: ReplySink = {
+    async store(records) {
+      const rows = records.map((record) => {
+        const parent = record.role === "user" ? inputParent : (replyParent ?? inputParent);
+        const row = messageRow(conversation, personaId, record, parent);
+        if (record.role === "user") replyParent = { id: row.id, depth: row.depth };
+        return row;
+      });
+      const at = rows.at(-1)!.created_at;
+      const events = rows.map((message) =>
+        outboxRow({
+          userId: conversation.user_id,
+          type: "message.created",
+          data: {
+            conversation_id: conversation.id,
+            message_id: message.id,
+            role: message.role,
+            content: message.content,
+            persona_id: personaId,
+            parent_id: message.parent_id,
+            ...(message.role === "assistant" ? { alternative_index: placement.alternativeIndex ?? 0 } : {}),
+            ...(message.stopped ? { stopped: true } : {}),
+          },
+          at,
+        }),
+      );
+      await insertMessages(knex, conversation, rows, events, at);
+      for (const row of rows) stored.set(row.id, row);
+      if (summarise && rows.some((message) => message.role === "assistant")) await enqueueSummary(services, conversation.id);
+      // Only after the first reply: a title job queued again on every reply would restart its backoff.
+      if (conversation.title === null && !replied && rows.some((message) => message.role === "assistant")) {
+        replied = true;
+        await enqueueTitle(services, conversation.id);
+      }
+    },
+    async failed(error, inputId) {
+      await recordEvent(knex, {
+        userId: conversation.user_id,
+        type: "message.failed",
+        data: { conversation_id: conversation.id, persona_id: personaId, user_message_id: inputId, code: error.code, message: error.message },
+        at: services.now(),
+      });
+    },
+  };
+  return { context, sink, stored };
+}
+
+/** The stored row of a message the engine made, placed under `parent` (null: a first message). */
+export function messageRow(conversation: ConversationRow, personaId: string, record: InputRecord | ReplyRecord, parent: TreePoint | null): MessageRow {
+  const reply = record.role === "assistant" ? record : undefined;
+  return {
+    id: record.id,
+    conversation_id: conversation.id,
+    user_id: conversation.user_id,
+    persona_id: personaId,
+    role: record.role,
+    content: record.content,
+    content_tokens: record.tokens,
+    model: reply?.model ?? null,
+    input_tokens: reply?.usage.inputTokens ?? null,
+    output_tokens: reply?.usage.outputTokens ?? null,
+    citations: reply?.citations ?? null,
+    stopped: reply?.stopped === true,
+    created_at: record.createdAt,
+    parent_id: parent?.id ?? null,
+    depth: (parent?.depth ?? 0) + 1,
+  };
+}
+
+/** A stored user message as the engine's input, for a retry that answers it again. */
+export function storedInput(row: Pick<MessageRow, "id" | "content" | "content_tokens" | "created_at">): InputRecord {
+  return { id: row.id, role: "user", content: row.content, tokens: row.content_tokens, createdAt: row.created_at };
+}

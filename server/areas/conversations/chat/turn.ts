@@ -1,0 +1,100 @@
+import { heldMessage, messageQuota, planLimitExceeded } from "../../../quota/usage.ts";
+import { cardContextOfConversation } from "../../cards/index.ts";
+import { ApiError, notFound } from "../../../toolkit/http/errors.ts";
+import { isUuid } from "../../../toolkit/http/text.ts";
+import { visiblePersonas } from "../../personas/index.ts";
+import { beginReply } from "../../replies/index.ts";
+import type { Reply } from "../../replies/index.ts";
+import type { Services } from "../../../toolkit/services.ts";
+import { conversationReply, HISTORY_WINDOW, storedInput } from "./replying.ts";
+import { requireOwnConversation } from "../service.ts";
+import { findMessage, loadTurn, type MessageRow } from "../store.ts";
+
+/**
+ * The caller's conversation, its persona (which may have been made private since the conversation
+ * started), the history window and one message of the monthly quota, in one round trip
+ * (`loadTurn`). Errors come out as before: 404 for the conversation, 404 for a persona no longer
+ * available, then 402, and nothing stays reserved after any of them.
+ */
+export async function replyTurn(services: Services, userId: string, conversationId: string, retryOf?: string, historyFrom?: string | null) {
+  if (!isUuid(conversationId)) throw notFound("Conversation");
+  const quota = messageQuota(services);
+  // The persona's card context is read beside the turn's statement: a send stays one round trip
+  // before the model. Used only once the turn vouches for the conversation and its persona.
+  const card = cardContextOfConversation(services, userId, conversationId);
+  card.catch(() => undefined); // a refused turn never reads it
+  const turn = await loadTurn(services.db.knex, {
+    userId,
+    conversationId,
+    visiblePersonas: visiblePersonas(services, userId),
+    historyWindow: HISTORY_WINDOW,
+    retryOf: retryOf !== undefined && isUuid(retryOf) ? retryOf : undefined,
+    historyFrom,
+    quota,
+    now: services.now(),
+    databaseKind: services.db.kind,
+  });
+  const { conversation } = turn;
+  if (!conversation) throw notFound("Conversation");
+  if (!turn.persona) throw new ApiError(404, "not_found", "The persona of this conversation is no longer available");
+  if (turn.reserved === null) throw planLimitExceeded("messagesPerMonth", turn.plan, turn.messages_limit, turn.used);
+  const persona = turn.variant_instructions === null ? turn.persona : { ...turn.persona, instructions: turn.variant_instructions };
+  return {
+    conversation,
+    persona,
+    stored: turn.stored ?? undefined,
+    reserved: heldMessage(services, userId, turn.period_start, quota.lease.replyId),
+    preloaded: { history: turn.history, hasKnowledge: turn.has_knowledge, summary: turn.summary },
+    card,
+  };
+}
+
+/**
+ * Blocking send: the reply is generated first, then the user message and the reply are stored
+ * together. A provider failure stores nothing, gives the quota back and answers 502.
+ */
+export async function sendMessage(services: Services, userId: string, conversationId: string, content: string): Promise<{ userMessage: MessageRow; reply: MessageRow }> {
+  const { conversation, persona, reserved, preloaded, card } = await replyTurn(services, userId, conversationId);
+  const { context, sink, stored } = conversationReply(services, conversation, persona.id, preloaded);
+  const reply = await beginReply(services, { userId, persona, context, sink, input: content, mode: "whole", reserved, card });
+  for await (const event of reply) {
+    if (event.type === "done") return { userMessage: stored.get(event.input.id)!, reply: stored.get(event.reply.id)! };
+    if (event.type === "error") throw event.error;
+  }
+  throw new Error("The reply ended without done or error");
+}
+
+/**
+ * A streamed reply, ready to run with the quota reserved; errors found before it starts (404, 402)
+ * are thrown. `stop` ends it early, keeping what was generated. The user message is stored while the model is asked and stays if the reply fails.
+ * `retryOf` names the user message an earlier failed attempt stored: it is answered again rather
+ * than stored twice (when it still exists).
+ */
+export async function beginStreamedReply(
+  services: Services,
+  userId: string,
+  conversationId: string,
+  content: string,
+  options: { retryOf?: string | undefined; stop: AbortSignal },
+): Promise<Reply> {
+  const { conversation, persona, stored, reserved, preloaded, card } = await replyTurn(services, userId, conversationId, options.retryOf);
+  return beginReply(services, {
+    userId,
+    persona,
+    card,
+    ...conversationReply(services, conversation, persona.id, preloaded, stored ? { answering: { id: stored.id, depth: stored.depth } } : {}),
+    input: stored ? storedInput(stored) : content,
+    mode: "stream",
+    // No client signal: the generation outlives the request; only a stop ends it early.
+    stop: options.stop,
+    reserved,
+  });
+}
+
+/** The reply an earlier streamed send stored, for a retry that replays it. */
+export async function findStoredReply(services: Services, userId: string, conversationId: string, messageId: string): Promise<MessageRow> {
+  const conversation = await requireOwnConversation(services, userId, conversationId);
+  const reply = await findMessage(services.db.knex, conversation.id, messageId);
+  if (!reply) throw new ApiError(404, "not_found", "The reply this Idempotency-Key produced no longer exists");
+  return reply;
+}

@@ -1,0 +1,265 @@
+import type { Task } from "graphile-worker";
+import { v7 as uuidv7 } from "uuid";
+import type { components } from "../../../../generated/openapi.d.ts";
+import type { IdempotentOutcome } from "../../../toolkit/http/idempotency.ts";
+import type { Logger } from "../../../toolkit/logger.ts";
+import type { Reply } from "../../replies/index.ts";
+import type { Services } from "../../../toolkit/services.ts";
+import {
+  finishGeneration, insertGeneration, insertGenerationEvents, purgeGenerationDeltas, renewGenerationLeases, type GenerationEventRow, type GenerationRow, type GenerationStatus,
+} from "./store.ts";
+import type { StreamOutcome } from "../chat/stream.ts";
+
+type Done = components["schemas"]["ChatStreamDone"];
+
+/** Deltas are written in batches: one insert at most this often per generation. */
+const FLUSH_MS = 50;
+/** ...or at once when this many characters are waiting. */
+const FLUSH_CHARS = 4_000;
+/** How long the deltas of an ended generation stay resumable at least (docs/decisions.md). */
+export const DELTA_RETENTION_MS = 60 * 60 * 1000;
+/** The job that drops older deltas, every ten minutes: so they stay at most 70 minutes. */
+export const DELTAS_PURGE_TASK = "generation_deltas_purge";
+export const generationCrontab = [`*/10 * * * * ${DELTAS_PURGE_TASK}`];
+
+/** Drops the deltas of generations that ended over `DELTA_RETENTION_MS` ago (their ends stay). */
+export function deltasPurgeTask(services: Services): Task {
+  // A job rather than a statement after every generation: each run looks at every generation
+  // that ended before the cut, which a send should not pay for.
+  return async () => {
+    await purgeGenerationDeltas(services.db.knex, new Date(services.now().getTime() - DELTA_RETENTION_MS));
+  };
+}
+
+/** The channels every API process listens on: a batch of events was stored; stop this generation. */
+export const EVENTS_CHANNEL = "generation_events";
+export const STOP_CHANNEL = "generation_stop";
+
+export const TERMINAL_EVENTS = new Set(["done", "error"]);
+
+/** A generation running in this process: its events so far, for followers on the same process. */
+export interface LiveGeneration {
+  id: string;
+  readonly events: readonly GenerationEventRow[];
+  /** Calls `listener` with every later event; returns the unsubscribe. */
+  subscribe(listener: (event: GenerationEventRow) => void): () => void;
+  stop(): void;
+  /** Resolves once the generation has ended and its end is stored. */
+  readonly finished: Promise<void>;
+}
+
+interface Registry {
+  running: Map<string, LiveGeneration>;
+  /** Followers in this process of generations stored by any process, woken by `EVENTS_CHANNEL`. */
+  wakers: Map<string, Set<() => void>>;
+  ready: Promise<void>;
+  /** Renews the leases of `running` while there are any. */
+  renewal?: NodeJS.Timeout;
+}
+
+const registries = new WeakMap<Services, Registry>();
+
+/** This process's generations, listening for stops and stored events from the first use on. */
+export function generations(services: Services): Registry {
+  let registry = registries.get(services);
+  if (registry) return registry;
+  const running = new Map<string, LiveGeneration>();
+  const wakers = new Map<string, Set<() => void>>();
+  const wakeAll = () => {
+    for (const set of wakers.values()) for (const wake of set) wake();
+  };
+  const { notifications } = services.db;
+  const ready = Promise.all([
+    notifications.listen(STOP_CHANNEL, (id) => running.get(id)?.stop()),
+    notifications.listen(EVENTS_CHANNEL, (id) => {
+      for (const wake of wakers.get(id) ?? []) wake();
+    }),
+  ])
+    .then(() => void notifications.onReconnect(wakeAll))
+    // Not fatal: without notifications, followers still poll and stops still reach this process's own generations.
+    .catch((error: unknown) => services.log.error({ err: error }, "could not listen for generation events"));
+  registry = { running, wakers, ready };
+  registries.set(services, registry);
+  return registry;
+}
+
+/** Wakes `wake` whenever events of generation `id` are stored, by any process. */
+export function onStoredEvents(services: Services, id: string, wake: () => void): () => void {
+  const { wakers } = generations(services);
+  let set = wakers.get(id);
+  if (!set) wakers.set(id, (set = new Set()));
+  set.add(wake);
+  return () => {
+    set.delete(wake);
+    if (set.size === 0) wakers.delete(id);
+  };
+}
+
+/** Waits for the generations this process runs to end (shutdown: their replies get stored). */
+export async function settleGenerations(services: Services): Promise<void> {
+  const registry = registries.get(services);
+  if (registry) await Promise.all([...registry.running.values()].map((generation) => generation.finished));
+}
+
+interface GenerationStart {
+  reply: Reply;
+  conversationId: string;
+  userId: string;
+  /** Aborts the reply's model call and keeps what it produced (the engine's `stop`). */
+  stop: AbortController;
+  key: IdempotentOutcome<StreamOutcome> | undefined;
+  log: Logger;
+  /** Runs once the reply is over and its messages stored, before its end is (a tree reply's lease). */
+  onEnd?: () => Promise<void>;
+}
+
+/**
+ * Runs a streamed reply detached from any HTTP request: its events are numbered, kept in memory for
+ * followers on this process, stored in batches for followers anywhere, and its end is recorded
+ * whoever listens. The first event, `start`, names the generation.
+ */
+export async function startGeneration(services: Services, start: GenerationStart): Promise<LiveGeneration> {
+  const registry = generations(services);
+  await registry.ready;
+  const { knex, notifications } = services.db;
+  const id = uuidv7();
+  const row: GenerationRow = {
+    id, conversation_id: start.conversationId, user_id: start.userId, status: "running",
+    user_message_id: null, reply_message_id: null, error: null, started_at: services.now(), finished_at: null,
+  };
+  const log = start.log.child({ generationId: id });
+  const events: GenerationEventRow[] = [];
+  const listeners = new Set<(event: GenerationEventRow) => void>();
+  let pending: GenerationEventRow[] = [];
+  let pendingChars = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const created = insertGeneration(knex, row, services.config.generationLeaseMs);
+  // Recorded before anything is streamed, so that a retry with the key while this runs follows it
+  // instead of starting another; and only once the row exists, or a retry on another process could
+  // find the key naming a generation it cannot read yet (a 404).
+  const recording = start.key
+    ? created.then(() => start.key!.record({ outcome: "running", generation_id: id })).catch((error: unknown) => log.error({ err: error }, "could not record a running stream"))
+    : undefined;
+  let writing: Promise<unknown> = created.catch((error: unknown) => log.error({ err: error }, "could not store a generation"));
+
+  const emit = (event: string, data: unknown): GenerationEventRow => {
+    const stored = { seq: events.length + 1, event, data };
+    events.push(stored);
+    for (const listener of listeners) listener(stored);
+    return stored;
+  };
+  const flush = () => {
+    clearTimeout(timer);
+    timer = undefined;
+    const batch = pending;
+    pending = [];
+    pendingChars = 0;
+    if (batch.length === 0) return writing;
+    writing = writing.then(async () => {
+      try {
+        await insertGenerationEvents(knex, id, batch);
+        await notifications.notify(EVENTS_CHANNEL, id);
+      } catch (error) {
+        log.error({ err: error }, "could not store generation events");
+      }
+    });
+    return writing;
+  };
+  const queue = (event: GenerationEventRow, chars: number) => {
+    pending.push(event);
+    pendingChars += chars;
+    if (pendingChars >= FLUSH_CHARS) void flush();
+    else timer ??= setTimeout(() => void flush(), FLUSH_MS);
+  };
+
+  let ending: Promise<void> | undefined;
+  const ended = () => (ending ??= (start.onEnd?.() ?? Promise.resolve()).catch((error: unknown) => log.error({ err: error }, "could not end a generation")));
+
+  const run = async () => {
+    // With an Idempotency-Key, the client hears of the generation only once a retry would find it.
+    await recording;
+    queue(emit("start", { generation_id: id }), 0);
+    let end: Pick<GenerationRow, "status" | "user_message_id" | "reply_message_id" | "error"> = {
+      status: "failed", user_message_id: null, reply_message_id: null, error: { code: "internal_error", message: "The reply ended unexpectedly" },
+    };
+    let last: GenerationEventRow | undefined;
+    let outcome: StreamOutcome | undefined;
+    try {
+      for await (const event of start.reply) {
+        if (event.type === "delta") {
+          queue(emit("delta", { content: event.content }), event.content.length);
+        } else if (event.type === "done") {
+          const { usage, citations, stopped } = event.reply;
+          const tokens = { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens };
+          const status: GenerationStatus = stopped ? "stopped" : "done";
+          end = { status, user_message_id: event.input.id, reply_message_id: event.reply.id, error: null };
+          last = { seq: events.length + 1, event: "done", data: { message_id: event.reply.id, citations, usage: tokens, ...(stopped ? { stopped: true as const } : {}) } satisfies Done };
+          outcome = { outcome: "done", user_message_id: event.input.id, assistant_message_id: event.reply.id, usage: tokens, generation_id: id };
+        } else {
+          end = { status: "failed", user_message_id: event.inputId, reply_message_id: null, error: { code: event.error.code, message: event.error.message } };
+          last = { seq: events.length + 1, event: "error", data: { code: event.error.code, message: event.error.message } };
+          outcome = { outcome: "failed", user_message_id: event.inputId, generation_id: id };
+        }
+      }
+    } catch (error) {
+      log.error({ err: error }, "generation failed");
+    }
+    last ??= { seq: events.length + 1, event: "error", data: end.error };
+    // The caller's hold ends before the end is stored (its messages are): a client that hears the end
+    // may start the next reply at once, and until the row says so the generation still counts as
+    // running wherever that is checked.
+    await ended();
+    // The remaining deltas and the end in one statement, after the batches before them.
+    const rest = pending;
+    clearTimeout(timer);
+    pending = [];
+    await writing;
+    try {
+      await created;
+      await finishGeneration(knex, { id, ...end, finished_at: services.now() }, [...rest, last]);
+      await notifications.notify(EVENTS_CHANNEL, id);
+    } catch (error) {
+      log.error({ err: error }, "could not store the end of a generation");
+    }
+    await recording;
+    if (outcome) await start.key?.record(outcome).catch((error: unknown) => log.error({ err: error }, "could not record a finished stream"));
+    // Only after the end is stored: a follower that sees it gone from memory reads the end from the table.
+    emit(last.event, last.data);
+  };
+
+  const live: LiveGeneration = {
+    id,
+    events,
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
+    stop: () => start.stop.abort(),
+    finished: Promise.resolve(),
+  };
+  registry.running.set(id, live);
+  keepLeases(services, registry);
+  (live as { finished: Promise<void> }).finished = run().finally(async () => {
+    await ended();
+    registry.running.delete(id);
+    keepLeases(services, registry);
+  });
+  return live;
+}
+
+/**
+ * While this process runs generations, renews their leases every quarter of the lease in one
+ * statement, so another process can tell a dead generator (lease run out) from a slow one.
+ */
+function keepLeases(services: Services, registry: Registry): void {
+  if (registry.running.size === 0) {
+    clearInterval(registry.renewal);
+    registry.renewal = undefined;
+    return;
+  }
+  const leaseMs = services.config.generationLeaseMs;
+  registry.renewal ??= setInterval(() => {
+    renewGenerationLeases(services.db.knex, [...registry.running.keys()], leaseMs)
+      .catch((error: unknown) => services.log.warn({ err: error }, "could not renew generation leases"));
+  }, leaseMs / 4).unref();
+}

@@ -1,0 +1,109 @@
+import { ApiError } from "../../toolkit/http/errors.ts";
+import { idempotentOutcomeOf } from "../../toolkit/http/idempotency.ts";
+import { hasMoreBody, pageWindow } from "../../toolkit/http/paging.ts";
+import { HANDLED, type Handler, type HandlerMap } from "../../toolkit/http/router.ts";
+import { takeStreamPlace } from "../../toolkit/http/stream-limits.ts";
+import { beginStreamedReply, findStoredReply, sendMessage } from "./chat/turn.ts";
+import {
+  createConversation, deleteConversation, getConversation, listConversations, listMessages, searchMessages,
+} from "./service.ts";
+import { followGeneration } from "./generations/follow.ts";
+import { generationHandlers } from "./generations/handlers.ts";
+import { requireOwnGeneration } from "./generations/service.ts";
+import { startGeneration } from "./generations/registry.ts";
+import { replayReply, type StreamOutcome } from "./chat/stream.ts";
+import { toConversation, toConversationDetail, toExchange, toMessage, toSearchHit } from "./views.ts";
+
+const conversations_create: Handler<"conversations_create"> = async ({ services, principal, body }) => ({
+  status: 201,
+  body: toConversation(await createConversation(services, principal.userId, body)),
+});
+
+const conversations_list: Handler<"conversations_list"> = async ({ services, principal, query }) => {
+  const window = pageWindow(query);
+  const page = await listConversations(services, principal.userId, query.persona_id, window);
+  return { status: 200, body: hasMoreBody(page, window, toConversation) };
+};
+
+const conversations_search: Handler<"conversations_search"> = async ({ services, principal, query }) => {
+  const window = pageWindow(query);
+  const page = await searchMessages(services, principal.userId, query.q, window);
+  return { status: 200, body: hasMoreBody(page, window, toSearchHit) };
+};
+
+const conversations_get: Handler<"conversations_get"> = async ({ services, principal, params }) => {
+  const { conversation, messages } = await getConversation(services, principal.userId, params.id);
+  return { status: 200, body: toConversationDetail(conversation, messages) };
+};
+
+const conversations_delete: Handler<"conversations_delete"> = async ({ services, principal, params }) => ({
+  status: 200,
+  body: { id: await deleteConversation(services, principal.userId, params.id), deleted: true },
+});
+
+// Paged by `before` (a message id) as well as offset, so it keeps its own query; one extra row tells has_more.
+const conversations_list_messages: Handler<"conversations_list_messages"> = async ({ services, principal, params, query }) => {
+  const page = await listMessages(services, principal.userId, params.id, query.before, pageWindow(query));
+  return { status: 200, body: { data: page.rows.map(toMessage), has_more: page.hasMore } };
+};
+
+const conversations_send_message: Handler<"conversations_send_message"> = async ({ services, principal, params, body }) => ({
+  status: 201,
+  body: toExchange(await sendMessage(services, principal.userId, params.id, body.content)),
+});
+
+/**
+ * Streamed send. Errors found before the stream starts are JSON; then the reply runs as a
+ * generation of its own (generation.ts) and this response follows it: a client that leaves stops
+ * following, not the generation. A retry with the Idempotency-Key while it runs follows it from its
+ * start; after `done` it replays the stored reply; after a failure it takes the key back and answers
+ * the user message the first attempt stored.
+ */
+const conversations_stream_message: Handler<"conversations_stream_message"> = async ({ services, principal, params, body, req, res, log }) => {
+  takeStreamPlace(services, res, principal.userId);
+  const keepAliveMs = services.config.streamKeepAliveMs;
+  const key = idempotentOutcomeOf<StreamOutcome>(req);
+  const previous = key?.previous;
+  if (previous?.outcome === "done") {
+    const stored = await findStoredReply(services, principal.userId, params.id, previous.assistant_message_id);
+    key!.markReplayed();
+    replayReply(res, stored, previous.usage, keepAliveMs);
+    return HANDLED;
+  }
+  if (previous?.outcome === "running") {
+    const generation = await requireOwnGeneration(services, principal.userId, params.id, previous.generation_id);
+    key!.markReplayed();
+    await followGeneration(services, res, generation, 0);
+    return HANDLED;
+  }
+  const stop = new AbortController();
+  const reply = await beginStreamedReply(services, principal.userId, params.id, body.content, {
+    retryOf: previous?.user_message_id ?? undefined,
+    stop: stop.signal,
+  });
+  if (previous) {
+    const reclaimed = await key!.reclaim().catch(async (error: unknown) => {
+      await reply.cancel();
+      throw error;
+    });
+    if (!reclaimed) {
+      await reply.cancel();
+      throw new ApiError(409, "conflict", "A request with this Idempotency-Key is still in progress");
+    }
+  }
+  const live = await startGeneration(services, { reply, conversationId: params.id, userId: principal.userId, stop, key, log: log.child({ conversationId: params.id }) });
+  await followGeneration(services, res, { id: live.id, conversation_id: params.id }, 0, live);
+  return HANDLED;
+};
+
+export const handlers = {
+  conversations_create,
+  conversations_list,
+  conversations_search,
+  conversations_get,
+  conversations_delete,
+  conversations_list_messages,
+  conversations_send_message,
+  conversations_stream_message,
+  ...generationHandlers,
+} satisfies Partial<HandlerMap>;

@@ -1,0 +1,23 @@
+// The conversations area's public surface: conversations, their message tree, blocking and
+// streamed sends, and resumable generations.
+import { defineArea } from "../../toolkit/area.ts";
+import { conversationAccountData } from "./account-data.ts";
+import { summaryTask } from "./chat/memory-job.ts";
+import { titleTask } from "./chat/title-job.ts";
+import { generationAccountData } from "./generations/account-data.ts";
+import { deltasPurgeTask, DELTAS_PURGE_TASK, generationCrontab } from "./generations/registry.ts";
+import { handlers } from "./handlers.ts";
+import { handlers as tree } from "./tree/handlers.ts";
+
+export { conversationReply } from "./chat/replying.ts";
+export { sendMessage } from "./chat/turn.ts";
+export { settleGenerations } from "./generations/registry.ts";
+export { createConversation, requireOwnConversation } from "./service.ts";
+
+export const area = defineArea({
+  name: "conversations",
+  handlers: { ...handlers, ...tree },
+  tasks: (services) => ({ conversation_title: titleTask(services), conversation_summary: summaryTask(services), [DELTAS_PURGE_TASK]: deltasPurgeTask(services) }),
+  crontab: generationCrontab,
+  accountData: [...conversationAccountData, ...generationAccountData],
+});

@@ -1,0 +1,80 @@
+import { v7 as uuidv7 } from "uuid";
+import { recordEvent } from "../../toolkit/events/outbox.ts";
+import { notFound } from "../../toolkit/http/errors.ts";
+import type { PageWindow } from "../../toolkit/http/paging.ts";
+import { isUuid } from "../../toolkit/http/text.ts";
+import { requireVisiblePersona } from "../personas/index.ts";
+import { assignConversation } from "../studio/index.ts";
+import type { Services } from "../../toolkit/services.ts";
+import { START_MARK, STOP_MARK } from "./highlight.ts";
+import {
+  deleteUserConversation, findMessage, findUserConversation, insertConversation, listUserConversations, pageMessages,
+  recentMessages, searchUserMessages, type ConversationRow,
+} from "./store.ts";
+
+/** Messages embedded in a single-conversation read (DECISIONS: the 50 most recent, oldest first). */
+export const EMBEDDED_MESSAGES = 50;
+
+/** The caller's conversation; another user's, an unknown id or a malformed one are all 404. */
+export async function requireOwnConversation(services: Services, userId: string, id: string): Promise<ConversationRow> {
+  const row = isUuid(id) ? await findUserConversation(services.db.knex, userId, id) : undefined;
+  if (!row) throw notFound("Conversation");
+  return row;
+}
+
+export async function createConversation(services: Services, userId: string, input: { persona_id: string; title?: string }) {
+  const persona = await requireVisiblePersona(services, userId, input.persona_id);
+  const now = services.now();
+  return services.db.knex.transaction(async (trx) => {
+    const inserted = await insertConversation(trx, {
+      id: uuidv7(),
+      user_id: userId,
+      persona_id: persona.id,
+      title: input.title ?? null,
+      message_count: 0,
+      active_message_id: null,
+      created_at: now,
+      updated_at: now,
+    });
+    // A/B variants: the conversation's variant is picked once, here, and kept for life.
+    await assignConversation(trx, inserted);
+    await recordEvent(trx, {
+      userId,
+      type: "conversation.created",
+      data: { conversation_id: inserted.id, persona_id: persona.id, title: inserted.title },
+      at: now,
+    });
+    return inserted;
+  });
+}
+
+export async function listConversations(services: Services, userId: string, personaId: string | undefined, window: PageWindow) {
+  return listUserConversations(services.db.knex, userId, personaId, window);
+}
+
+/** The conversation and its most recent messages, newest first. */
+export async function getConversation(services: Services, userId: string, id: string) {
+  const conversation = await requireOwnConversation(services, userId, id);
+  return { conversation, messages: await recentMessages(services.db.knex, conversation.id, EMBEDDED_MESSAGES) };
+}
+
+export async function deleteConversation(services: Services, userId: string, id: string): Promise<string> {
+  const row = await requireOwnConversation(services, userId, id);
+  if (!(await deleteUserConversation(services.db.knex, userId, row.id))) throw notFound("Conversation");
+  return row.id;
+}
+
+/** A page of the conversation's messages, newest first, optionally only those older than message `before`. */
+export async function listMessages(services: Services, userId: string, id: string, before: string | undefined, window: PageWindow) {
+  const conversation = await requireOwnConversation(services, userId, id);
+  let older;
+  if (before !== undefined) {
+    older = isUuid(before) ? await findMessage(services.db.knex, conversation.id, before) : undefined;
+    if (!older) throw notFound("Message given in `before`");
+  }
+  return pageMessages(services.db.knex, conversation.id, { before: older, ...window });
+}
+
+export async function searchMessages(services: Services, userId: string, q: string, window: PageWindow) {
+  return searchUserMessages(services.db.knex, userId, q, window, { start: START_MARK, stop: STOP_MARK });
+}

@@ -1,0 +1,373 @@
+import type { Knex } from "knex";
+import { offsetPage } from "../../toolkit/db/paging.ts";
+import { insertValues } from "../../toolkit/db/rows.ts";
+import type { PageWindow } from "../../toolkit/http/paging.ts";
+import type { Citation } from "../replies/index.ts";
+import { alternativeColumns, parentOf, pathCte, pathQuery } from "./tree/path-sql.ts";
+import { preparedOn } from "../../toolkit/db/prepared.ts";
+
+export interface ConversationRow {
+  id: string;
+  user_id: string;
+  persona_id: string;
+  title: string | null;
+  /** Length of the active path (the depth of its leaf). */
+  message_count: number;
+  /** The leaf of the active path; null before the first message. */
+  active_message_id: string | null;
+  /** Token totals of its replies (bigint columns: strings from pg, numbers from PGlite). */
+  input_tokens_total: number | string;
+  output_tokens_total: number | string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** A knowledge chunk a reply used, stored in `messages.citations`. */
+export type CitationRecord = Citation;
+
+export interface MessageRow {
+  id: string;
+  conversation_id: string;
+  user_id: string;
+  persona_id: string;
+  role: "user" | "assistant";
+  content: string;
+  content_tokens: number;
+  model: string | null;
+  input_tokens: number | null;
+  output_tokens: number | null;
+  citations: CitationRecord[] | null;
+  /** A reply stopped on request (issue 21). */
+  stopped: boolean;
+  created_at: Date;
+  /** The previous message on its path; null for a first message. */
+  parent_id: string | null;
+  /** Position on its path, from 1. */
+  depth: number;
+  /** Among its siblings of the same role (alternatives), when the query read them. */
+  alternative_index?: number;
+  alternative_count?: number;
+}
+
+export const CONVERSATION_COLUMNS = [
+  "id", "user_id", "persona_id", "title", "message_count", "active_message_id", "input_tokens_total", "output_tokens_total", "created_at", "updated_at",
+] as const;
+export const MESSAGE_COLUMNS = [
+  "id", "conversation_id", "user_id", "persona_id", "role", "content", "content_tokens", "model", "input_tokens",
+  "output_tokens", "citations", "stopped", "created_at", "parent_id", "depth",
+] as const;
+
+/**
+ * The active path of conversation `?` as the CTE `path`, for `knex.withRecursive`, walked only down
+ * to `floor` (a SQL integer expression on the leaf `m`): a page of a long conversation reads no
+ * further than the page.
+ */
+function activePath(knex: Knex, conversationId: string, floor: string): Knex.Raw {
+  return knex.raw(pathQuery("path", MESSAGE_COLUMNS, "(SELECT active_message_id FROM conversations WHERE id = ?)", floor), [conversationId]);
+}
+
+/** An integer for SQL text (page sizes and depths the server computed, never raw input). */
+const int = (value: number) => String(Math.trunc(value));
+
+/** Messages of the active path with their alternatives, from the CTE `path`. */
+function fromPath(knex: Knex, conversationId: string, floor: string): Knex.QueryBuilder {
+  return knex
+    .withRecursive("path", activePath(knex, conversationId, floor))
+    .from("path")
+    .select([...MESSAGE_COLUMNS].map((column) => `path.${column}`))
+    .select(knex.raw(alternativeColumns("path")));
+}
+
+export async function insertConversation(knex: Knex, row: Omit<ConversationRow, "input_tokens_total" | "output_tokens_total">): Promise<ConversationRow> {
+  const [inserted] = await knex("conversations").insert(row).returning([...CONVERSATION_COLUMNS]);
+  return inserted as ConversationRow;
+}
+
+/** The user's conversation; undefined for another user's or an unknown id. */
+export async function findUserConversation(knex: Knex, userId: string, id: string): Promise<ConversationRow | undefined> {
+  return knex("conversations").select([...CONVERSATION_COLUMNS]).where({ id, user_id: userId }).first();
+}
+
+export async function listUserConversations(
+  knex: Knex,
+  userId: string,
+  personaId: string | undefined,
+  window: PageWindow,
+): Promise<{ rows: ConversationRow[]; total: number }> {
+  const query = knex("conversations").select([...CONVERSATION_COLUMNS]).where({ user_id: userId });
+  if (personaId) query.andWhere({ persona_id: personaId });
+  return offsetPage<ConversationRow>(query, "updated_at desc, id desc", window);
+}
+
+export async function deleteUserConversation(knex: Knex, userId: string, id: string): Promise<boolean> {
+  return (await knex("conversations").where({ id, user_id: userId }).delete()) > 0;
+}
+
+/** What titling a conversation needs: its current title and its persona's model. */
+export async function titleSource(knex: Knex, id: string): Promise<{ title: string | null; model: string } | undefined> {
+  return knex("conversations as c").join("personas as p", "p.id", "c.persona_id").select("c.title", "p.model").where("c.id", id).first();
+}
+
+/** Sets a generated title unless the conversation got one meanwhile. */
+export async function setTitleIfUnset(knex: Knex, id: string, title: string): Promise<void> {
+  await knex("conversations").where({ id }).whereNull("title").update({ title });
+}
+
+/** The `count` most recent messages of the active path, newest first. */
+export async function recentMessages(knex: Knex, conversationId: string, count: number): Promise<MessageRow[]> {
+  return fromPath(knex, conversationId, `m.depth - ${int(count)}`).orderBy("path.depth", "desc").limit(count);
+}
+
+/** The first user message and the first reply of a conversation (for its title). */
+export async function firstMessages(knex: Knex, conversationId: string): Promise<MessageRow[]> {
+  return knex("messages")
+    .select([...MESSAGE_COLUMNS])
+    .where({ conversation_id: conversationId })
+    .orderBy([{ column: "created_at", order: "asc" }, { column: "id", order: "asc" }])
+    .limit(2);
+}
+
+/** A message of the conversation on any of its paths, with its alternatives. */
+export async function findMessage(knex: Knex, conversationId: string, id: string): Promise<MessageRow | undefined> {
+  return knex("messages as m")
+    .select([...MESSAGE_COLUMNS].map((column) => `m.${column}`))
+    .select(knex.raw(alternativeColumns("m")))
+    .where({ "m.id": id, "m.conversation_id": conversationId })
+    .first();
+}
+
+/**
+ * A page of the active path, newest first, optionally only the messages before `before` on it (by
+ * depth: a message of another branch stands for its position). One extra row tells `hasMore`.
+ */
+export async function pageMessages(
+  knex: Knex,
+  conversationId: string,
+  page: { before?: MessageRow | undefined; limit: number; offset: number },
+): Promise<{ rows: MessageRow[]; hasMore: boolean }> {
+  // The page's last row (one past it tells has_more) is the lowest depth the walk needs.
+  const span = page.offset + page.limit + 1;
+  const query = fromPath(knex, conversationId, page.before ? int(page.before.depth - 1 - span) : `m.depth - ${int(span)}`);
+  if (page.before) query.where("path.depth", "<", page.before.depth);
+  const rows = (await query
+    .orderBy("path.depth", "desc")
+    .limit(page.limit + 1)
+    .offset(page.offset)) as MessageRow[];
+  return { rows: rows.slice(0, page.limit), hasMore: rows.length > page.limit };
+}
+
+/**
+ * Stores messages of one conversation with their outbox events and moves the counters
+ * (conversation and persona `message_count`, `updated_at`), all in one statement: atomic without a
+ * transaction's extra round trips, which matters on the chat path where every round trip is latency.
+ */
+export async function insertMessages(knex: Knex, conversation: ConversationRow, messages: MessageRow[], events: object[], at: Date): Promise<void> {
+  const rows = messages.map(({ alternative_index: _index, alternative_count: _count, ...m }) => ({ ...m, citations: m.citations === null ? null : JSON.stringify(m.citations) }));
+  // The last message stored is the new active leaf, and the active path is as long as its depth.
+  const leaf = messages.at(-1)!;
+  const stored = insertValues(rows);
+  const outbox = insertValues(events as Record<string, unknown>[]);
+  await knex.raw(
+    `WITH stored AS (INSERT INTO messages (${stored.columns}) VALUES ${stored.values}),
+     ${events.length ? `events AS (INSERT INTO event_outbox (${outbox.columns}) VALUES ${outbox.values}),` : ""}
+     conversation AS (UPDATE conversations SET message_count = ?, active_message_id = ?,
+       input_tokens_total = input_tokens_total + ?, output_tokens_total = output_tokens_total + ?, updated_at = ? WHERE id = ?),
+     persona AS (UPDATE personas SET message_count = message_count + ? WHERE id = ?)
+     SELECT 1`,
+    [
+      ...stored.bindings,
+      ...outbox.bindings,
+      leaf.depth, leaf.id, sum(messages, "input_tokens"), sum(messages, "output_tokens"), at, conversation.id,
+      messages.length, conversation.persona_id,
+    ],
+  );
+}
+
+function sum(messages: MessageRow[], column: "input_tokens" | "output_tokens"): number {
+  return messages.reduce((total, message) => total + (message[column] ?? 0), 0);
+}
+
+export interface SearchHitRow extends MessageRow {
+  conversation_title: string | null;
+  highlight_raw: string;
+}
+
+/**
+ * Full-text search over the user's own messages, best match first, newest first among equals.
+ * `ts_headline` marks the matches with control characters (stripped from the content first) so
+ * that the caller can HTML-escape the text and only then turn the markers into `<mark>` tags.
+ */
+export async function searchUserMessages(
+  knex: Knex,
+  userId: string,
+  q: string,
+  window: PageWindow,
+  marks: { start: string; stop: string },
+): Promise<{ rows: SearchHitRow[]; total: number }> {
+  const query = knex.raw("websearch_to_tsquery('english', ?)", [q]);
+  const hits = knex("messages as m")
+    .join("conversations as c", "c.id", "m.conversation_id")
+    .select(MESSAGE_COLUMNS.map((column) => `m.${column}`))
+    .select({ conversation_title: "c.title" })
+    .select(
+      knex.raw(
+        "ts_headline('english', translate(m.content, ?, '  '), ?, ?) as highlight_raw",
+        [`${marks.start}${marks.stop}`, query, `StartSel=${marks.start}, StopSel=${marks.stop}, HighlightAll=true`],
+      ),
+    )
+    // Selected under a name so that the order, which takes no bindings, can refer to it.
+    .select(knex.raw("ts_rank_cd(m.search, ?) as search_rank", [query]))
+    .select(knex.raw(alternativeColumns("m")))
+    .where("m.user_id", userId)
+    .whereRaw("m.search @@ ?", [query])
+    // Only the active path of each conversation: other branches are kept, not shown.
+    .whereRaw(
+      `m.id IN (WITH RECURSIVE ${pathCte("active", ["id", "parent_id"], "ANY (SELECT active_message_id FROM conversations WHERE user_id = ?)")} SELECT id FROM active)`,
+      [userId],
+    );
+  return offsetPage<SearchHitRow>(hits, "search_rank desc, m.created_at desc, m.id desc", window);
+}
+
+/** What a reply needs before the model is asked, read (and its quota reserved) in one statement. */
+export interface TurnRow {
+  /** The caller's conversation; null for another user's or an unknown one. */
+  conversation: ConversationRow | null;
+  /** Its persona while the caller may still see it; null otherwise (nothing was reserved then). */
+  persona: { id: string; model: string; instructions: string; greeting_message: string | null } | null;
+  /** The instructions of the A/B variant the conversation was assigned, if any. */
+  variant_instructions: string | null;
+  /** The most recent messages of the history path after its summary, newest first. */
+  history: { id: string; role: "user" | "assistant"; content: string; content_tokens: number }[];
+  /** The latest rolling summary of the history path's prefix, when one was written. */
+  summary: { through_message_id: string; through_depth: number; content: string; content_tokens: number } | null;
+  /** The month's message count after this reservation; null when none was made (quota used up, or 404). */
+  reserved: number | null;
+  plan: string;
+  messages_limit: number;
+  /** Messages counted this period before this statement. */
+  used: number;
+  /** The usage period the message was counted in (YYYY-MM-DD): a paid subscription's, else the month's. */
+  period_start: string;
+  /** The persona has knowledge chunks of this user (retrieval is worth an embeddings call). */
+  has_knowledge: boolean;
+  /** The user message `retryOf` named, when it is in this conversation. */
+  stored: MessageRow | null;
+}
+
+export interface TurnQuery {
+  userId: string;
+  conversationId: string;
+  /** `personas as p` limited to the personas the user may see (the personas area's rule). */
+  visiblePersonas: Knex.QueryBuilder;
+  historyWindow: number;
+  /**
+   * Where the history path ends: undefined for the active leaf, a message id of this conversation
+   * (an edit or a regeneration answers from an earlier point), null for no history at all.
+   */
+  historyFrom?: string | null | undefined;
+  retryOf: string | undefined;
+  /** The month's quota: first day of the period, message limit by plan, the limit of any other plan. */
+  quota: { periodStart: string; limits: Record<string, number>; fallback: number; lease: { cte: string; bindings: (string | number)[] } };
+  /** The clock, to tell a subscription's current period from one that has ended. */
+  now: Date;
+  /** On PostgreSQL the statement is prepared once per connection (db/prepared.ts). */
+  databaseKind: "embedded" | "postgres";
+}
+
+/**
+ * How far a turn walks up its path: the history window and as much again, where the latest rolling
+ * summary normally is (it is brought forward once the window fills), so a turn of a long
+ * conversation reads its newest part, not all of it.
+ */
+const pathSteps = (historyWindow: number) => Math.trunc(historyWindow) * 2 + 1;
+
+/**
+ * The chat hot path's one round trip before the model is asked: the caller's conversation, its
+ * persona if still visible, the assigned variant's instructions, the history window, whether the
+ * persona has knowledge, and one message reserved against the monthly quota (the same conditional
+ * upsert as billing's reservation, made only when conversation and persona are there, so that a
+ * 404 costs no quota). Plan, limit and the count come back too, so a 402 needs no second query.
+ */
+export async function loadTurn(knex: Knex, q: TurnQuery): Promise<TurnRow> {
+  const entries = Object.entries(q.quota.limits);
+  const limitOf = `CASE u.plan ${entries.map(() => "WHEN ? THEN ?::int").join(" ")} ELSE ?::int END`;
+  const persona = q.visiblePersonas.clone().select("p.id", "p.model", "p.instructions", "p.greeting_message");
+  const sql =
+    `WITH RECURSIVE c AS (SELECT ${CONVERSATION_COLUMNS.join(", ")} FROM conversations WHERE id = ? AND user_id = ?),
+     ${pathCte("hpath", ["id", "parent_id", "depth"], `(CASE WHEN ?::boolean THEN (SELECT id FROM messages WHERE id = ?::uuid AND conversation_id = (SELECT id FROM c)) ELSE (SELECT active_message_id FROM c) END)`, `m.depth - ${pathSteps(q.historyWindow)}`)},
+     near AS (SELECT s.through_message_id, s.through_depth, s.content, s.content_tokens FROM conversation_summaries s
+       JOIN hpath ON hpath.id = s.through_message_id WHERE s.conversation_id = (SELECT id FROM c) ORDER BY s.through_depth DESC LIMIT 1),
+     -- No summary within the walk although older ones exist (the job fell behind, or a branch left
+     -- them behind): walk on, only then, and no deeper than the oldest summary.
+     oldest AS (SELECT min(through_depth) AS depth FROM conversation_summaries WHERE conversation_id = (SELECT id FROM c)),
+     far AS (
+       SELECT m.id, m.parent_id, m.depth FROM messages m
+        WHERE m.id = (SELECT parent_id FROM hpath ORDER BY depth LIMIT 1) AND NOT EXISTS (SELECT 1 FROM near)
+          AND m.depth >= (SELECT depth FROM oldest)
+       UNION ALL
+       SELECT m.id, m.parent_id, m.depth FROM far CROSS JOIN LATERAL (${parentOf("far", ["id", "parent_id", "depth"])} AND m.depth >= (SELECT depth FROM oldest) LIMIT 1) m),
+     summary AS (SELECT * FROM near
+       UNION ALL
+       (SELECT s.through_message_id, s.through_depth, s.content, s.content_tokens FROM conversation_summaries s
+         JOIN far ON far.id = s.through_message_id WHERE s.conversation_id = (SELECT id FROM c) ORDER BY s.through_depth DESC LIMIT 1)),
+     p AS (SELECT vp.* FROM ? AS vp WHERE vp.id = (SELECT persona_id FROM c)),
+     quota AS (SELECT ${limitOf} AS messages_limit, u.plan FROM users u WHERE u.id = ?),
+     -- The usage period as billing counts it: a paid subscription's current period, else the month.
+     period AS (
+       SELECT COALESCE(
+         (SELECT ((CASE WHEN s.current_period_end > ?::timestamptz THEN s.current_period_start ELSE s.current_period_end END) AT TIME ZONE 'UTC')::date
+            FROM billing_subscriptions s WHERE s.user_id = ? AND s.plan <> 'free'),
+         ?::date) AS start),
+     reserved AS (
+       INSERT INTO usage_counters (user_id, period_start, messages_sent)
+         SELECT ?, period.start, 1 FROM quota, period WHERE quota.messages_limit > 0 AND EXISTS (SELECT 1 FROM p)
+       ON CONFLICT (user_id, period_start) DO UPDATE SET messages_sent = usage_counters.messages_sent + 1
+         WHERE usage_counters.messages_sent < (SELECT messages_limit FROM quota)
+       RETURNING user_id, period_start, messages_sent),
+     -- Billing's lease of the reservation, recorded by the same statement.
+     ${q.quota.lease.cte}
+     SELECT
+       (SELECT row_to_json(c) FROM c) AS conversation,
+       (SELECT row_to_json(p) FROM p) AS persona,
+       (SELECT v.instructions FROM variant_assignments a JOIN persona_variants v ON v.id = a.variant_id
+         WHERE a.conversation_id = (SELECT id FROM c)) AS variant_instructions,
+       (SELECT coalesce(json_agg(h ORDER BY h.depth DESC), '[]'::json) FROM (
+         SELECT m.id, m.role, m.content, m.content_tokens, m.depth FROM hpath JOIN messages m ON m.id = hpath.id
+         WHERE hpath.depth > coalesce((SELECT through_depth FROM summary), 0)
+         ORDER BY hpath.depth DESC LIMIT ?) h) AS history,
+       (SELECT row_to_json(summary) FROM summary) AS summary,
+       (SELECT messages_sent FROM reserved) AS reserved,
+       (SELECT count(*) FROM lease) AS leased,
+       coalesce((SELECT plan FROM quota), 'free') AS plan,
+       (SELECT messages_limit FROM quota) AS messages_limit,
+       coalesce((SELECT messages_sent FROM usage_counters WHERE user_id = ? AND period_start = (SELECT start FROM period)), 0) AS used,
+       (SELECT to_char(start, 'YYYY-MM-DD') FROM period) AS period_start,
+       EXISTS (SELECT 1 FROM knowledge_chunks k WHERE k.persona_id = (SELECT id FROM p) AND k.user_id = ?) AS has_knowledge,
+       (SELECT row_to_json(m) FROM (SELECT ${MESSAGE_COLUMNS.join(", ")} FROM messages
+         WHERE id = ? AND conversation_id = (SELECT id FROM c)) m) AS stored`;
+  // Named by its whole text, the persona rule's SQL included: the shape of both is fixed.
+  const options = preparedOn(q.databaseKind, () => sql + persona.toSQL().sql);
+  const result = await knex
+    .raw<{ rows: Record<string, unknown>[] }>(sql, [
+      q.conversationId, q.userId,
+      q.historyFrom !== undefined, q.historyFrom ?? null,
+      persona,
+      ...entries.flat(), q.quota.fallback, q.userId,
+      q.now, q.userId, q.quota.periodStart,
+      q.userId,
+      ...q.quota.lease.bindings,
+      q.historyWindow,
+      q.userId,
+      q.userId,
+      q.retryOf ?? null,
+    ])
+    .options(options);
+  const row = result.rows[0]!;
+  const conversation = row.conversation as (Omit<ConversationRow, "created_at" | "updated_at"> & { created_at: string; updated_at: string }) | null;
+  const stored = row.stored as (Omit<MessageRow, "created_at"> & { created_at: string }) | null;
+  return {
+    ...(row as unknown as TurnRow),
+    conversation: conversation && { ...conversation, created_at: new Date(conversation.created_at), updated_at: new Date(conversation.updated_at) },
+    stored: stored && { ...stored, created_at: new Date(stored.created_at) },
+  };
+}

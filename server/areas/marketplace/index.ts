@@ -1,0 +1,9 @@
+// The marketplace area's public surface: listings, reviews and installs.
+import { defineArea } from "../../toolkit/area.ts";
+import { marketplaceAccountData } from "./account-data.ts";
+import { handlers } from "./handlers.ts";
+
+export { listingUrl, publish } from "./service.ts";
+export { toPublication } from "./views.ts";
+
+export const area = defineArea({ name: "marketplace", handlers, accountData: marketplaceAccountData });

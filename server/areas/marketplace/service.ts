@@ -1,0 +1,177 @@
+import type { Knex } from "knex";
+import { v7 as uuidv7 } from "uuid";
+import type { components } from "../../../generated/openapi.d.ts";
+import { planOf } from "../../quota/usage.ts";
+import { publicBaseUrl } from "../../toolkit/config.ts";
+import { ApiError, notFound } from "../../toolkit/http/errors.ts";
+import type { PageWindow } from "../../toolkit/http/paging.ts";
+import { isUuid } from "../../toolkit/http/text.ts";
+import { createPersona, requireOwnPersona, requireVisiblePersona, updatePersona } from "../personas/index.ts";
+import { activeVersionOf } from "../personas/index.ts";
+import type { Services } from "../../toolkit/services.ts";
+import {
+  countsByCategory,
+  creatorReplies,
+  featuredListings,
+  findVisibleListing,
+  incrementUseCount,
+  listListings,
+  listReviews,
+  saveRating,
+  setFeatured,
+  topRatedListings,
+  upsertListing,
+  visibleListings,
+  type ListingRow,
+  type ListingSort,
+  type ListingView,
+  type ReviewSortKey,
+} from "./store.ts";
+
+type PublishInput = components["schemas"]["PublishInput"];
+
+/** How many listings the featured shelf holds. */
+export const FEATURED_SIZE = 6;
+/** Ratings a listing needs to be picked by the fallback rule when nothing is curated. */
+export const FEATURED_FALLBACK_MIN_RATINGS = 3;
+/** Sample messages the detail view shows at most. */
+export const SAMPLE_MESSAGES = 3;
+
+/** Listings anyone may see: published, the persona still public, the creator's account live. */
+function visible(services: Services): Knex.QueryBuilder {
+  return visibleListings(services.db.knex);
+}
+
+export function listingUrl(services: Services, listingId: string): string {
+  return `${publicBaseUrl(services.config)}/marketplace/${listingId}`;
+}
+
+/**
+ * Lists the caller's persona, or updates its listing's category, tags and pricing. The persona needs
+ * an active version (409 otherwise) and becomes public: a listing shows a public persona.
+ */
+export async function publish(services: Services, userId: string, personaId: string, input: PublishInput): Promise<ListingRow> {
+  const persona = await requireOwnPersona(services, userId, personaId);
+  if (!(await activeVersionOf(services, persona.id))) {
+    throw new ApiError(409, "conflict", "The persona has no active instruction version to publish; activate one first");
+  }
+  if (!persona.is_public) await updatePersona(services, userId, persona.id, { is_public: true });
+  const now = services.now();
+  // Tags compare case-insensitively in search; stored lower-cased, each once.
+  const tags = [...new Set(input.tags.map((tag) => tag.trim().toLowerCase()))];
+  return upsertListing(services.db.knex, {
+    id: uuidv7(),
+    persona_id: persona.id,
+    creator_id: userId,
+    category: input.category,
+    tags,
+    pricing: input.pricing,
+    published_at: now,
+    created_at: now,
+    updated_at: now,
+  });
+}
+
+export async function list(services: Services, filter: { category?: string; q?: string }, sort: ListingSort, page: PageWindow) {
+  const q = filter.q?.trim();
+  return listListings(services.db.knex, { category: filter.category, q: q ? q : undefined }, sort, page);
+}
+
+export async function requireListing(services: Services, id: string): Promise<ListingView> {
+  const row = isUuid(id) ? await findVisibleListing(visible(services), id) : undefined;
+  if (!row) throw notFound("Listing");
+  return row;
+}
+
+/** Curated listings; when none is curated, the best rated with enough ratings, then the most used. */
+export async function featured(services: Services): Promise<{ listing: ListingView; reason: string }[]> {
+  const curated = await featuredListings(visible(services), FEATURED_SIZE);
+  if (curated.length > 0) return curated.map((listing) => ({ listing, reason: listing.featured_reason ?? "" }));
+  const rated = await topRatedListings(visible(services), FEATURED_FALLBACK_MIN_RATINGS, FEATURED_SIZE);
+  if (rated.length > 0) return rated.map((listing) => ({ listing, reason: `Top rated in ${CATEGORY_INFO[listing.category]?.name ?? "the marketplace"}` }));
+  const { rows } = await list(services, {}, "popular", { limit: FEATURED_SIZE, offset: 0 });
+  return rows.map((listing) => ({ listing, reason: "Most used" }));
+}
+
+/** Marks a listing featured (an operator's command); false when no such listing exists. */
+export async function feature(services: Services, listingId: string, reason: string): Promise<boolean> {
+  return isUuid(listingId) && setFeatured(services.db.knex, listingId, reason, services.now());
+}
+
+export async function unfeature(services: Services, listingId: string): Promise<boolean> {
+  return isUuid(listingId) && setFeatured(services.db.knex, listingId, null, null);
+}
+
+export const CATEGORY_INFO: Record<string, { name: string; description: string }> = {
+  assistant: { name: "Assistant", description: "Helpers for everyday tasks and questions." },
+  creative: { name: "Creative", description: "Writers, artists and brainstorming partners." },
+  education: { name: "Education", description: "Tutors, explainers and study partners." },
+  entertainment: { name: "Entertainment", description: "Games, jokes and stories." },
+  productivity: { name: "Productivity", description: "Planners, organisers and focus coaches." },
+  roleplay: { name: "Roleplay", description: "Characters to play out scenes with." },
+  companion: { name: "Companion", description: "Friendly company and conversation." },
+  lifestyle: { name: "Lifestyle", description: "Cooking, fitness, travel and hobbies." },
+  "developer-tools": { name: "Developer tools", description: "Code reviewers, debuggers and API helpers." },
+  other: { name: "Other", description: "Everything else." },
+};
+
+export async function categories(services: Services) {
+  const counts = await countsByCategory(services.db.knex);
+  return Object.entries(CATEGORY_INFO).map(([slug, info]) => ({ slug, ...info, count: counts.get(slug) ?? 0 }));
+}
+
+/**
+ * Samples: the persona's greeting, then the latest replies it gave in its creator's own
+ * conversations (never another user's), up to SAMPLE_MESSAGES (docs/decisions.md).
+ */
+export async function sampleMessages(services: Services, listing: ListingView): Promise<string[]> {
+  const greeting = listing.greeting_message;
+  const replies = await creatorReplies(services.db.knex, listing.persona_id, listing.creator_id, SAMPLE_MESSAGES);
+  return [...(greeting ? [greeting] : []), ...replies].slice(0, SAMPLE_MESSAGES);
+}
+
+/** One rating per user and listing: the first creates it, later ones replace it. Your own listing is 403. */
+export async function rate(services: Services, userId: string, listingId: string, input: { rating: number; review?: string }) {
+  const listing = await requireListing(services, listingId);
+  if (listing.creator_id === userId) throw new ApiError(403, "forbidden", "You cannot rate your own listing");
+  const now = services.now();
+  return services.db.knex.transaction((trx) =>
+    saveRating(trx, listing.id, { id: uuidv7(), listing_id: listing.id, user_id: userId, rating: input.rating, review: input.review ?? null, created_at: now, updated_at: now }),
+  );
+}
+
+export async function reviews(services: Services, listingId: string, sort: ReviewSortKey, page: PageWindow) {
+  const listing = await requireListing(services, listingId);
+  return listReviews(services.db.knex, listing.id, sort, page);
+}
+
+/**
+ * A private copy of the listing's persona for the caller: its fields and active instructions, not
+ * its knowledge; counted against the plan's persona limit (402) and, in the same transaction, in
+ * the listing's `use_count`. A premium listing needs a paid plan (402 on the free plan).
+ */
+export async function use(services: Services, userId: string, listingId: string) {
+  const listing = await requireListing(services, listingId);
+  const source = await requireVisiblePersona(services, userId, listing.persona_id);
+  if (listing.pricing === "premium" && (await planOf(services, userId)) === "free") {
+    throw new ApiError(402, "plan_limit_exceeded", "This persona is premium: upgrade from the free plan to use it");
+  }
+  const active = await activeVersionOf(services, listing.persona_id);
+  if (!active) throw notFound("Listing");
+  return createPersona(
+    services,
+    userId,
+    {
+      name: listing.name,
+      description: source.description,
+      instructions: active.instructions,
+      model: source.model,
+      avatar_url: source.avatar_url ?? undefined,
+      is_public: false,
+      category: source.category as never,
+      greeting_message: source.greeting_message ?? undefined,
+      voice_id: source.voice_id as never,
+    },
+    { sourceListingId: listing.id, onCreated: (trx) => incrementUseCount(trx, listing.id) },
+  );
+}

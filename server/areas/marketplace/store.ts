@@ -1,0 +1,227 @@
+import type { Knex } from "knex";
+import { offsetPage } from "../../toolkit/db/paging.ts";
+import type { PageWindow } from "../../toolkit/http/paging.ts";
+
+export interface ListingRow {
+  id: string;
+  persona_id: string;
+  creator_id: string;
+  category: string;
+  tags: string[];
+  pricing: "free" | "premium";
+  use_count: number;
+  review_count: number;
+  rating_sum: number;
+  rating_1: number;
+  rating_2: number;
+  rating_3: number;
+  rating_4: number;
+  rating_5: number;
+  featured_reason: string | null;
+  featured_at: Date | null;
+  published_at: Date;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** A listing with what the marketplace shows of its persona and creator. */
+export interface ListingView extends ListingRow {
+  name: string;
+  description: string;
+  avatar_url: string | null;
+  greeting_message: string | null;
+  author_name: string;
+  author_verified: boolean;
+  author_avatar_url: string | null;
+}
+
+export interface RatingRow {
+  id: string;
+  listing_id: string;
+  user_id: string;
+  rating: number;
+  review: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+// The listing's own columns; the search copies and `listed` (migration 0014) stay in the database.
+const LISTING_COLUMNS = [
+  "id", "persona_id", "creator_id", "category", "tags", "pricing", "use_count", "review_count", "rating_sum",
+  "rating_1", "rating_2", "rating_3", "rating_4", "rating_5", "featured_reason", "featured_at", "published_at", "created_at", "updated_at",
+] as const;
+
+export type ListingSort = "popular" | "recent" | "trending" | "top_rated";
+export type ReviewSortKey = "recent" | "highest" | "lowest";
+
+export async function findListingOfPersona(knex: Knex, personaId: string): Promise<ListingRow | undefined> {
+  return knex("marketplace_listings").where({ persona_id: personaId }).first([...LISTING_COLUMNS]);
+}
+
+/** Creates the persona's listing or updates its category, tags and pricing; one row per persona. */
+export async function upsertListing(knex: Knex, row: Pick<ListingRow, "id" | "persona_id" | "creator_id" | "category" | "tags" | "pricing" | "published_at" | "created_at" | "updated_at">): Promise<ListingRow> {
+  const [saved] = await knex("marketplace_listings")
+    .insert(row)
+    .onConflict("persona_id")
+    .merge(["category", "tags", "pricing", "updated_at"])
+    .returning([...LISTING_COLUMNS]);
+  return saved as ListingRow;
+}
+
+/**
+ * Listings anyone may see, over `marketplace_listings as l` joined to `personas as p` and
+ * `users as u`: `listed`, which triggers keep equal to "the persona is public and its creator's
+ * account live" (migration 0014), the rule of every public place (server/areas/personas/store.ts, byLiveCreator).
+ */
+export function visibleListings(knex: Knex): Knex.QueryBuilder {
+  return withShownFields(knex, knex("marketplace_listings as l").where("l.listed", true));
+}
+
+function withShownFields(knex: Knex, listings: Knex.QueryBuilder): Knex.QueryBuilder {
+  return listings
+    .join("personas as p", "p.id", "l.persona_id")
+    .join("users as u", "u.id", "l.creator_id")
+    .select(
+      ...LISTING_COLUMNS.map((column) => `l.${column}`),
+      "p.name",
+      "p.description",
+      "p.avatar_url",
+      "p.greeting_message",
+      knex.raw("coalesce(u.display_name, u.username) as author_name"),
+      "u.email_verified as author_verified",
+      "u.avatar_url as author_avatar_url",
+    );
+}
+
+const AVERAGE = "(l.rating_sum::float8 / nullif(l.review_count, 0))";
+const LISTING_ORDER: Record<ListingSort, string> = {
+  popular: "l.use_count DESC, l.published_at DESC, l.id DESC",
+  recent: "l.published_at DESC, l.id DESC",
+  top_rated: `coalesce(${AVERAGE}, 0) DESC, l.review_count DESC, l.published_at DESC, l.id DESC`,
+  // The persona's stored trending score (server/areas/personas/trending.ts), read from the listing's
+  // narrow trending row whose index is this order.
+  trending: "t.score DESC, t.published_at DESC, t.listing_id DESC",
+};
+
+/**
+ * Listed listings of the filter, over `marketplace_listings as l`. `q` is one match of the
+ * listing's tsvector of name, description and tags (web-search syntax, English stemming) in
+ * `marketplace_search as s`, against its GIN index.
+ */
+function matchingListings(knex: Knex, filter: { category?: string; q?: string }): Knex.QueryBuilder {
+  const query = knex("marketplace_listings as l").where("l.listed", true);
+  if (filter.category) query.where("l.category", filter.category);
+  if (filter.q !== undefined) query.join("marketplace_search as s", "s.listing_id", "l.id").whereRaw("s.document @@ websearch_to_tsquery('english', ?)", [filter.q]);
+  return query;
+}
+
+/** How many listed listings match `q` (and the category): the narrow search table alone. */
+async function countMatches(knex: Knex, q: string, category?: string): Promise<number> {
+  const query = knex("marketplace_search as s").where("s.listed", true).whereRaw("s.document @@ websearch_to_tsquery('english', ?)", [q]);
+  if (category) query.where("s.category", category);
+  const [row] = await query.count<{ count: string | number }[]>({ count: "*" });
+  return Number(row?.count ?? 0);
+}
+
+/** Listed listings of one category or all, from the counters triggers keep (migration 0014). */
+async function countListed(knex: Knex, category?: string): Promise<number> {
+  const query = knex("marketplace_category_counts");
+  if (category) query.where({ category });
+  const row = await query.sum<{ total: string | number | null }[]>({ total: "listings" });
+  return Number(row[0]?.total ?? 0);
+}
+
+/** One page in `sort` and the number of matches: the counters without `q`, the search table with it. */
+export async function listListings(knex: Knex, filter: { category?: string; q?: string }, sort: ListingSort, page: PageWindow): Promise<{ rows: ListingView[]; total: number }> {
+  const listings = matchingListings(knex, filter);
+  if (sort === "trending") listings.join("marketplace_trending as t", "t.listing_id", "l.id");
+  const [rows, total] = await Promise.all([
+    withShownFields(knex, listings).orderByRaw(LISTING_ORDER[sort]).limit(page.limit).offset(page.offset) as Promise<ListingView[]>,
+    filter.q === undefined ? countListed(knex, filter.category) : countMatches(knex, filter.q, filter.category),
+  ]);
+  return { rows, total };
+}
+
+export async function findVisibleListing(base: Knex.QueryBuilder, id: string): Promise<ListingView | undefined> {
+  return base.clone().where("l.id", id).first();
+}
+
+/** Curated listings first, most recently featured first. */
+export async function featuredListings(base: Knex.QueryBuilder, limit: number): Promise<ListingView[]> {
+  return base.clone().whereNotNull("l.featured_at").orderByRaw("l.featured_at DESC, l.id DESC").limit(limit);
+}
+
+export async function topRatedListings(base: Knex.QueryBuilder, minRatings: number, limit: number): Promise<ListingView[]> {
+  return base.clone().where("l.review_count", ">=", minRatings).orderByRaw(LISTING_ORDER.top_rated).limit(limit);
+}
+
+export async function countsByCategory(knex: Knex): Promise<Map<string, number>> {
+  const rows: { category: string; listings: number }[] = await knex("marketplace_category_counts").select("category", "listings");
+  return new Map(rows.map((row) => [row.category, Number(row.listings)]));
+}
+
+export async function setFeatured(knex: Knex, id: string, reason: string | null, at: Date | null): Promise<boolean> {
+  return (await knex("marketplace_listings").where({ id }).update({ featured_reason: reason, featured_at: at })) > 0;
+}
+
+/**
+ * Replaces or creates the user's rating of a listing and moves the listing's counters by the
+ * difference, in one transaction under the listing's row lock, so concurrent raters never lose an
+ * update. `created` tells a first rating from a replacement.
+ */
+export async function saveRating(
+  trx: Knex.Transaction,
+  listingId: string,
+  row: RatingRow,
+): Promise<{ rating: RatingRow; created: boolean }> {
+  await trx("marketplace_listings").where({ id: listingId }).forUpdate().first("id");
+  const previous: RatingRow | undefined = await trx("ratings").where({ listing_id: listingId, user_id: row.user_id }).first();
+  const counters: Record<string, Knex.Raw> = {};
+  const bump = (column: string, by: number) => {
+    counters[column] = trx.raw("?? + ?", [column, by]);
+  };
+  let saved: RatingRow;
+  if (previous) {
+    [saved] = await trx("ratings").where({ id: previous.id }).update({ rating: row.rating, review: row.review, updated_at: row.updated_at }).returning("*");
+    bump("rating_sum", row.rating - previous.rating);
+    if (previous.rating !== row.rating) {
+      bump(`rating_${previous.rating}`, -1);
+      bump(`rating_${row.rating}`, 1);
+    }
+  } else {
+    [saved] = await trx("ratings").insert(row).returning("*");
+    bump("rating_sum", row.rating);
+    bump("review_count", 1);
+    bump(`rating_${row.rating}`, 1);
+  }
+  await trx("marketplace_listings").where({ id: listingId }).update(counters);
+  return { rating: saved, created: !previous };
+}
+
+const REVIEW_ORDER: Record<ReviewSortKey, string> = {
+  recent: "r.created_at DESC, r.id DESC",
+  highest: "r.rating DESC, r.created_at DESC, r.id DESC",
+  lowest: "r.rating ASC, r.created_at DESC, r.id DESC",
+};
+
+export async function listReviews(knex: Knex, listingId: string, sort: ReviewSortKey, page: PageWindow) {
+  const query = knex("ratings as r")
+    .join("users as u", "u.id", "r.user_id")
+    .where("r.listing_id", listingId)
+    .select("r.*", knex.raw("coalesce(u.display_name, u.username) as user_name"));
+  return offsetPage<RatingRow & { user_name: string }>(query, REVIEW_ORDER[sort], page);
+}
+
+export async function incrementUseCount(knex: Knex, id: string): Promise<void> {
+  await knex("marketplace_listings").where({ id }).increment("use_count", 1);
+}
+
+/** Up to `limit` replies the creator's own conversations with the persona got, newest first. */
+export async function creatorReplies(knex: Knex, personaId: string, creatorId: string, limit: number): Promise<string[]> {
+  const rows: { content: string }[] = await knex("messages")
+    .where({ persona_id: personaId, user_id: creatorId, role: "assistant" })
+    .orderBy([{ column: "created_at", order: "desc" }, { column: "id", order: "desc" }])
+    .limit(limit)
+    .select("content");
+  return rows.map((row) => row.content);
+}

@@ -1,0 +1,54 @@
+import { v7 as uuidv7 } from "uuid";
+import { ApiError } from "../../toolkit/http/errors.ts";
+import { HANDLED, type Handler, type HandlerMap } from "../../toolkit/http/router.ts";
+import { abortOnClose } from "../../toolkit/http/sse.ts";
+import { takeStreamPlace } from "../../toolkit/http/stream-limits.ts";
+import { beginCompletion, listModels, requireModel } from "./service.ts";
+import { streamCompletion } from "./stream.ts";
+import { completionHead, toCompletion, toModel } from "./views.ts";
+
+const openai_list_models: Handler<"openai_list_models"> = async ({ services, principal }) => ({
+  status: 200,
+  body: { object: "list", data: (await listModels(services, principal.userId)).map(toModel) },
+});
+
+const openai_get_model: Handler<"openai_get_model"> = async ({ services, principal, params }) => ({
+  status: 200,
+  body: toModel(await requireModel(services, principal.userId, params.model)),
+});
+
+/**
+ * Blocking: one `chat.completion` once the reply is complete (and stored, with a conversation).
+ * Streamed: errors found before the stream starts are JSON; then the reply goes out as chunks.
+ */
+const openai_create_chat_completion: Handler<"openai_create_chat_completion"> = async ({ services, principal, body, req, res, log }) => {
+  const conversationId = body.conversation_id ?? req.get("x-persona-conversation-id") ?? undefined;
+  const request = { ...body, conversationId };
+  const head = completionHead(uuidv7(), body.model, services.now());
+  if (body.stream) {
+    takeStreamPlace(services, res, principal.userId);
+    const signal = abortOnClose(res, new ApiError(500, "internal_error", "The client disconnected before the reply was complete"));
+    const { reply } = await beginCompletion(services, principal.userId, request, { mode: "stream", signal });
+    await streamCompletion(res, reply, head, {
+      keepAliveMs: services.config.streamKeepAliveMs,
+      signal,
+      includeUsage: body.stream_options?.include_usage === true,
+      log,
+    });
+    return HANDLED;
+  }
+  const { reply, conversationId: stored } = await beginCompletion(services, principal.userId, request, { mode: "whole" });
+  for await (const event of reply) {
+    if (event.type === "error") throw event.error;
+    if (event.type === "done") {
+      return { status: 200, body: toCompletion(head, event.reply.content, event.reply.usage, stored ? event.reply.id : null) };
+    }
+  }
+  throw new Error("The reply ended without done or error");
+};
+
+export const handlers = {
+  openai_list_models,
+  openai_get_model,
+  openai_create_chat_completion,
+} satisfies Partial<HandlerMap>;

@@ -1,0 +1,107 @@
+import type { components } from "../../../generated/openapi.d.ts";
+import { conversationReply } from "../conversations/index.ts";
+import { requireOwnConversation } from "../conversations/index.ts";
+import { ApiError } from "../../toolkit/http/errors.ts";
+import { listOwnPersonas, requireVisiblePersona, type PersonaRow } from "../personas/index.ts";
+import { beginReply } from "../replies/index.ts";
+import { personaKnowledge } from "../replies/index.ts";
+import type { ContextSource, Reply, ReplySink } from "../replies/index.ts";
+import type { Services } from "../../toolkit/services.ts";
+import { modelNotFound, openaiRefusal } from "./errors.ts";
+import { readMessages } from "./messages.ts";
+
+type CompletionRequest = components["schemas"]["OpenAIChatCompletionRequest"];
+
+/** OpenAI's model list has no paging: the newest this many of the caller's personas are listed. */
+export const MODEL_LIST_CAP = 1000;
+
+export async function listModels(services: Services, userId: string): Promise<PersonaRow[]> {
+  const page = await listOwnPersonas(services, userId, "created_at", { limit: MODEL_LIST_CAP, offset: 0 });
+  return page.rows;
+}
+
+/** A persona the caller may chat with (their own or a public one); anything else is `model_not_found`. */
+export async function requireModel(services: Services, userId: string, model: string): Promise<PersonaRow> {
+  try {
+    return await requireVisiblePersona(services, userId, model);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) throw modelNotFound(model);
+    throw error;
+  }
+}
+
+/** A completion ready to run: the reply, and the conversation it is stored in (if any). */
+export interface Completion {
+  reply: Reply;
+  persona: PersonaRow;
+  conversationId: string | null;
+}
+
+/** Nothing is stored for a stateless completion. */
+const nowhere: ReplySink = { store: async () => {}, failed: async () => {} };
+
+/**
+ * Checks a completion request and begins its reply through the reply engine, with the client's
+ * messages as the history. Refusals come out as thrown errors before anything runs (400, 404,
+ * 402 for the quota); from then on failures are the reply's `error` event.
+ */
+export async function beginCompletion(
+  services: Services,
+  userId: string,
+  request: CompletionRequest & { conversationId?: string | undefined },
+  options: { mode: "stream" | "whole"; signal?: AbortSignal },
+): Promise<Completion> {
+  refuseUnsupported(request);
+  const exchange = readMessages(request.messages);
+  const persona = await requireModel(services, userId, request.model);
+  if (exchange.system.length > 0 && !persona.allow_client_system_messages) {
+    throw openaiRefusal(400, "system_messages_not_allowed", "This persona's owner does not allow system messages from clients", "messages");
+  }
+  const sink = request.conversationId ? await conversationSink(services, userId, persona, request.conversationId) : nowhere;
+  const context: ContextSource = {
+    async load(input, signal) {
+      const knowledge = await personaKnowledge(services, { userId, personaId: persona.id, input, signal });
+      return { history: exchange.history, knowledge, system: exchange.system };
+    },
+  };
+  const maxTokens = request.max_completion_tokens ?? request.max_tokens ?? undefined;
+  const reply = await beginReply(services, {
+    userId,
+    // The greeting opens the exchange as in the app, unless the client sent an opening of its own.
+    persona: { id: persona.id, model: persona.model, instructions: persona.instructions, greeting_message: exchange.opensWithAssistant ? null : persona.greeting_message },
+    context,
+    input: exchange.input,
+    sink,
+    mode: options.mode,
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(maxTokens ? { maxOutputTokens: maxTokens } : {}),
+  });
+  return { reply, persona, conversationId: request.conversationId ?? null };
+}
+
+/** OpenAI parameters this endpoint cannot honour; the rest are accepted and ignored. */
+function refuseUnsupported(request: CompletionRequest): void {
+  if (request.n !== undefined && request.n !== null && request.n !== 1) {
+    throw openaiRefusal(400, "unsupported", "Only one choice per request is supported (n must be 1)", "n");
+  }
+  for (const param of ["tools", "functions"] as const) {
+    const value = request[param];
+    if (Array.isArray(value) ? value.length > 0 : value !== undefined && value !== null) {
+      throw openaiRefusal(400, "unsupported", "Tools and functions are not supported: personas do not call tools", param);
+    }
+  }
+}
+
+/** The caller's own conversation with this persona stores the exchange; any other is 404. */
+async function conversationSink(services: Services, userId: string, persona: PersonaRow, conversationId: string): Promise<ReplySink> {
+  const refused = openaiRefusal(404, "conversation_not_found", `No conversation ${conversationId} of yours with this persona`, "conversation_id");
+  let conversation;
+  try {
+    conversation = await requireOwnConversation(services, userId, conversationId);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) throw refused;
+    throw error;
+  }
+  if (conversation.persona_id !== persona.id) throw refused;
+  return conversationReply(services, conversation, persona.id).sink;
+}

@@ -1,0 +1,40 @@
+import type { Response } from "express";
+import { SSEWriter } from "../../toolkit/http/sse.ts";
+import type { Logger } from "../../toolkit/logger.ts";
+import type { Reply } from "../replies/index.ts";
+import { openaiError } from "./errors.ts";
+import { toChunk, toUsageChunk, type CompletionHead } from "./views.ts";
+
+interface StreamSettings {
+  keepAliveMs: number;
+  signal: AbortSignal;
+  includeUsage: boolean;
+  log: Logger;
+}
+
+/**
+ * Carries a reply as OpenAI's stream: a first chunk with the role, a chunk per delta, a last one
+ * with `finish_reason: "stop"` (and the usage chunk when asked for), then `data: [DONE]`. A failure
+ * after the 200 is OpenAI's error object as an event, and the stream ends without `[DONE]`, which
+ * the official SDKs raise as an error.
+ */
+export async function streamCompletion(res: Response, reply: Reply, head: CompletionHead, settings: StreamSettings): Promise<void> {
+  const sse = new SSEWriter(res, { keepAliveMs: settings.keepAliveMs, signal: settings.signal });
+  try {
+    sse.data(toChunk(head, { role: "assistant", content: "" }));
+    for await (const event of reply) {
+      if (event.type === "delta") {
+        if (event.content) sse.data(toChunk(head, { content: event.content }));
+      } else if (event.type === "done") {
+        sse.data(toChunk(head, {}, "stop"));
+        if (settings.includeUsage) sse.data(toUsageChunk(head, event.reply.usage));
+        sse.data("[DONE]");
+      } else {
+        if (settings.signal.aborted) settings.log.info("client disconnected; upstream call aborted");
+        sse.data(openaiError(event.error).body);
+      }
+    }
+  } finally {
+    sse.close();
+  }
+}

@@ -1,0 +1,63 @@
+import type { Task, TaskList } from "graphile-worker";
+import type { Knex } from "knex";
+import { addJobIn } from "../../toolkit/db/jobs.ts";
+import type { Services } from "../../toolkit/services.ts";
+import { findPersona, setGreetingIfMissing } from "./store.ts";
+
+export const GREETING_TASK = "persona_greeting";
+
+/**
+ * Graphile-worker backs off exponentially (e^attempt seconds); ten attempts ride out an upstream
+ * outage of about three hours before the persona is left without a greeting.
+ */
+export const GREETING_MAX_ATTEMPTS = 10;
+
+/** The contract's limit on a greeting a user writes; a generated one keeps to it too. */
+const GREETING_MAX_CHARS = 2000;
+
+const GREETING_INSTRUCTION =
+  "Write the one-sentence greeting you open every new conversation with, in character. Answer with the greeting only.";
+
+/** Queues the greeting of a persona created without one, in the transaction that creates it. */
+export async function enqueueGreeting(trx: Knex.Transaction, personaId: string): Promise<void> {
+  await addJobIn(trx, GREETING_TASK, { personaId }, { maxAttempts: GREETING_MAX_ATTEMPTS });
+}
+
+/** Code points, not UTF-16 units, so that a cut never splits a character. */
+function clip(text: string, max: number): string {
+  const chars = [...text];
+  return chars.length > max ? chars.slice(0, max).join("").trimEnd() : text;
+}
+
+/**
+ * Asks the persona's model for its greeting and stores it unless the persona got one meanwhile.
+ * A provider failure or an empty answer throws, so graphile-worker retries the job.
+ */
+export async function generateGreeting(services: Services, personaId: string): Promise<void> {
+  const persona = await findPersona(services.db.knex, personaId);
+  // Deleted, or given a greeting by its owner before the job ran: nothing to do.
+  if (!persona || persona.greeting_message !== null) return;
+  const completion = await services.providers.llm.complete({
+    model: persona.model,
+    purpose: "greeting",
+    maxOutputTokens: 120,
+    messages: [
+      { role: "system", content: `${persona.instructions}\n\n${GREETING_INSTRUCTION}` },
+      // Some chat APIs refuse a context without a user turn.
+      { role: "user", content: "Hello!" },
+    ],
+  });
+  const greeting = clip(completion.content.trim(), GREETING_MAX_CHARS);
+  if (!greeting) throw new Error("The model answered an empty greeting");
+  const stored = await setGreetingIfMissing(services.db.knex, personaId, greeting);
+  services.log.debug({ personaId, stored }, "persona greeting generated");
+}
+
+/** Jobs of the personas area. */
+export function personaTasks(services: Services): TaskList {
+  const greeting: Task = async (payload) => {
+    const { personaId } = payload as { personaId: string };
+    await generateGreeting(services, personaId);
+  };
+  return { [GREETING_TASK]: greeting };
+}

@@ -1,0 +1,29 @@
+// The personas area's public surface: personas, their instruction versions, greetings, avatars and trending.
+import { defineArea } from "../../toolkit/area.ts";
+import { personaAccountData } from "./account-data.ts";
+import { avatarTasks } from "./avatar-job.ts";
+import { personaTasks } from "./greeting-job.ts";
+import { handlers } from "./handlers.ts";
+import { trendingCrontab, trendingTasks } from "./trending.ts";
+
+export {
+  countPlanPersonas,
+  createPersona,
+  listOwnPersonas,
+  personaIdsOfCreator,
+  requireOwnPersona,
+  requireVisiblePersona,
+  updatePersona,
+  visiblePersonas,
+  type PersonaRow,
+} from "./service.ts";
+export { activateVersion, activeVersionOf, createDraftVersion, listVersions, requireVersion, type InstructionVersionRow } from "./versions.ts";
+export { toPersona } from "./views.ts";
+
+export const area = defineArea({
+  name: "personas",
+  handlers,
+  tasks: (services) => ({ ...personaTasks(services), ...avatarTasks(services), ...trendingTasks(services) }),
+  crontab: trendingCrontab,
+  accountData: personaAccountData,
+});

@@ -1,0 +1,177 @@
+export type { PersonaRow } from "./store.ts";
+import type { PageWindow } from "../../toolkit/http/paging.ts";
+import { v7 as uuidv7 } from "uuid";
+import type { components } from "../../../generated/openapi.d.ts";
+import { assertUnderCountLimit } from "../../quota/usage.ts";
+import { ApiError, notFound } from "../../toolkit/http/errors.ts";
+import type { Services } from "../../toolkit/services.ts";
+import { autoAvatars, enqueueAvatar } from "./avatar-job.ts";
+import { enqueueGreeting } from "./greeting-job.ts";
+import { isUuid } from "../../toolkit/http/text.ts";
+import { recordActiveVersion } from "./versions.ts";
+import type { Knex } from "knex";
+import {
+  byLiveCreator,
+  countPersonasOf,
+  deleteOwnPersona,
+  explorePublicPersonas,
+  findPersona,
+  findVisiblePersona,
+  insertPersona,
+  listPersonasOf,
+  personaIdsOf,
+  updateOwnPersona,
+  type ExploreFilter,
+  type ExploreSortKey,
+  type PersonaChanges,
+  type PersonaRow,
+  type PersonaSortKey,
+} from "./store.ts";
+
+type PersonaCreate = components["schemas"]["PersonaCreate"];
+type PersonaUpdate = components["schemas"]["PersonaUpdate"];
+
+
+/** Ids of every persona the user created (`knex` may be a transaction: the data export reads one snapshot). */
+export function personaIdsOfCreator(knex: Knex, userId: string): Promise<string[]> {
+  return personaIdsOf(knex, userId);
+}
+
+/** A persona the caller may see: their own, or a public one of a live account. Anything else is 404. */
+export async function requireVisiblePersona(services: Services, userId: string, personaId: string): Promise<PersonaRow> {
+  const row = isUuid(personaId) ? await findVisiblePersona(services.db.knex, personaId, userId) : undefined;
+  if (!row) throw notFound("Persona");
+  return row;
+}
+
+/** A persona the caller owns. Another user's persona is 404, public or not (knowledge is owner-only). */
+export async function requireOwnPersona(services: Services, userId: string, personaId: string): Promise<PersonaRow> {
+  const row = isUuid(personaId) ? await findPersona(services.db.knex, personaId) : undefined;
+  if (!row || row.creator_id !== userId) throw notFound("Persona");
+  return row;
+}
+
+/**
+ * A persona the caller is about to change or delete: 404 when they may not see it, 403 when they
+ * may see it (it is public) but it is not theirs (DECISIONS: Errors).
+ */
+async function requireChangeablePersona(services: Services, userId: string, personaId: string): Promise<PersonaRow> {
+  const row = await requireVisiblePersona(services, userId, personaId);
+  if (row.creator_id !== userId) throw new ApiError(403, "forbidden", "Only the persona's creator may change or delete it");
+  return row;
+}
+
+/** The model must be one the server is configured to run; the contract cannot know the list. */
+function checkModel(services: Services, model: string | undefined): void {
+  const allowed = services.config.llm.models;
+  if (model === undefined || allowed.includes(model)) return;
+  const errors = [{ path: "/body/model", message: `must be one of: ${allowed.join(", ")}` }];
+  throw new ApiError(400, "invalid_request", `/body/model must be one of: ${allowed.join(", ")}`, { errors });
+}
+
+/** The personas counted against the plan's limit: the creation's 402 check and `GET /v1/billing/usage` both count with this. */
+export function countPlanPersonas(knex: Knex, userId: string): Promise<number> {
+  return countPersonasOf(knex, userId);
+}
+
+/**
+ * Creates the caller's persona. The plan's persona limit is checked under a lock on the user's row
+ * held until the insert commits, so concurrent creations cannot overshoot it. Without a greeting,
+ * a job queued in the same transaction asks the model for one; without an avatar, another draws one.
+ */
+export async function createPersona(services: Services, userId: string, input: PersonaCreate, copy?: PersonaCopyOf): Promise<PersonaRow> {
+  if (!copy) checkModel(services, input.model);
+  const now = services.now();
+  const row = await services.db.knex.transaction(async (trx) => {
+    await assertUnderCountLimit(trx, userId, "personas", () => countPlanPersonas(trx, userId));
+    const inserted = await insertPersona(trx, {
+      id: uuidv7(),
+      creator_id: userId,
+      name: input.name,
+      description: input.description ?? "",
+      instructions: input.instructions,
+      model: input.model ?? services.config.llm.model,
+      avatar_url: input.avatar_url ?? null,
+      is_public: input.is_public ?? false,
+      category: input.category ?? "other",
+      greeting_message: input.greeting_message ?? null,
+      voice_id: input.voice_id ?? "alloy",
+      allow_client_system_messages: input.allow_client_system_messages ?? true,
+      message_count: 0,
+      created_at: now,
+      updated_at: now,
+      published_at: input.is_public ? now : null,
+      source_listing_id: copy?.sourceListingId ?? null,
+    });
+    if (copy) await copy.onCreated(trx, inserted);
+    await recordActiveVersion(trx, inserted.id, inserted.instructions, now);
+    if (inserted.greeting_message === null) await enqueueGreeting(trx, inserted.id);
+    if (inserted.avatar_url === null && autoAvatars(services)) await enqueueAvatar(trx, inserted.id);
+    return inserted;
+  });
+  return row;
+}
+
+/**
+ * A persona made from something else (a marketplace listing's `use`, an imported character card):
+ * the listing it came from, if any, and what to record with it in the same transaction.
+ */
+export interface PersonaCopyOf {
+  sourceListingId?: string;
+  onCreated: (trx: Knex.Transaction, persona: PersonaRow) => Promise<void>;
+}
+
+const CHANGEABLE = ["name", "description", "instructions", "model", "avatar_url", "is_public", "category", "greeting_message", "voice_id", "allow_client_system_messages"] as const;
+
+/** Changes only the supplied fields; an update that supplies none changes nothing, not even `updated_at`. */
+export async function updatePersona(services: Services, userId: string, personaId: string, input: PersonaUpdate): Promise<PersonaRow> {
+  const current = await requireChangeablePersona(services, userId, personaId);
+  checkModel(services, input.model);
+  const changes: PersonaChanges = {};
+  for (const key of CHANGEABLE) {
+    if (input[key] !== undefined) (changes as Record<string, unknown>)[key] = input[key];
+  }
+  if (Object.keys(changes).length === 0) return current;
+  const now = services.now();
+  // Made public again: the feed shows it as new from now.
+  if (changes.is_public && !current.is_public) changes.published_at = now;
+  const row = await services.db.knex.transaction(async (trx) => {
+    const updated = await updateOwnPersona(trx, current.id, userId, { ...changes, updated_at: now });
+    // New instructions are a new active version (docs/decisions.md, Studio and marketplace).
+    if (updated && changes.instructions !== undefined && changes.instructions !== current.instructions) {
+      await recordActiveVersion(trx, updated.id, changes.instructions, now);
+    }
+    return updated;
+  });
+  if (!row) throw notFound("Persona");
+  return row;
+}
+
+export async function deletePersona(services: Services, userId: string, personaId: string): Promise<string> {
+  const current = await requireChangeablePersona(services, userId, personaId);
+  if (!(await deleteOwnPersona(services.db.knex, current.id, userId))) throw notFound("Persona");
+  return current.id;
+}
+
+export async function listOwnPersonas(services: Services, userId: string, sort: PersonaSortKey, page: PageWindow) {
+  return listPersonasOf(services.db.knex, userId, sort, page);
+}
+
+/** Public personas of every creator, the caller's own included. Blank free text filters nothing. */
+export async function explorePersonas(services: Services, filter: ExploreFilter, sort: ExploreSortKey, page: PageWindow) {
+  const q = filter.q?.trim();
+  return explorePublicPersonas(services.db.knex, { ...filter, q: q ? q : undefined }, sort, page);
+}
+
+/**
+ * `personas as p` limited to what `viewerId` may see (their own, or public with a live creator), as
+ * a query another area can put in its own statement (the chat hot path's one round trip).
+ */
+export function visiblePersonas(services: Services, viewerId: string): Knex.QueryBuilder {
+  return services.db.knex("personas as p").where((visible) => visible.where("p.creator_id", viewerId).orWhere((shared) => onlyLiveCreators(shared.where("p.is_public", true))));
+}
+
+/** Limits `query` over `personas as <alias>` to personas of live accounts, as every public place does. */
+export function onlyLiveCreators(query: Knex.QueryBuilder, alias = "p"): Knex.QueryBuilder {
+  return byLiveCreator(query, alias);
+}

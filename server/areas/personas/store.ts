@@ -1,0 +1,172 @@
+import type { Knex } from "knex";
+import { offsetPage } from "../../toolkit/db/paging.ts";
+import type { PageWindow } from "../../toolkit/http/paging.ts";
+import { TRENDING_ORDER, TRENDING_SCORES } from "./trending-store.ts";
+
+export interface PersonaRow {
+  id: string;
+  creator_id: string;
+  name: string;
+  description: string;
+  instructions: string;
+  model: string;
+  avatar_url: string | null;
+  is_public: boolean;
+  category: string;
+  greeting_message: string | null;
+  voice_id: string;
+  message_count: number;
+  /** Whether OpenAI-compatible clients may add their own system messages (issue 22). */
+  allow_client_system_messages: boolean;
+  created_at: Date;
+  updated_at: Date;
+  /** When the persona last became public (the social feed's "new persona"); null if never. */
+  published_at: Date | null;
+  /** The marketplace listing this persona was copied from with `use`; null otherwise. */
+  source_listing_id?: string | null;
+}
+
+/** The columns an owner may change; everything else is the service's to set. */
+export type PersonaChanges = Partial<
+  Pick<PersonaRow, "name" | "description" | "instructions" | "model" | "avatar_url" | "is_public" | "category" | "greeting_message" | "voice_id" | "allow_client_system_messages" | "published_at">
+>;
+
+export type PersonaSortKey = "created_at" | "updated_at" | "name";
+export type ExploreSortKey = "popular" | "recent" | "trending";
+
+
+export async function findPersona(knex: Knex, id: string): Promise<PersonaRow | undefined> {
+  return knex("personas").where({ id }).first();
+}
+
+/**
+ * Limits `query` (over `personas as <alias>`) to personas whose creator's account is live. A
+ * deleted account is disabled at once (DECISIONS: Account deletion), so everything it published
+ * leaves every public place from that moment, through the 30-day grace period until the purge.
+ */
+export function byLiveCreator(query: Knex.QueryBuilder, alias = "p"): Knex.QueryBuilder {
+  return query.whereNotExists((deleted) =>
+    deleted.select(deleted.client.raw("1")).from("users as creator").whereRaw(`creator.id = ${alias}.creator_id`).whereNotNull("creator.deleted_at"),
+  );
+}
+
+/** A persona `viewerId` may see: their own, or a public one whose creator's account is live. */
+/** Ids of every persona of this creator. */
+export async function personaIdsOf(knex: Knex, creatorId: string): Promise<string[]> {
+  const rows = await knex("personas").where({ creator_id: creatorId }).select<{ id: string }[]>("id");
+  return rows.map((row) => row.id);
+}
+
+export async function findVisiblePersona(knex: Knex, id: string, viewerId: string): Promise<PersonaRow | undefined> {
+  return knex("personas as p")
+    .where("p.id", id)
+    .andWhere((visible) => visible.where("p.creator_id", viewerId).orWhere((shared) => byLiveCreator(shared.where("p.is_public", true))))
+    .first("p.*");
+}
+
+export async function insertPersona(knex: Knex, row: PersonaRow): Promise<PersonaRow> {
+  const [inserted] = await knex("personas").insert(row).returning("*");
+  return inserted as PersonaRow;
+}
+
+export async function countPersonasOf(knex: Knex, creatorId: string): Promise<number> {
+  const row = await knex("personas").where({ creator_id: creatorId }).count<{ count: string | number }>({ count: "*" }).first();
+  return Number(row?.count ?? 0);
+}
+
+/** Updates the creator's persona in one statement; undefined when it no longer exists. */
+export async function updateOwnPersona(
+  knex: Knex,
+  id: string,
+  creatorId: string,
+  changes: PersonaChanges & { updated_at: Date },
+): Promise<PersonaRow | undefined> {
+  const [row] = await knex("personas").where({ id, creator_id: creatorId }).update(changes).returning("*");
+  return row as PersonaRow | undefined;
+}
+
+/** Conversations and their messages go with it (foreign keys ON DELETE CASCADE). */
+export async function deleteOwnPersona(knex: Knex, id: string, creatorId: string): Promise<boolean> {
+  const removed = await knex("personas").where({ id, creator_id: creatorId }).delete();
+  return removed > 0;
+}
+
+/**
+ * Stores a generated greeting only while the persona still has none, in one statement: a greeting
+ * the owner set while the model was writing wins. `updated_at` stays: the owner changed nothing.
+ */
+export async function setGreetingIfMissing(knex: Knex, id: string, greeting: string): Promise<boolean> {
+  const updated = await knex("personas").where({ id }).whereNull("greeting_message").update({ greeting_message: greeting });
+  return updated > 0;
+}
+
+/** Sets a generated avatar only while the persona still has none: one the owner set meanwhile wins. `updated_at` stays. */
+export async function setAvatarIfMissing(knex: Knex, id: string, url: string): Promise<boolean> {
+  const updated = await knex("personas").where({ id }).whereNull("avatar_url").update({ avatar_url: url });
+  return updated > 0;
+}
+
+// Every order ends on `id`, so rows with equal keys keep one order and pages neither repeat nor skip.
+// Names compare lower-cased by code point, the same on PostgreSQL and the embedded database
+// whatever collation either was created with.
+const OWN_ORDER: Record<PersonaSortKey, string> = {
+  created_at: "created_at DESC, id DESC",
+  updated_at: "updated_at DESC, id DESC",
+  name: 'lower(name) COLLATE "C" ASC, id ASC',
+};
+
+export async function listPersonasOf(
+  knex: Knex,
+  creatorId: string,
+  sort: PersonaSortKey,
+  page: PageWindow,
+): Promise<{ rows: PersonaRow[]; total: number }> {
+  return offsetPage(knex("personas").where({ creator_id: creatorId }), OWN_ORDER[sort], page);
+}
+
+export interface ExploreFilter {
+  category?: string;
+  /** Free text: full-text match over name and description, or a substring of the name. */
+  q?: string;
+}
+
+/** LIKE treats `%`, `_` and the escape character itself as special; a search for them means them. */
+function likeSubstring(text: string): string {
+  return `%${text.replace(/[\\%_]/g, "\\$&")}%`;
+}
+
+function publicMatching(knex: Knex, filter: ExploreFilter): Knex.QueryBuilder {
+  const query = byLiveCreator(knex("personas as p").where("p.is_public", true));
+  if (filter.category) query.where("p.category", filter.category);
+  if (filter.q !== undefined) {
+    const q = filter.q;
+    // The expression is the one of the personas_public_text index, so the planner can use it.
+    query.where((match) =>
+      match
+        .whereRaw("to_tsvector('english', p.name || ' ' || p.description) @@ websearch_to_tsquery('english', ?)", [q])
+        .orWhereRaw("p.name ILIKE ? ESCAPE '\\'", [likeSubstring(q)]),
+    );
+  }
+  return query;
+}
+
+const EXPLORE_ORDER: Record<ExploreSortKey, string> = {
+  popular: "p.message_count DESC, p.created_at DESC, p.id DESC",
+  recent: "p.created_at DESC, p.id DESC",
+  trending: TRENDING_ORDER,
+};
+
+/**
+ * Public personas matching the filter, in the explore order. `trending` ranks by the scores the
+ * last trending refresh stored (server/areas/personas/trending.ts).
+ */
+export async function explorePublicPersonas(
+  knex: Knex,
+  filter: ExploreFilter,
+  sort: ExploreSortKey,
+  page: PageWindow,
+): Promise<{ rows: PersonaRow[]; total: number }> {
+  const query = publicMatching(knex, filter).select("p.*");
+  if (sort === "trending") query.leftJoin(`${TRENDING_SCORES} as t`, "t.persona_id", "p.id");
+  return offsetPage(query, EXPLORE_ORDER[sort], page);
+}

@@ -1,0 +1,44 @@
+import type { components } from "../../../generated/openapi.d.ts";
+import type { PersonaRow } from "./store.ts";
+
+// Persona rows as the contract shows them.
+
+type Schemas = components["schemas"];
+
+/** The full persona; the system prompt is its owner's only (others get an empty string). */
+export function toPersona(row: PersonaRow, viewerId: string): Schemas["Persona"] {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    instructions: row.creator_id === viewerId ? row.instructions : "",
+    model: row.model,
+    avatar_url: row.avatar_url,
+    is_public: row.is_public,
+    category: row.category as Schemas["PersonaCategory"],
+    greeting_message: row.greeting_message,
+    voice_id: row.voice_id as Schemas["VoiceId"],
+    message_count: row.message_count,
+    allow_client_system_messages: row.allow_client_system_messages,
+    creator_id: row.creator_id,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+export function toSummary(row: PersonaRow): Schemas["PersonaSummary"] {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    model: row.model,
+    avatar_url: row.avatar_url,
+    is_public: row.is_public,
+    category: row.category as Schemas["PersonaCategory"],
+    message_count: row.message_count,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+export const toExplorePersona = (row: PersonaRow): Schemas["ExplorePersona"] => ({ ...toSummary(row), creator_id: row.creator_id });

@@ -1,0 +1,120 @@
+import { withCardContext, type CardContext } from "../cards/index.ts";
+import type { RetrievedChunk } from "../knowledge/index.ts";
+import { countTokens, truncateToTokens } from "../../toolkit/providers/llm/tokens.ts";
+import type { ChatTurn } from "../../toolkit/providers/llm/types.ts";
+import type { PastTurn } from "./types.ts";
+
+// Per-turn overhead OpenAI documents (role and separators), so budgets hold for the real bill.
+const TURN_OVERHEAD = 4;
+// Knowledge may take at most this share of what is left after instructions and the new message,
+// so that a long document never crowds out the conversation itself.
+const KNOWLEDGE_SHARE = 0.4;
+// Instructions longer than this share of the budget are cut (a persona's prompt can be 32,000 chars).
+const INSTRUCTIONS_SHARE = 0.5;
+// A long chat's rolling summary takes at most this share (its job writes it to fit; older ones are cut).
+const SUMMARY_SHARE = 0.15;
+
+export const SUMMARY_PREAMBLE = "Summary of the earlier part of this conversation:";
+
+export const KNOWLEDGE_PREAMBLE =
+  "Relevant excerpts from your knowledge base follow. Use them when they help answer, and say which source you used. " +
+  "If they do not cover the question, answer from your own knowledge.";
+
+export interface ContextInput {
+  instructions: string;
+  /** The caller's own system text, after the instructions (cut from the end with them when too long). */
+  system?: readonly string[];
+  greeting: string | null;
+  /** Earlier messages, newest first (as read from the store). */
+  history: readonly PastTurn[];
+  userMessage: string;
+  knowledge: RetrievedChunk[];
+  /** The rolling summary of the messages before `history`, if any. */
+  summary?: string;
+  /** Tokens the whole context may use: the model's window minus room for the reply. */
+  budget: number;
+  /** The lorebook and sample messages of a persona imported from a character card. */
+  card?: CardContext;
+}
+
+export interface AssembledContext {
+  turns: ChatTurn[];
+  /** The knowledge chunks that fit and were put into the context (what the reply cites). */
+  used: RetrievedChunk[];
+  tokens: number;
+}
+
+const turnTokens = (content: string) => countTokens(content) + TURN_OVERHEAD;
+
+/** How a chunk appears in the context: its source line, then its text. */
+export function formatKnowledge(chunk: RetrievedChunk): string {
+  return `[source: ${chunk.filename}#${chunk.chunk_index}]\n${chunk.content}`;
+}
+
+/**
+ * The model's context: the persona's active instructions, the summary of a long chat's earlier part,
+ * then knowledge excerpts for this message,
+ * the greeting as the first assistant turn, as many recent messages as fit the budget (oldest
+ * first), and the new user message. Messages that do not fit are left out from the oldest on.
+ */
+export function assembleContext(input: ContextInput): AssembledContext {
+  let remaining = input.budget;
+  const recent = [input.userMessage, ...input.history.map((turn) => turn.content)];
+  const instructions = withCardContext(truncateToTokens(input.instructions, Math.floor(input.budget * INSTRUCTIONS_SHARE)), input.card, recent, input.budget);
+  remaining -= turnTokens(instructions) + turnTokens(input.userMessage);
+  // The caller's system text shares the instructions' share of the budget, after them.
+  const systemTurns: ChatTurn[] = [];
+  let systemBudget = Math.floor(input.budget * INSTRUCTIONS_SHARE) - countTokens(instructions);
+  for (const text of input.system ?? []) {
+    const content = truncateToTokens(text, systemBudget);
+    if (!content) continue;
+    systemBudget -= countTokens(content);
+    systemTurns.push({ role: "system", content });
+    remaining -= turnTokens(content);
+  }
+  const summaryTurn: ChatTurn | undefined = input.summary
+    ? { role: "system", content: `${SUMMARY_PREAMBLE}\n${truncateToTokens(input.summary, Math.floor(input.budget * SUMMARY_SHARE))}` }
+    : undefined;
+  if (summaryTurn) remaining -= turnTokens(summaryTurn.content);
+
+  const used: RetrievedChunk[] = [];
+  let knowledgeTurn: ChatTurn | undefined;
+  if (input.knowledge.length > 0) {
+    let knowledgeBudget = Math.floor(Math.max(0, remaining) * KNOWLEDGE_SHARE) - turnTokens(KNOWLEDGE_PREAMBLE);
+    const parts: string[] = [];
+    for (const chunk of input.knowledge) {
+      const cost = countTokens(formatKnowledge(chunk)) + 2;
+      if (cost > knowledgeBudget) continue;
+      knowledgeBudget -= cost;
+      parts.push(formatKnowledge(chunk));
+      used.push(chunk);
+    }
+    if (used.length > 0) {
+      knowledgeTurn = { role: "system", content: `${KNOWLEDGE_PREAMBLE}\n\n${parts.join("\n\n")}` };
+      remaining -= turnTokens(knowledgeTurn.content);
+    }
+  }
+
+  const greetingTurn: ChatTurn | undefined = input.greeting ? { role: "assistant", content: input.greeting } : undefined;
+  if (greetingTurn) remaining -= turnTokens(greetingTurn.content);
+
+  const history: ChatTurn[] = [];
+  for (const message of input.history) {
+    const cost = (message.tokens || countTokens(message.content)) + TURN_OVERHEAD;
+    if (cost > remaining) break;
+    remaining -= cost;
+    history.push({ role: message.role, content: message.content });
+  }
+  history.reverse();
+
+  const turns: ChatTurn[] = [
+    { role: "system", content: instructions },
+    ...systemTurns,
+    ...(summaryTurn ? [summaryTurn] : []),
+    ...(knowledgeTurn ? [knowledgeTurn] : []),
+    ...(greetingTurn ? [greetingTurn] : []),
+    ...history,
+    { role: "user", content: input.userMessage },
+  ];
+  return { turns, used, tokens: input.budget - remaining };
+}

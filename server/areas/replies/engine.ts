@@ -1,0 +1,186 @@
+import { v7 as uuidv7 } from "uuid";
+import { reserveMessage, type MessageReservation } from "../../quota/usage.ts";
+import { cardContextOf } from "../cards/index.ts";
+import { ApiError } from "../../toolkit/http/errors.ts";
+import { countChatTokens, countTokens } from "../../toolkit/providers/llm/tokens.ts";
+import { UpstreamError, type ChatRequest, type TokenUsage } from "../../toolkit/providers/llm/types.ts";
+import type { Services } from "../../toolkit/services.ts";
+import { assembleContext } from "./context.ts";
+import type { Citation, InputRecord, Reply, ReplyContext, ReplyEvent, ReplyRecord, ReplyRequest } from "./types.ts";
+
+/**
+ * Gets a reply ready: reserves one message of the user's quota while the context loads (one round
+ * trip for both), then answers a `Reply` to iterate. Throws what must be refused before anything
+ * runs: 402 when the quota is used up, or the context source's own error; either way nothing stays
+ * reserved. From here on every failure is an `error` event, never a throw.
+ */
+export async function beginReply(services: Services, request: ReplyRequest): Promise<Reply> {
+  const text = typeof request.input === "string" ? request.input : request.input.content;
+  // A refused quota stops the load, so an over-quota send costs no embeddings call.
+  const refused = new AbortController();
+  const signal = request.signal ? AbortSignal.any([request.signal, refused.signal]) : refused.signal;
+  const reserving = request.reserved ? Promise.resolve(request.reserved) : reserveMessage(services, request.userId);
+  reserving.catch(() => refused.abort());
+  const loading = (async () => {
+    // The card's lorebook is read beside the context (or already by the caller), so a reply waits for neither in turn.
+    const [context, card] = await Promise.all([request.context.load(text, signal), request.card ?? cardContextOf(services, request.persona.id)]);
+    return card ? { ...context, card } : context;
+  })();
+  const [reserved, loaded] = await Promise.allSettled([reserving, loading]);
+  if (reserved.status === "rejected") throw reserved.reason;
+  if (loaded.status === "rejected") {
+    await reserved.value.release();
+    throw loaded.reason;
+  }
+  const reservation = reserved.value;
+  let started = false;
+  return {
+    cancel: () => reservation.release(),
+    [Symbol.asyncIterator]() {
+      if (started) throw new Error("A reply runs once");
+      started = true;
+      return run(services, request, reservation, loaded.value);
+    },
+  };
+}
+
+async function* run(services: Services, request: ReplyRequest, reservation: MessageReservation, context: ReplyContext): AsyncGenerator<ReplyEvent> {
+  const { signal, sink } = request;
+  const input = typeof request.input === "string" ? inputRecord(request.input, services.now()) : request.input;
+  const inputStoredBefore = typeof request.input !== "string";
+  const streaming = request.mode === "stream";
+  let storingInput: Promise<void> | undefined;
+  let ended = false;
+  try {
+    const { call, citations } = modelRequest(services, request, context, input);
+    let text = "";
+    let model = call.model;
+    let usage: TokenUsage | undefined;
+    let stopped = false;
+    if (streaming) {
+      // The model is asked first and the input stored while it answers: the request leaves before
+      // the statement is built and sent, and the first delta waits for neither.
+      const chunks = services.providers.llm.stream(call)[Symbol.asyncIterator]();
+      const first = chunks.next();
+      if (!inputStoredBefore) {
+        storingInput = sink.store([input]);
+        storingInput.catch(() => undefined);
+      }
+      try {
+        for await (const chunk of continued(first, chunks)) {
+          if (chunk.type === "delta") {
+            text += chunk.content;
+            yield { type: "delta", content: chunk.content };
+          } else {
+            usage = chunk.usage;
+          }
+          if (request.stop?.aborted) break;
+        }
+      } catch (error) {
+        if (!request.stop?.aborted || signal?.aborted) throw error;
+      }
+      // A stop that came after the last delta changes nothing: the reply is whole.
+      stopped = request.stop?.aborted === true && usage === undefined;
+      if (stopped) usage = { inputTokens: countChatTokens(call.messages), outputTokens: countTokens(text) };
+    } else {
+      const completion = await services.providers.llm.complete(call);
+      ({ content: text, model, usage } = completion);
+      yield { type: "delta", content: text };
+    }
+    await storingInput;
+    if (signal?.aborted) throw signal.reason;
+    const reply: ReplyRecord = {
+      // Decided with the reservation: its lease sweep looks for this id.
+      id: reservation.replyId,
+      role: "assistant",
+      content: text,
+      tokens: countTokens(text),
+      createdAt: services.now(),
+      model,
+      usage: usage ?? { inputTokens: 0, outputTokens: countTokens(text) },
+      citations,
+      ...(stopped ? { stopped } : {}),
+    };
+    await sink.store(streaming || inputStoredBefore ? [reply] : [input, reply]);
+    ended = true;
+    // Not awaited: the reply is stored, and a lease left behind only finds it stored.
+    reservation.settle().catch((failure: unknown) => services.log.warn({ err: failure }, "could not settle a message's quota lease"));
+    yield { type: "done", input, reply };
+  } catch (error) {
+    ended = true;
+    yield await fail(error);
+  } finally {
+    // The caller stopped iterating before the end (`break`, `return()`): a stop like an abort.
+    if (!ended) await fail(new Error("The caller stopped reading the reply"), true);
+  }
+
+  async function fail(error: unknown, abandoned = false): Promise<ReplyEvent> {
+    await reservation.release().catch((failure: unknown) => services.log.error({ err: failure }, "could not give back a message quota"));
+    const stopped = abandoned || signal?.aborted === true;
+    const failure = stopped ? stopFailure(signal?.reason) : upstreamFailure(error);
+    if (!stopped && failure.status === 500) services.log.error({ err: error }, "reply failed");
+    const inputStored = inputStoredBefore || (storingInput !== undefined && (await storingInput.then(() => true, () => false)));
+    const inputId = inputStored ? input.id : null;
+    await sink.failed(failure, inputId).catch((failure2: unknown) => services.log.error({ err: failure2 }, "could not record a failed reply"));
+    return { type: "error", error: failure, inputId };
+  }
+}
+
+/** The rest of `iterator` after its `first` result, which was asked for already; closes it when left early. */
+async function* continued<T>(first: Promise<IteratorResult<T>>, iterator: AsyncIterator<T>): AsyncGenerator<T> {
+  let done = false;
+  try {
+    for (let result = await first; !result.done; result = await iterator.next()) yield result.value;
+    done = true;
+  } finally {
+    if (!done) await iterator.return?.();
+  }
+}
+
+function inputRecord(content: string, at: Date): InputRecord {
+  return { id: uuidv7(), role: "user", content, tokens: countTokens(content), createdAt: at };
+}
+
+/** The model's request: persona, knowledge and history fitted to the budget, and what it cites. */
+function modelRequest(services: Services, request: ReplyRequest, context: ReplyContext, input: InputRecord): { call: ChatRequest & { model: string }; citations: Citation[] } {
+  const { llm } = services.config;
+  const assembled = assembleContext({
+    instructions: request.persona.instructions,
+    ...(context.system?.length ? { system: context.system } : {}),
+    greeting: request.persona.greeting_message,
+    // A stored input read back with the history would be in the context twice.
+    history: context.history.filter((turn) => turn.id === undefined || turn.id !== input.id),
+    userMessage: input.content,
+    knowledge: context.knowledge,
+    ...(context.summary ? { summary: context.summary } : {}),
+    budget: llm.contextTokens - llm.maxOutputTokens,
+    ...(context.card ? { card: context.card } : {}),
+  });
+  return {
+    call: {
+      model: request.persona.model,
+      messages: assembled.turns,
+      maxOutputTokens: Math.min(llm.maxOutputTokens, request.maxOutputTokens ?? llm.maxOutputTokens),
+      purpose: "reply",
+      ...(callSignal(request) ? { signal: callSignal(request)! } : {}),
+    },
+    citations: assembled.used.map(({ chunk_id, document_id, filename, chunk_index, similarity }) => ({ chunk_id, document_id, filename, chunk_index, similarity })),
+  };
+}
+
+/** What cancels the model call: the caller leaving, or a stop (which keeps the partial reply). */
+function callSignal(request: ReplyRequest): AbortSignal | undefined {
+  if (request.signal && request.stop) return AbortSignal.any([request.signal, request.stop]);
+  return request.signal ?? request.stop;
+}
+
+/** What the caller is told when the model provider fails; never the provider's own text, which may carry secrets. */
+function upstreamFailure(error: unknown): ApiError {
+  if (error instanceof UpstreamError) return new ApiError(502, "upstream_error", error.message);
+  return new ApiError(500, "internal_error", "The reply could not be generated");
+}
+
+function stopFailure(reason: unknown): ApiError {
+  if (reason instanceof ApiError) return reason;
+  return new ApiError(500, "internal_error", "The reply was stopped before it was complete");
+}

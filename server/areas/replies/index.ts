@@ -1,0 +1,9 @@
+// The reply engine's public surface: one reply to a turn, whatever asked for it (a conversation,
+// a room, the studio's test chat, the OpenAI-compatible door). It answers no operation itself.
+import { defineArea } from "../../toolkit/area.ts";
+
+export { beginReply } from "./engine.ts";
+export { personaKnowledge } from "./knowledge.ts";
+export type { Citation, ContextSource, InputRecord, PastTurn, Reply, ReplyRecord, ReplySink } from "./types.ts";
+
+export const area = defineArea({ name: "replies", handlers: {} });

@@ -1,0 +1,7 @@
+// The group rooms area's public surface: rooms, their members and personas, and live room events.
+import { defineArea } from "../../toolkit/area.ts";
+import { roomAccountData } from "./account-data.ts";
+import { handlers } from "./handlers.ts";
+import { roomEventsCrontab, roomEventTasks } from "./jobs.ts";
+
+export const area = defineArea({ name: "rooms", handlers, tasks: roomEventTasks, crontab: roomEventsCrontab, accountData: roomAccountData });

@@ -1,0 +1,6 @@
+// The social area's public surface: follows, likes, profiles and the feed.
+import { defineArea } from "../../toolkit/area.ts";
+import { socialAccountData } from "./account-data.ts";
+import { handlers } from "./handlers.ts";
+
+export const area = defineArea({ name: "social", handlers, accountData: socialAccountData });

@@ -1,0 +1,5 @@
+// The voice area's public surface: speech to text and text to speech.
+import { defineArea } from "../../toolkit/area.ts";
+import { handlers } from "./handlers.ts";
+
+export const area = defineArea({ name: "voice", handlers });

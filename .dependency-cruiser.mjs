@@ -8,8 +8,9 @@
 const AREA = "^server/areas/[^/]+/";
 const TOOLKIT = "^server/toolkit/";
 const QUOTA = "^server/quota/";
-// Above the areas: the entry, the runtime, the app and the list of areas.
-const TOP = "^server/(main|runtime|app|areas|process)\\.ts$";
+// Above the areas: the entry, the runtimes (the server's, and the operator commands' without
+// listener or worker), the app and the list of areas.
+const TOP = "^server/(main|runtime|admin-runtime|app|areas|process)\\.ts$";
 
 /** @type {import("dependency-cruiser").IConfiguration} */
 export default {
@@ -59,9 +60,9 @@ export default {
     },
     {
       name: "runtime-only-from-main",
-      comment: "Within the service only main.ts starts the runtime (the CLI and the tests may too).",
+      comment: "Within the service only main.ts starts the runtime (the CLI and the tests may too); the operator commands' runtime takes its process registries.",
       severity: "error",
-      from: { path: "^server/", pathNot: "^server/main\\.ts$" },
+      from: { path: "^server/", pathNot: "^server/(main|admin-runtime)\\.ts$" },
       to: { path: "^server/runtime\\.ts$" },
     },
     {

@@ -849,8 +849,8 @@ export interface paths {
          *     - `event: done`, `data: {"message_id": "..."}` (`ChatStreamDone`): sent after the user message
          *     and the assistant message are stored; the stream then ends.
          *     - `event: error`, `data: {"code": "...", "message": "..."}` (`ChatStreamError`, code
-         *     `upstream_error` or `internal_error`): no assistant message was stored; the user message,
-         *     stored when the stream started, stays; the stream then ends.
+         *     `upstream_error`, `internal_error` or `generation_lost`): no assistant message was stored;
+         *     the user message, stored when the stream started, stays; the stream then ends.
          *     - a comment line `: keep-alive` every 15 seconds keeps proxies from closing the connection.
          *
          *     The reply is generated on the server independently of this connection: a client that
@@ -2598,16 +2598,22 @@ export interface components {
         };
         /**
          * @description Data of an `error` event: the stream failed and no assistant message was stored. `code` is
-         *     `upstream_error` (the model provider failed) or `internal_error`.
+         *     `upstream_error` (the model provider failed), `internal_error`, or `generation_lost` (the
+         *     process generating the reply stopped before it ended).
          * @example {
          *       "code": "upstream_error",
          *       "message": "The model provider did not answer in time."
          *     }
          */
         ChatStreamError: {
-            code: string;
+            code: components["schemas"]["ChatStreamErrorCode"];
             message: string;
         };
+        /**
+         * @description Why a chat stream failed: the `code` of its `error` event.
+         * @enum {string}
+         */
+        ChatStreamErrorCode: "upstream_error" | "internal_error" | "generation_lost";
         /** @description The events of a chat stream, keyed by their SSE event name. */
         ChatStreamEvent: components["schemas"]["ChatStreamStart"] | components["schemas"]["ChatStreamDelta"] | components["schemas"]["ChatStreamDone"] | components["schemas"]["ChatStreamError"];
         /**
@@ -5795,6 +5801,7 @@ export type SchemaCharacterCardV3 = components['schemas']['CharacterCardV3'];
 export type SchemaChatStreamDelta = components['schemas']['ChatStreamDelta'];
 export type SchemaChatStreamDone = components['schemas']['ChatStreamDone'];
 export type SchemaChatStreamError = components['schemas']['ChatStreamError'];
+export type SchemaChatStreamErrorCode = components['schemas']['ChatStreamErrorCode'];
 export type SchemaChatStreamEvent = components['schemas']['ChatStreamEvent'];
 export type SchemaChatStreamStart = components['schemas']['ChatStreamStart'];
 export type SchemaCheckoutInput = components['schemas']['CheckoutInput'];

@@ -2,7 +2,7 @@ import express, { type Express, type Request, type RequestHandler, type Router }
 import { authLimits, identifyCaller, requireCredential } from "./areas/auth/index.ts";
 import { handlers as defaultHandlers } from "./areas.ts";
 import { routeOrder } from "./toolkit/contract.ts";
-import { errorHandler, unknownRoute } from "./toolkit/http/errors.ts";
+import { errorHandler, unknownRoute } from "./toolkit/http/error-handler.ts";
 import { chain } from "./toolkit/http/chain.ts";
 import { idempotency } from "./toolkit/http/idempotency.ts";
 import { readBody } from "./toolkit/http/body.ts";

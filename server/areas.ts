@@ -64,8 +64,11 @@ export function taskList(services: Services): TaskList {
 /** Recurring schedule (graphile-worker crontab syntax). */
 export const crontab = areas.flatMap((area) => area.crontab ?? []).join("\n");
 
+/** Where the areas store replies, for the quota lease sweep. */
+export const replyTables = areas.flatMap((area) => area.repliesStoredIn ?? []);
+
 /** What a worker process runs besides its jobs: the areas' connections (chat platform gateways) and the quota lease sweep. */
 export function startConnections(services: Services): Connection {
-  const running = [...areas.flatMap((area) => (area.connections ? [area.connections(services)] : [])), startLeaseSweep(services)];
+  const running = [...areas.flatMap((area) => (area.connections ? [area.connections(services)] : [])), startLeaseSweep(services, replyTables)];
   return { stop: async () => void (await Promise.all(running.map((part) => part.stop()))) };
 }

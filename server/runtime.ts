@@ -2,12 +2,17 @@ import type { Server } from "node:http";
 import type { TaskList } from "graphile-worker";
 import { createApp } from "./app.ts";
 import { instanceSecret } from "./toolkit/db/instance-secrets.ts";
-import { settleGenerations } from "./areas/conversations/index.ts";
+import { Generations, settleGenerations } from "./areas/conversations/index.ts";
+import { createRoomHub } from "./areas/rooms/index.ts";
+import { createShareTargets, ShareOpenCounter } from "./areas/social/index.ts";
+import { VoiceLimiters } from "./areas/voice/index.ts";
+import type { LiveLogDeps } from "./toolkit/events/live-log.ts";
 import { TokenSigner } from "./toolkit/tokens.ts";
 import type { Config } from "./toolkit/config.ts";
 import { openDatabase, type Database } from "./toolkit/db/database.ts";
 import type { EmbeddedDatabase } from "./toolkit/db/embedded.ts";
 import { bindServer, type BoundServer } from "./toolkit/http/listener.ts";
+import { StreamPlaces } from "./toolkit/http/stream-limits.ts";
 import type { HandlerMap } from "./toolkit/http/router.ts";
 import { openJobQueue } from "./toolkit/jobs/queue.ts";
 import { startWorker, type RunningWorker } from "./toolkit/jobs/worker.ts";
@@ -92,6 +97,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       now: options.now ?? (() => new Date()),
       health: { worker: config.worker.enabled ? "ok" : "disabled" },
       stopping: shuttingDown.signal,
+      ...processRegistries({ db, log, stopping: shuttingDown.signal }),
     };
     if (config.worker.enabled) worker = await startWorker(services, { ...taskList(services), ...options.extraTasks }, crontab);
     if (config.worker.enabled) connections = startConnections(services);
@@ -135,6 +141,24 @@ export async function startService(config: Config, options: StartOptions = {}): 
     await db.close();
     throw error;
   }
+}
+
+/**
+ * The process-scoped registries carried on `Services`: one of each per process (per started service:
+ * tests run several in one process), created here rather than on first use, so that `Services`
+ * shows them all. Lazy inside: a log listens on its channel, a limiter opens, on first use.
+ */
+export function processRegistries(deps: LiveLogDeps & { db: Database }): Pick<Services, "streamPlaces" | "areas"> {
+  return {
+    streamPlaces: new StreamPlaces(),
+    areas: {
+      generations: new Generations(deps),
+      roomHub: createRoomHub(deps),
+      shareOpens: new ShareOpenCounter(deps),
+      shareTargets: createShareTargets(),
+      voiceLimiters: new VoiceLimiters(deps.db),
+    },
+  };
 }
 
 /**

@@ -30,6 +30,8 @@ export async function startPersona(env: Record<string, string> = {}): Promise<{ 
       RATE_LIMIT_PER_MINUTE: "1000000",
       AUTH_ATTEMPTS_PER_IP: "1000000",
       AUTH_ATTEMPTS_PER_EMAIL: "1000000",
+      // One bench user opens up to 50 streams at once (bench:chat); the per-user cap is a guard, not what is measured.
+      STREAMS_PER_USER: "1000",
       ...env,
     },
     `http://127.0.0.1:${port}`,

@@ -1,5 +1,6 @@
-import { Option, type Command } from "commander";
+import type { Command } from "commander";
 import { contextOf } from "../context.ts";
+import { enumOption } from "../contract-enums.ts";
 import { usageError } from "../errors.ts";
 import { examples } from "../help.ts";
 import { printFields } from "../output.ts";
@@ -15,7 +16,7 @@ export function registerExportCommand(program: Command): void {
     .description("Without a persona: request an export of all your data (the signed link is e-mailed). With one: write it as a character card")
     .argument("[persona]", "id or name of a persona to export as a character card")
     .option("-o, --output <file>", "write the card to this file (a .png name means a PNG card); JSON to stdout without it")
-    .addOption(new Option("--format <format>", "card format (default: png for a .png file, else json)").choices(["json", "png"]))
+    .addOption(enumOption("--format <format>", "card format (default: png for a .png file, else json)", "CardFormat"))
     .addHelpText(
       "after",
       "\nWithout <persona> this is the account data export, as before: while an export is processing,\n" +

@@ -2,10 +2,11 @@ import type { Command } from "commander";
 import { contextOf } from "../context.ts";
 import { CliError, EXIT } from "../errors.ts";
 import { examples } from "../help.ts";
-import { withServerDatabase } from "../internals/database.ts";
-import { findOutboxMail, listOutbox } from "../internals/outbox-store.ts";
+import { withServerServices } from "../internals/database.ts";
 import { printFields, printTable } from "../output.ts";
 import { positiveInt } from "../parse.ts";
+
+const outbox = () => import("../../server/toolkit/providers/email/outbox-admin.ts");
 
 /**
  * The e-mail outbox: every mail the service sent or, without SMTP_URL, only recorded (verification
@@ -31,7 +32,8 @@ export function registerMailCommands(program: Command): void {
     .addHelpText("after", examples(["persona mail list --to ada@example.com --limit 5"]))
     .action(async (options: { to?: string; kind?: string; limit: number }, command: Command) => {
       const { out } = await contextOf(command);
-      const mails = await withServerDatabase((knex) => listOutbox(knex, options));
+      const { listOutbox } = await outbox();
+      const mails = await withServerServices((services) => listOutbox(services, options));
       out.result({ data: mails }, () =>
         printTable(
           mails,
@@ -55,8 +57,11 @@ export function registerMailCommands(program: Command): void {
     .addHelpText("after", examples(["persona mail show 0193a6e1-5c2d-7f10-8a4b-3c9d2e1f0a77"]))
     .action(async (id: string, _options: unknown, command: Command) => {
       const { out } = await contextOf(command);
-      const mail = await withServerDatabase((knex) => findOutboxMail(knex, id));
-      if (!mail) throw new CliError(`mail ${id} not found`, EXIT.notFound, "not_found");
+      const { readOutboxMail } = await outbox();
+      const kept = await withServerServices((services) => readOutboxMail(services, id));
+      if (!kept) throw new CliError(`mail ${id} not found`, EXIT.notFound, "not_found");
+      // The outbox keeps a mail's text sealed, and drops it once an SMTP server took the mail (issue 31 M3).
+      const mail = { ...kept, text: kept.text ?? "(the text was dropped once the mail was sent)" };
       out.result(mail, () => {
         printFields([
           ["id", mail.id],

@@ -1,10 +1,10 @@
-import { Option, type Command } from "commander";
+import type { Command } from "commander";
 import type { Schemas } from "../../sdk/src/index.ts";
 import { contextOf } from "../context.ts";
+import { enumOption } from "../contract-enums.ts";
 import { CliError, EXIT, usageError } from "../errors.ts";
 import { examples } from "../help.ts";
-import { withServerDatabase } from "../internals/database.ts";
-import { setListingFeatured } from "../internals/marketplace-store.ts";
+import { withServerServices } from "../internals/database.ts";
 import { printFields, printPageFooter, printTable } from "../output.ts";
 import { nonNegativeInt, positiveInt } from "../parse.ts";
 import { isUuid } from "../resolve.ts";
@@ -34,7 +34,7 @@ export function registerMarketplaceCommands(program: Command): void {
     .description("Published listings (the default subcommand)")
     .option("--q <text>", "free text over name, description and tags")
     .option("--category <slug>", "only this category")
-    .addOption(new Option("--sort <order>", "order").choices(["popular", "recent", "trending", "top_rated"]).default("popular"))
+    .addOption(enumOption("--sort <order>", "order", "MarketplaceSort").default("popular"))
     .option("--limit <n>", "page size (1-100)", positiveInt, 20)
     .option("--offset <n>", "skip this many", nonNegativeInt, 0)
     .action(async (options: { q?: string; category?: string; sort: "popular"; limit: number; offset: number }, command: Command) => {
@@ -102,7 +102,7 @@ export function registerMarketplaceCommands(program: Command): void {
     .command("reviews")
     .description("A listing's reviews")
     .argument("<listing>", "listing id")
-    .addOption(new Option("--sort <order>", "order").choices(["recent", "highest", "lowest"]).default("recent"))
+    .addOption(enumOption("--sort <order>", "order", "ReviewSort").default("recent"))
     .option("--limit <n>", "page size (1-50)", positiveInt, 20)
     .option("--offset <n>", "skip this many", nonNegativeInt, 0)
     .action(async (id: string, options: { sort: "recent"; limit: number; offset: number }, command: Command) => {
@@ -131,7 +131,9 @@ export function registerMarketplaceCommands(program: Command): void {
     .requiredOption("--reason <text>", "why it is featured, shown to users")
     .action(async (id: string, options: { reason: string }, command: Command) => {
       const { out } = await contextOf(command);
-      const done = await withServerDatabase((knex) => setListingFeatured(knex, listingId(id), options.reason, new Date()));
+      const listing = listingId(id);
+      const { feature } = await import("../../server/areas/marketplace/index.ts");
+      const done = await withServerServices((services) => feature(services, listing, options.reason));
       if (!done) throw new CliError(`listing ${id} not found`, EXIT.notFound, "not_found");
       out.result({ id, featured: true, featured_reason: options.reason }, () => out.line(`Featured ${id}.`));
     });
@@ -142,7 +144,9 @@ export function registerMarketplaceCommands(program: Command): void {
     .argument("<listing>", "listing id")
     .action(async (id: string, _options: unknown, command: Command) => {
       const { out } = await contextOf(command);
-      const done = await withServerDatabase((knex) => setListingFeatured(knex, listingId(id), null, null));
+      const listing = listingId(id);
+      const { unfeature } = await import("../../server/areas/marketplace/index.ts");
+      const done = await withServerServices((services) => unfeature(services, listing));
       if (!done) throw new CliError(`listing ${id} not found`, EXIT.notFound, "not_found");
       out.result({ id, featured: false }, () => out.line(`Unfeatured ${id}.`));
     });

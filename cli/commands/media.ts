@@ -1,14 +1,12 @@
 import { writeFile } from "node:fs/promises";
 import { Writable } from "node:stream";
-import { Option, type Command } from "commander";
+import type { Command } from "commander";
+import type { Schemas } from "../../sdk/src/index.ts";
 import { contextOf } from "../context.ts";
+import { enumOption } from "../contract-enums.ts";
 import { examples } from "../help.ts";
 import { printFields } from "../output.ts";
 import { binarySink } from "../sink.ts";
-
-const VOICES = ["alloy", "echo", "fable", "nova", "onyx", "shimmer"] as const;
-const STYLES = ["avatar", "banner", "scene"] as const;
-const RATIOS = ["1:1", "16:9", "9:16", "4:3"] as const;
 
 /** Text to speech, speech to text and image generation. */
 export function registerMediaCommands(program: Command): void {
@@ -16,10 +14,10 @@ export function registerMediaCommands(program: Command): void {
     .command("say")
     .description("Speak text as MP3 (streamed as it is synthesised) to stdout or a file")
     .argument("<text>", "what to say (1 to 5,000 characters)")
-    .addOption(new Option("--voice <voice>", "voice").choices(VOICES).default("alloy"))
+    .addOption(enumOption("--voice <voice>", "voice", "VoiceId").default("alloy"))
     .option("-o, --output <file>", "write the MP3 here instead of stdout")
     .addHelpText("after", examples(['persona say "Welcome aboard, cadet!" --voice nova > out.mp3', 'persona say "Hello" -o hello.mp3']))
-    .action(async (text: string, options: { voice: (typeof VOICES)[number]; output?: string }, command: Command) => {
+    .action(async (text: string, options: { voice: Schemas["VoiceId"]; output?: string }, command: Command) => {
       const ctx = await contextOf(command);
       const sink = binarySink(options.output, "The audio");
       const stream = await ctx.client().voice.tts({ text, voice_id: options.voice }, { stream: true });
@@ -46,11 +44,11 @@ export function registerMediaCommands(program: Command): void {
     .command("image")
     .description("Generate an image from a prompt; prints its link, and saves the PNG with -o")
     .argument("<prompt>", "what to draw (3 to 500 characters)")
-    .addOption(new Option("--style <style>", "composition").choices(STYLES).default("avatar"))
-    .addOption(new Option("--aspect <ratio>", "aspect ratio (sets the size)").choices(RATIOS).default("1:1"))
+    .addOption(enumOption("--style <style>", "composition", "ImageStyle").default("avatar"))
+    .addOption(enumOption("--aspect <ratio>", "aspect ratio (sets the size)", "ImageAspectRatio").default("1:1"))
     .option("-o, --output <file>", "save the PNG here")
     .addHelpText("after", examples(['persona image "Portrait of a wise owl" -o owl.png', 'persona image "A harbour at dusk" --style banner --aspect 16:9']))
-    .action(async (prompt: string, options: { style: (typeof STYLES)[number]; aspect: (typeof RATIOS)[number]; output?: string }, command: Command) => {
+    .action(async (prompt: string, options: { style: Schemas["ImageStyle"]; aspect: Schemas["ImageAspectRatio"]; output?: string }, command: Command) => {
       const ctx = await contextOf(command);
       const client = ctx.client();
       const image = await client.images.generate({ prompt, style: options.style, aspect_ratio: options.aspect });

@@ -2,14 +2,15 @@ import type { Command } from "commander";
 import { contextOf } from "../context.ts";
 import { CliError, EXIT } from "../errors.ts";
 import { examples } from "../help.ts";
-import { withServerDatabase } from "../internals/database.ts";
-import { listOAuthClients, removeOAuthClient } from "../internals/oauth-clients-store.ts";
+import { withServerServices } from "../internals/database.ts";
 import { printFields, printTable } from "../output.ts";
+
+const areaOfAuth = () => import("../../server/areas/auth/index.ts");
 
 /**
  * OAuth client applications. The contract has no endpoint for them (DECISIONS: the admin CLI
- * registers them), so these commands work on the server's database directly, configured like the
- * server (DATABASE_URL, or the embedded database in PERSONA_DATA_DIR).
+ * registers them), so these commands call the auth area's services on the server's database,
+ * configured like the server (DATABASE_URL, or the embedded database in PERSONA_DATA_DIR).
  */
 export function registerOAuthClientCommands(program: Command): void {
   const group = program
@@ -34,8 +35,8 @@ export function registerOAuthClientCommands(program: Command): void {
     .addHelpText("after", examples(["persona oauth-clients register --name CI --redirect-uri http://127.0.0.1:8765/cb --json"]))
     .action(async (options: { name: string; redirectUri: string[] }, command: Command) => {
       const { out } = await contextOf(command);
-      const { registerOAuthClient } = await import("../../server/areas/auth/oauth/clients.ts");
-      const client = await withServerDatabase((knex) => registerOAuthClient(knex, { name: options.name, redirectUris: options.redirectUri }));
+      const { registerOAuthClient } = await areaOfAuth();
+      const client = await withServerServices((services) => registerOAuthClient(services, { name: options.name, redirectUris: options.redirectUri }, services.now()));
       const result = { ...client, name: options.name.trim(), redirect_uris: [...new Set(options.redirectUri)] };
       out.result(result, () => {
         printFields([
@@ -54,7 +55,8 @@ export function registerOAuthClientCommands(program: Command): void {
     .addHelpText("after", examples(["persona oauth-clients list"]))
     .action(async (_options: unknown, command: Command) => {
       const { out } = await contextOf(command);
-      const clients = await withServerDatabase(listOAuthClients);
+      const { listOAuthClients } = await areaOfAuth();
+      const clients = await withServerServices(listOAuthClients);
       out.result({ data: clients }, () =>
         printTable(clients, [
           { header: "client_id", value: (c) => c.client_id },
@@ -67,12 +69,13 @@ export function registerOAuthClientCommands(program: Command): void {
 
   group
     .command("remove")
-    .description("Remove an application; its pending authorization codes go with it")
+    .description("Remove an application; its pending authorization codes go with it, and the access users granted it is revoked")
     .argument("<client_id>", "the client's oc_… id")
     .addHelpText("after", examples(["persona oauth-clients remove oc_…"]))
     .action(async (clientId: string, _options: unknown, command: Command) => {
       const { out } = await contextOf(command);
-      const removed = await withServerDatabase((knex) => removeOAuthClient(knex, clientId));
+      const { removeOAuthClient } = await areaOfAuth();
+      const removed = await withServerServices((services) => removeOAuthClient(services, clientId));
       if (!removed) throw new CliError(`OAuth client ${clientId} not found`, EXIT.notFound, "not_found");
       out.result({ client_id: clientId, deleted: true }, () => out.line(`Removed OAuth client ${clientId}.`));
     });

@@ -1,15 +1,13 @@
 import { readFile } from "node:fs/promises";
-import { Option, type Command } from "commander";
+import type { Command } from "commander";
 import type { Schemas } from "../../sdk/src/index.ts";
 import { contextOf } from "../context.ts";
+import { enumOption } from "../contract-enums.ts";
 import { usageError } from "../errors.ts";
 import { examples } from "../help.ts";
 import { printFields, printPageFooter, printTable, type Column } from "../output.ts";
 import { nonNegativeInt, positiveInt } from "../parse.ts";
 import { resolvePersonaId } from "../resolve.ts";
-
-const CATEGORIES = ["assistant", "tutor", "character", "coach", "companion", "creative", "developer", "other"];
-const VOICES = ["alloy", "echo", "fable", "nova", "onyx", "shimmer"];
 
 interface FieldOptions {
   name?: string;
@@ -35,9 +33,9 @@ function withFieldOptions(command: Command): Command {
     .option("--avatar-url <url>", "https URL of a square image")
     .option("--public", "list it in explore")
     .option("--no-public", "keep it private")
-    .addOption(new Option("--category <category>", "category").choices(CATEGORIES))
+    .addOption(enumOption("--category <category>", "category", "PersonaCategory"))
     .option("--greeting <text>", "first assistant turn of new conversations")
-    .addOption(new Option("--voice <voice>", "voice for text-to-speech").choices(VOICES));
+    .addOption(enumOption("--voice <voice>", "voice for text-to-speech", "VoiceId"));
 }
 
 async function fieldsOf(options: FieldOptions): Promise<Schemas["PersonaUpdate"]> {
@@ -109,7 +107,7 @@ export function registerPersonaCommands(program: Command): void {
     .description("List your personas")
     .option("--limit <n>", "page size", positiveInt, 20)
     .option("--offset <n>", "skip this many", nonNegativeInt, 0)
-    .addOption(new Option("--sort <field>", "order").choices(["created_at", "updated_at", "name"]))
+    .addOption(enumOption("--sort <field>", "order", "PersonaSort"))
     .addHelpText("after", examples(["persona personas list --sort name", "persona personas list --json | jq -r '.data[].id'"]))
     .action(async (options: { limit: number; offset: number; sort?: Schemas["PersonaSort"] }, command: Command) => {
       const ctx = await contextOf(command);
@@ -124,8 +122,8 @@ export function registerPersonaCommands(program: Command): void {
     .command("explore")
     .description("Browse public personas")
     .option("--q <text>", "search text")
-    .addOption(new Option("--category <category>", "only this category").choices(CATEGORIES))
-    .addOption(new Option("--sort <order>", "order").choices(["popular", "recent", "trending"]))
+    .addOption(enumOption("--category <category>", "only this category", "PersonaCategory"))
+    .addOption(enumOption("--sort <order>", "order", "ExploreSort"))
     .option("--limit <n>", "page size", positiveInt, 20)
     .option("--offset <n>", "skip this many", nonNegativeInt, 0)
     .addHelpText("after", examples(["persona personas explore --category tutor --sort popular"]))

@@ -1,10 +1,10 @@
-import { Option, type Command } from "commander";
+import type { Command } from "commander";
 import type { Schemas } from "../../sdk/src/index.ts";
 import { contextOf, type Context } from "../context.ts";
+import { enumOption } from "../contract-enums.ts";
 
-const REPLY_MODES = ["natural", "mentions_only", "all"] as const;
-type ReplyMode = (typeof REPLY_MODES)[number];
-const replyModeOption = () => new Option("--reply-mode <mode>", "who answers a message that names no persona").choices(REPLY_MODES);
+type ReplyMode = Schemas["RoomReplyMode"];
+const replyModeOption = () => enumOption("--reply-mode <mode>", "who answers a message that names no persona", "RoomReplyMode");
 import { examples } from "../help.ts";
 import { printFields, printPageFooter, printTable } from "../output.ts";
 import { booleanValue, collect, nonNegativeInt, positiveInt } from "../parse.ts";

@@ -1,5 +1,6 @@
-import { InvalidArgumentError, Option, type Command } from "commander";
+import { InvalidArgumentError, type Command } from "commander";
 import { contextOf } from "../context.ts";
+import { enumOption } from "../contract-enums.ts";
 import { examples } from "../help.ts";
 import { printFields, printTable } from "../output.ts";
 import { collect } from "../parse.ts";
@@ -124,7 +125,7 @@ export function registerStudioCommands(program: Command): void {
     .command("analytics")
     .description("Messages, users, rating and retention over a period")
     .argument("<persona>", "id or name")
-    .addOption(new Option("--period <period>", "window").choices(["7d", "30d", "90d"]).default("30d"))
+    .addOption(enumOption("--period <period>", "window", "AnalyticsPeriod").default("30d"))
     .action(async (ref: string, options: { period: "7d" | "30d" | "90d" }, command: Command) => {
       const ctx = await contextOf(command);
       const client = ctx.client();
@@ -144,9 +145,9 @@ export function registerStudioCommands(program: Command): void {
     .command("publish")
     .description("List the persona in the marketplace, or update its listing")
     .argument("<persona>", "id or name")
-    .addOption(new Option("--category <slug>", "category").choices(["productivity", "education", "entertainment", "lifestyle", "developer-tools", "other"]).makeOptionMandatory())
+    .addOption(enumOption("--category <slug>", "category", "PublishCategory").makeOptionMandatory())
     .option("--tag <tag>", "a tag (repeat, or comma-separated; up to 5)", collect)
-    .addOption(new Option("--pricing <pricing>", "free or premium").choices(["free", "premium"]).default("free"))
+    .addOption(enumOption("--pricing <pricing>", "free or premium", "PublishPricing").default("free"))
     .action(async (ref: string, options: { category: "education"; tag?: string[]; pricing: "free" | "premium" }, command: Command) => {
       const ctx = await contextOf(command);
       const client = ctx.client();

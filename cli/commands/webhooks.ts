@@ -4,6 +4,7 @@ import type { Command } from "commander";
 import { verifyWebhook } from "../../sdk/src/index.ts";
 import type { Schemas } from "../../sdk/src/index.ts";
 import { contextOf } from "../context.ts";
+import { contractEnum } from "../contract-enums.ts";
 import { CliError, EXIT, usageError } from "../errors.ts";
 import { examples } from "../help.ts";
 import { keepProcessAlive } from "../lifecycle.ts";
@@ -11,13 +12,13 @@ import { printFields, printPageFooter, printTable } from "../output.ts";
 import { booleanValue, collect, nonNegativeInt, positiveInt } from "../parse.ts";
 
 type EventType = Schemas["WebhookEventType"];
-const EVENTS: EventType[] = ["message.created", "message.failed", "conversation.created", "subscription.created", "subscription.cancelled"];
 
 function eventList(given: string[] | undefined): EventType[] | undefined {
   if (!given) return undefined;
+  const known = contractEnum("WebhookEventType");
   const names = [...new Set(given.flatMap((value) => value.split(",")).map((value) => value.trim()).filter(Boolean))];
-  const unknown = names.filter((name) => !EVENTS.includes(name as EventType));
-  if (unknown.length) throw usageError(`unknown event ${unknown.join(", ")}: use ${EVENTS.join(", ")}`);
+  const unknown = names.filter((name) => !known.includes(name as EventType));
+  if (unknown.length) throw usageError(`unknown event ${unknown.join(", ")}: use ${known.join(", ")}`);
   return names as EventType[];
 }
 
@@ -49,7 +50,7 @@ export function registerWebhookCommands(program: Command): void {
     .command("create")
     .description("Register a webhook; its secret is printed once")
     .requiredOption("--url <url>", "where deliveries are POSTed (HTTPS)")
-    .requiredOption("--event <name...>", `event(s) to deliver: ${EVENTS.join(", ")}`, collect)
+    .requiredOption("--event <name...>", `event(s) to deliver: ${contractEnum("WebhookEventType").join(", ")}`, collect)
     .option("--secret <secret>", "signing secret (16-256 characters; default: generated)")
     .action(async (options: { url: string; event: string[]; secret?: string }, command: Command) => {
       const ctx = await contextOf(command);
@@ -162,7 +163,7 @@ export function registerWebhookCommands(program: Command): void {
     .action(async (options: { forwardTo?: string; event?: string[]; port: number; host: string; publicUrl?: string }, command: Command) => {
       const ctx = await contextOf(command);
       const client = ctx.client();
-      const events = eventList(options.event) ?? EVENTS;
+      const events = eventList(options.event) ?? contractEnum("WebhookEventType");
       let secret = "";
       const server = createServer(async (req, res) => {
         const raw = await readBody(req);

@@ -1,5 +1,5 @@
-import type { Knex } from "knex";
 import type { Logger } from "../../server/toolkit/logger.ts";
+import type { Services } from "../../server/toolkit/services.ts";
 import { CliError } from "../errors.ts";
 
 // The server's modules (knex, pg, PGlite, express…) take seconds to load; they are imported only
@@ -12,17 +12,18 @@ export async function stderrLogger(): Promise<Logger> {
 }
 
 /**
- * Runs `work` on the service's own database, configured exactly as the server is (DATABASE_URL, or
- * the embedded default in PERSONA_DATA_DIR). Used by the admin commands whose data has no API
- * endpoint: OAuth client registration and the e-mail outbox. On the embedded default with a server
- * running, the command attaches to the database that server serves (its data-dir lock names the
- * directory of its socket, which only their common user may enter): a second process must never
- * open the dir itself.
+ * Runs `work` with the areas' services on the service's own database, configured exactly as the
+ * server is (DATABASE_URL, or the embedded default in PERSONA_DATA_DIR), without a listener or a
+ * worker (server/admin-runtime.ts). Used by the operator commands whose actions have no API
+ * endpoint: accounts' plans, OAuth client registration, the e-mail outbox, the featured shelf. On
+ * the embedded default with a server running, the command attaches to the database that server
+ * serves (its data-dir lock names the directory of its socket, which only their common user may
+ * enter): a second process must never open the dir itself.
  */
-export async function withServerDatabase<T>(work: (knex: Knex) => Promise<T>): Promise<T> {
-  const [{ loadConfig }, { openDatabase }, { liveHolder }, { embeddedDatabaseUrl }] = await Promise.all([
+export async function withServerServices<T>(work: (services: Services) => Promise<T>): Promise<T> {
+  const [{ loadConfig }, { openServices }, { liveHolder }, { embeddedDatabaseUrl }] = await Promise.all([
     import("../../server/toolkit/config.ts"),
-    import("../../server/toolkit/db/database.ts"),
+    import("../../server/admin-runtime.ts"),
     import("../../server/toolkit/db/data-dir-lock.ts"),
     import("../../server/toolkit/db/embedded-socket.ts"),
   ]);
@@ -34,9 +35,10 @@ export async function withServerDatabase<T>(work: (knex: Knex) => Promise<T>): P
       config = { ...config, databaseUrl: embeddedDatabaseUrl(holder.socket) };
     }
   }
-  const db = await openDatabase(config, await stderrLogger());
+  let services: Awaited<ReturnType<typeof openServices>> | undefined;
   try {
-    return await work(db.knex);
+    services = await openServices(config, await stderrLogger());
+    return await work(services);
   } catch (error) {
     // 42P01 undefined_table: the database exists but has never been migrated.
     if ((error as { code?: string }).code === "42P01") {
@@ -44,6 +46,6 @@ export async function withServerDatabase<T>(work: (knex: Knex) => Promise<T>): P
     }
     throw error;
   } finally {
-    await db.close();
+    await services?.close();
   }
 }

@@ -7,17 +7,17 @@ const BATCH = 1_000;
 
 /**
  * Ends expired quota leases in a worker process, giving back the messages of replies that were
- * never stored (usage-store.ts, `releaseExpiredLeases`). A timer rather than a cron job: cron runs
+ * never stored in any of `replyTables` (usage-store.ts, `releaseExpiredLeases`). A timer rather than a cron job: cron runs
  * once a minute at best, and a lease is checked within a quarter of its length (at most 30 s, at
  * least 1 s) after it ran out. Every worker process sweeps; their statements skip each other's rows.
  */
-export function startLeaseSweep(services: Services): { stop: () => Promise<void> } {
+export function startLeaseSweep(services: Services, replyTables: readonly string[]): { stop: () => Promise<void> } {
   const everyMs = Math.min(30, Math.max(1, Math.ceil(leaseSeconds(services) / 4))) * 1000;
   let sweeping: Promise<void> | undefined;
   const sweep = async () => {
     let given = 0;
     for (;;) {
-      const batch = await releaseExpiredLeases(services.db.knex, services.now(), BATCH);
+      const batch = await releaseExpiredLeases(services.db.knex, services.now(), BATCH, replyTables);
       given += batch.given;
       if (batch.ended < BATCH || services.stopping.aborted) break;
     }

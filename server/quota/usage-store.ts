@@ -1,5 +1,8 @@
 import type { Knex } from "knex";
 
+/** The tables quota owns: usage counters per period, and the leases of messages being replied to. */
+export const quotaTables = ["usage_counters", "quota_leases"] as const;
+
 /** The user's plan name, locking the user row so that concurrent limit checks queue up behind it. */
 export async function lockUserPlan(trx: Knex.Transaction, userId: string): Promise<string> {
   const row = await trx("users").select("plan").where({ id: userId }).forUpdate().first();
@@ -59,46 +62,67 @@ export async function paidPeriodOf(knex: Knex, userId: string): Promise<{ start:
   return row && { start: new Date(row.current_period_start), end: new Date(row.current_period_end), interval: row.interval };
 }
 
+/** What a statement needs to reserve one message of a user's monthly quota in its own round trip. */
+export interface ReservationQuery {
+  userId: string;
+  /** The clock, to tell a subscription's current period from one that has ended. */
+  now: Date;
+  /** The calendar month's first day (YYYY-MM-DD): the period of a user without a paid subscription. */
+  calendarStart: string;
+  /** The message limit of each plan, and the limit of a plan none of them names. */
+  limits: Record<string, number>;
+  fallback: number;
+  lease: QuotaLease;
+}
+
 /**
- * `incrementMessagesUnderPlan` in the usage period, found in the same statement (a message send
- * pays no extra round trip): the paid subscription's period as `usagePeriod` defines it (its
- * current one, or the next once it has ended and the renewal is not recorded yet), else the
- * calendar month starting `calendarStart`. Answers the new count (undefined when the quota is used
- * up) and the period's key.
+ * The CTEs that reserve one message in the usage period, for a statement of its own (the chat
+ * turn reads everything else it needs in the same round trip): `quota` (the user's plan and
+ * message limit), `period` (the paid subscription's period as `usagePeriod` defines it: its
+ * current one, or the next once it has ended and the renewal is not recorded yet; else the
+ * calendar month), `counted` (messages sent in the period before this one), `reserved` (the
+ * conditional upsert: a row only when the message fits) and `lease`. `onlyIf` is an SQL condition
+ * over the statement's earlier CTEs (the turn reserves nothing for a conversation that is not
+ * there). The statement must read `lease`: a CTE nobody reads does not run.
  */
-export async function incrementMessagesInPeriod(
-  knex: Knex,
-  userId: string,
-  now: Date,
-  calendarStart: string,
-  limits: Record<string, number>,
-  fallback: number,
-  lease: QuotaLease,
-): Promise<{ count: number | undefined; period: string | undefined }> {
-  const entries = Object.entries(limits);
+export function reservationCtes(q: ReservationQuery, onlyIf = "true"): { sql: string; bindings: (string | number | Date)[] } {
+  const entries = Object.entries(q.limits);
   const limitOf = `CASE u.plan ${entries.map(() => "WHEN ? THEN ?::int").join(" ")} ELSE ?::int END`;
-  const result = await knex.raw<{ rows: { messages_sent: number; period_start: string }[] }>(
-    `WITH quota AS (SELECT ${limitOf} AS messages_limit FROM users u WHERE u.id = ?),
+  return {
+    sql: `quota AS (SELECT ${limitOf} AS messages_limit, u.plan FROM users u WHERE u.id = ?),
      period AS (
        SELECT COALESCE(
          (SELECT ((CASE WHEN s.current_period_end > ?::timestamptz THEN s.current_period_start ELSE s.current_period_end END) AT TIME ZONE 'UTC')::date
             FROM billing_subscriptions s WHERE s.user_id = ? AND s.plan <> 'free'),
          ?::date) AS start),
+     counted AS (SELECT coalesce((SELECT messages_sent FROM usage_counters WHERE user_id = ? AND period_start = (SELECT start FROM period)), 0) AS messages_sent),
      reserved AS (
        INSERT INTO usage_counters (user_id, period_start, messages_sent)
-         SELECT ?, period.start, 1 FROM quota, period WHERE quota.messages_limit > 0
+         SELECT ?, period.start, 1 FROM quota, period WHERE quota.messages_limit > 0 AND (${onlyIf})
        ON CONFLICT (user_id, period_start) DO UPDATE SET messages_sent = usage_counters.messages_sent + 1
          WHERE usage_counters.messages_sent < (SELECT messages_limit FROM quota)
        RETURNING user_id, messages_sent, period_start),
-     ${LEASE_CTE}
+     ${LEASE_CTE}`,
+    bindings: [...entries.flat(), q.fallback, q.userId, q.now, q.userId, q.calendarStart, q.userId, q.userId, ...leaseBindings(q.lease)],
+  };
+}
+
+/**
+ * `incrementMessagesUnderPlan` in the usage period, found in the same statement (a message send
+ * pays no extra round trip). Answers the new count (undefined when the quota is used up) and the
+ * period's key.
+ */
+export async function incrementMessagesInPeriod(knex: Knex, q: ReservationQuery): Promise<{ count: number | undefined; period: string | undefined }> {
+  const reservation = reservationCtes(q);
+  const result = await knex.raw<{ rows: { messages_sent: number; period_start: string }[] }>(
+    `WITH ${reservation.sql}
      SELECT messages_sent, to_char(period_start, 'YYYY-MM-DD') AS period_start, (SELECT count(*) FROM lease) AS leased FROM reserved`,
-    [...entries.flat(), fallback, userId, now, userId, calendarStart, userId, ...leaseBindings(lease)],
+    reservation.bindings,
   );
   const row = result.rows[0];
   return { count: row?.messages_sent, period: row?.period_start };
 }
 
-/** The durable side of a reservation: the reply it is for, and when to check that reply was stored. */
 export interface QuotaLease {
   replyId: string;
   seconds: number;
@@ -142,13 +166,19 @@ export async function settleLease(knex: Knex, replyId: string): Promise<void> {
 /**
  * The sweep: ends up to `limit` leases that expired by `now` and, in the same statement, gives back
  * the messages of those whose reply was never stored (the process that reserved died mid-reply).
- * One-to-one and room replies are looked up by id: they are stored in the same transaction as the
- * reply, so a crash right after storing is seen; replies kept nowhere else (studio test chat, the
- * OpenAI prefix) settled their lease when they ended. Read here rather than through those areas: it
- * is one read by primary key, and billing must not depend on the conversation and room services.
+ * A reply is looked up by id in `replyTables`, the tables the areas store replies in
+ * (AreaModule.repliesStoredIn: messages, room_messages): a reply is stored in the same transaction
+ * as its lease is settled, so a crash right after storing is seen; replies kept nowhere else
+ * (studio test chat, the OpenAI prefix) settled their lease when they ended. The areas name their
+ * tables rather than quota reading them unasked: quota sits below the areas and knows none.
  * Sweeps running at once skip each other's rows, so each lease ends once.
  */
-export async function releaseExpiredLeases(knex: Knex, now: Date, limit: number): Promise<{ ended: number; given: number }> {
+export async function releaseExpiredLeases(knex: Knex, now: Date, limit: number, replyTables: readonly string[]): Promise<{ ended: number; given: number }> {
+  // Table names come from the areas' code, never from a request; checked all the same, since they are spliced in.
+  const stored = replyTables.map((table) => {
+    if (!/^[a-z_]+$/.test(table)) throw new Error(`not a table name: ${table}`);
+    return `AND NOT EXISTS (SELECT 1 FROM ${table} WHERE id = e.reply_id)`;
+  });
   const result = await knex.raw<{ rows: { ended: number; given: number }[] }>(
     `WITH expired AS (
        DELETE FROM quota_leases WHERE reply_id IN (
@@ -156,8 +186,7 @@ export async function releaseExpiredLeases(knex: Knex, now: Date, limit: number)
        RETURNING reply_id, user_id, period_start),
      lost AS (
        SELECT e.user_id, e.period_start, count(*)::int AS n FROM expired e
-        WHERE NOT EXISTS (SELECT 1 FROM messages WHERE id = e.reply_id)
-          AND NOT EXISTS (SELECT 1 FROM room_messages WHERE id = e.reply_id)
+        WHERE true ${stored.join(" ")}
         GROUP BY e.user_id, e.period_start),
      given AS (
        UPDATE usage_counters u SET messages_sent = greatest(u.messages_sent - lost.n, 0)

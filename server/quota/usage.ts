@@ -1,10 +1,13 @@
 import { v7 as uuidv7 } from "uuid";
 import type { Knex } from "knex";
-import { ApiError } from "../toolkit/http/errors.ts";
+import { planLimit } from "../toolkit/http/error-catalogue.ts";
+import type { ApiError } from "../toolkit/http/errors.ts";
 import type { Services } from "../toolkit/services.ts";
 import { limitsOf, PLAN_LIMITS, type PlanLimits, type PlanName } from "./plans.ts";
 import { periodEnd } from "../toolkit/providers/payments/catalog.ts";
-import { giveBackLeased, incrementMessagesInPeriod, LEASE_CTE, leaseBindings, settleLease, type QuotaLease, lockUserPlan, messagesSent, paidPeriodOf, userPlan } from "./usage-store.ts";
+import { giveBackLeased, incrementMessagesInPeriod, settleLease, type QuotaLease, type ReservationQuery, lockUserPlan, messagesSent, paidPeriodOf, userPlan } from "./usage-store.ts";
+
+export { reservationCtes, type ReservationQuery } from "./usage-store.ts";
 
 const MESSAGE_LIMITS = Object.fromEntries(Object.entries(PLAN_LIMITS).map(([plan, limits]) => [plan, limits.messagesPerMonth]));
 
@@ -25,7 +28,7 @@ export interface UsagePeriod {
 /**
  * The period the user's messages count in at `now`: the paid subscription's current period, or the
  * next one once it has ended and the provider's renewal is not recorded yet; else the calendar
- * month. `incrementMessagesInPeriod` applies the same rule in SQL.
+ * month. `reservationCtes` applies the same rule in SQL.
  */
 export async function usagePeriod(services: Services, userId: string, now = services.now()): Promise<UsagePeriod> {
   const paid = await paidPeriodOf(services.db.knex, userId);
@@ -44,7 +47,7 @@ const WHAT: Record<keyof PlanLimits, string> = {
 };
 
 export function planLimitExceeded(kind: keyof PlanLimits, plan: string, limit: number, used: number): ApiError {
-  return new ApiError(402, "plan_limit_exceeded", `The ${plan} plan allows ${limit} ${WHAT[kind]}; upgrade the plan for more`, {
+  return planLimit(`The ${plan} plan allows ${limit} ${WHAT[kind]}; upgrade the plan for more`, {
     limit,
     used,
     plan: plan as PlanName,
@@ -86,7 +89,7 @@ export async function reserveMessage(services: Services, userId: string): Promis
   const { knex } = services.db;
   const now = services.now();
   const lease = newLease(services);
-  const { count, period } = await incrementMessagesInPeriod(knex, userId, now, periodOf(now).start, MESSAGE_LIMITS, PLAN_LIMITS.free.messagesPerMonth, lease);
+  const { count, period } = await incrementMessagesInPeriod(knex, { userId, now, calendarStart: periodOf(now).start, limits: MESSAGE_LIMITS, fallback: PLAN_LIMITS.free.messagesPerMonth, lease });
   if (count === undefined || period === undefined) {
     const plan = await userPlan(knex, userId);
     const used = await messagesSent(knex, userId, (await usagePeriod(services, userId, now)).key);
@@ -96,20 +99,13 @@ export async function reserveMessage(services: Services, userId: string): Promis
 }
 
 /**
- * What a statement of another area needs to reserve a message itself, in the same round trip as its
- * own reads (the chat hot path): the period, the message limit of each plan, and the lease.
+ * What a statement of another area needs to reserve a message itself, in the same round trip as
+ * its own reads (the chat hot path): give it to `reservationCtes`.
  */
-export function messageQuota(services: Services): { periodStart: string; limits: Record<string, number>; fallback: number; lease: StatementLease } {
-  const lease = newLease(services);
-  return { periodStart: periodOf(services.now()).start, limits: MESSAGE_LIMITS, fallback: PLAN_LIMITS.free.messagesPerMonth, lease: { ...lease, cte: LEASE_CTE, bindings: leaseBindings(lease) } };
+export function messageQuota(services: Services, userId: string): ReservationQuery {
+  const now = services.now();
+  return { userId, now, calendarStart: periodOf(now).start, limits: MESSAGE_LIMITS, fallback: PLAN_LIMITS.free.messagesPerMonth, lease: newLease(services) };
 }
-
-/**
- * The lease for such a statement: `cte` is a CTE named `lease` to put after its CTE `reserved`
- * (returning `user_id` and `period_start` of the counted message) with `bindings` at its place;
- * the statement must read `lease`, since a CTE nobody reads does not run.
- */
-export type StatementLease = QuotaLease & { cte: string; bindings: (string | number)[] };
 
 /** A message reserved in `periodStart` with the lease of `replyId`, to give back if the send fails. */
 export function heldMessage(services: Services, userId: string, periodStart: string, replyId: string): MessageReservation {

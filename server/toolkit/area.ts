@@ -27,6 +27,13 @@ export interface AreaModule<H extends Partial<HandlerMap> = Partial<HandlerMap>>
   connections?: (services: Services) => Connection;
   /** In archive order within the area. */
   accountData?: readonly AccountDataSection[];
+  /** The tables this area owns: only its own files name them (test/foundation/table-ownership.test.ts). */
+  tables?: readonly string[];
+  /**
+   * Owned tables whose `id` is the id of a stored reply: the quota lease sweep gives back the
+   * message of a lease whose reply is in none of them (server/quota/usage-store.ts).
+   */
+  repliesStoredIn?: readonly string[];
 }
 
 /** Keeps each area's exact handler type, so that server/areas.ts can check the map is complete. */

@@ -4,6 +4,16 @@ import type { Database } from "./db/database.ts";
 import type { JobQueue } from "./jobs/queue.ts";
 import type { Logger } from "./logger.ts";
 import type { Providers } from "./providers/types.ts";
+import type { StreamPlaces } from "./http/stream-limits.ts";
+
+/**
+ * The areas' process-scoped state (live-event logs, write batches, caches, limiters): one typed field
+ * per registry, each declared by its area next to its type (declaration merging, so the toolkit
+ * imports no area) and created once per process in runtime.ts, which the compiler holds to
+ * creating every declared field.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled in by the areas
+export interface AreaRegistries {}
 
 /** What handlers and services are given: the process's shared resources. */
 export interface Services {
@@ -24,4 +34,8 @@ export interface Services {
    * that never end by themselves (room events) close then, and their clients reconnect elsewhere.
    */
   stopping: AbortSignal;
+  /** The open server-sent event streams per user in this process (stream-limits.ts). */
+  streamPlaces: StreamPlaces;
+  /** The areas' process-scoped registries (see `AreaRegistries`). */
+  areas: AreaRegistries;
 }

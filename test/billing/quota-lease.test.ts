@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { billingTasks } from "../../server/areas/billing/jobs.ts";
 import { reserveMessage } from "../../server/quota/usage.ts";
+import { replyTables } from "../../server/areas.ts";
 import { QUOTA_RELEASE_TASK, releaseExpiredLeases } from "../../server/quota/usage-store.ts";
 import { databaseKind } from "../support/service.ts";
 import { useTestService } from "../support/fixtures.ts";
@@ -21,7 +22,7 @@ const thisMonth = () => new Date().toISOString().slice(0, 8) + "01";
 async function expireAndSweep(replyId: string, user?: TestUser): Promise<{ ended: number; given: number }> {
   if (user) await knex()("quota_leases").insert({ reply_id: replyId, user_id: user.id, period_start: thisMonth(), expires_at: new Date() }).onConflict("reply_id").ignore();
   await leases(replyId).update({ expires_at: new Date(Date.now() - 1000) });
-  return releaseExpiredLeases(knex(), new Date(), 1000);
+  return releaseExpiredLeases(knex(), new Date(), 1000, replyTables);
 }
 
 describe(`the quota lease (${databaseKind})`, () => {
@@ -65,7 +66,7 @@ describe(`the quota lease (${databaseKind})`, () => {
     expect(await expireAndSweep(lost.replyId)).toEqual({ ended: 1, given: 1 });
     expect(await used(user)).toBe(1);
     // A second sweep, and the reserving process's own late give-back, find the lease ended.
-    expect((await releaseExpiredLeases(knex(), new Date(), 1000)).given).toBe(0);
+    expect((await releaseExpiredLeases(knex(), new Date(), 1000, replyTables)).given).toBe(0);
     await lost.release();
     expect(await used(user)).toBe(1);
     // The other reservation's lease has not run out: untouched.
@@ -94,7 +95,7 @@ describe(`the quota lease (${databaseKind})`, () => {
     await leases(lost.replyId).delete(); // as the previous version kept it: in its job only
     await billingTasks(fixture.service.services)[QUOTA_RELEASE_TASK]!({ user_id: user.id, period_start: thisMonth(), reply_id: lost.replyId }, {} as never);
     expect(await leases(lost.replyId)).toHaveLength(1);
-    await releaseExpiredLeases(knex(), new Date(Date.now() + 1000), 1000);
+    await releaseExpiredLeases(knex(), new Date(Date.now() + 1000), 1000, replyTables);
     expect(await used(user)).toBe(0);
   });
 

@@ -3,7 +3,7 @@ import { purgeDeletedAccounts } from "../support/account-data.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../server/toolkit/config.ts";
 import { S3BlobStore } from "../../server/toolkit/providers/blobs/s3.ts";
-import { UpstreamError } from "../../server/toolkit/providers/llm/types.ts";
+import { UpstreamError } from "../../server/toolkit/providers/errors.ts";
 import { startFakeS3, type FakeS3 } from "../fakes/s3-server.ts";
 import { expectError } from "../support/assertions.ts";
 import { startTestService, type TestService } from "../support/service.ts";

@@ -3,7 +3,7 @@ import { loadConfig } from "../../server/toolkit/config.ts";
 import { LocalEmbeddings, lexicalEmbedding, stem } from "../../server/toolkit/providers/embeddings/local.ts";
 import { OpenAIEmbeddings } from "../../server/toolkit/providers/embeddings/openai.ts";
 import { EMBEDDING_DIMENSIONS } from "../../server/toolkit/providers/embeddings/types.ts";
-import { UpstreamError } from "../../server/toolkit/providers/llm/types.ts";
+import { UpstreamError } from "../../server/toolkit/providers/errors.ts";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.ts";
 
 // The two embeddings providers: the offline hashed lexical one, and the `openai` package one

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OpenAIEmbeddings } from "../../server/toolkit/providers/embeddings/openai.ts";
-import { UpstreamError } from "../../server/toolkit/providers/llm/types.ts";
+import { UpstreamError } from "../../server/toolkit/providers/errors.ts";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.ts";
 
 // The embeddings provider's failures say what happened without repeating the provider's own text,

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { LocalChatModel } from "../../server/toolkit/providers/llm/local.ts";
 import { OpenAIChatModel } from "../../server/toolkit/providers/llm/openai.ts";
 import { countChatTokens, countTokens, truncateToTokens } from "../../server/toolkit/providers/llm/tokens.ts";
-import { UpstreamError, type ChatRequest, type ChatStreamChunk } from "../../server/toolkit/providers/llm/types.ts";
+import { UpstreamError } from "../../server/toolkit/providers/errors.ts";
+import type { ChatRequest, ChatStreamChunk } from "../../server/toolkit/providers/llm/types.ts";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.ts";
 
 const settings = { apiKey: "sk-test-secret-key", maxOutputTokens: 256, timeoutMs: 5_000, maxRetries: 0 };

@@ -1,6 +1,7 @@
 import type { ApiError } from "../../server/toolkit/http/errors.ts";
 import type { RetrievedChunk } from "../../server/areas/knowledge/retrieval.ts";
-import { abortError, UpstreamError, type ChatCompletion, type ChatModelProvider, type ChatRequest, type ChatStreamChunk } from "../../server/toolkit/providers/llm/types.ts";
+import { UpstreamError } from "../../server/toolkit/providers/errors.ts";
+import { abortError, type ChatCompletion, type ChatModelProvider, type ChatRequest, type ChatStreamChunk } from "../../server/toolkit/providers/llm/types.ts";
 import type { ContextSource, InputRecord, PastTurn, ReplyRecord, ReplySink } from "../../server/areas/replies/types.ts";
 
 /** What the fake model does for its next call. */

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import { admission, leaveAdmission, type AdmissionLimits } from "../../server/toolkit/http/admission.ts";
-import { errorHandler } from "../../server/toolkit/http/errors.ts";
+import { errorHandler } from "../../server/toolkit/http/error-handler.ts";
 import { sleep, until } from "./support.ts";
 
 // The admission rule (server/toolkit/http/admission.ts) on its own, in an app of its own on loopback: each

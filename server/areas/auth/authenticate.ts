@@ -1,6 +1,6 @@
 import type { Request, RequestHandler } from "express";
 import { operationsById } from "../../toolkit/contract.ts";
-import { ApiError } from "../../toolkit/http/errors.ts";
+import { forbidden, unauthorized } from "../../toolkit/http/error-catalogue.ts";
 import { callerOf, setPrincipal, type Principal } from "../../toolkit/http/principal.ts";
 import { operationIdOf } from "../../toolkit/http/router.ts";
 import type { Services } from "../../toolkit/services.ts";
@@ -42,8 +42,8 @@ export const requireCredential: RequestHandler = (req, _res, next) => {
   const op = operationId ? operationsById.get(operationId) : undefined;
   if (!op?.scope) return next();
   const principal = callerOf(req);
-  if (!principal) return next(new ApiError(401, "unauthorized", "Credentials are missing, invalid, expired or revoked"));
-  if (!allows(principal, op)) return next(new ApiError(403, "forbidden", `This credential lacks the "${op.scope}" scope this operation needs`));
+  if (!principal) return next(unauthorized("Credentials are missing, invalid, expired or revoked"));
+  if (!allows(principal, op)) return next(forbidden(`This credential lacks the "${op.scope}" scope this operation needs`));
   next();
 };
 

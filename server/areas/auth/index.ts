@@ -21,4 +21,8 @@ export const area = defineArea({
   tasks: (services, house) => ({ ...accountTasks(services, house.accountDataSections), ...emailTasks(services) }),
   crontab: accountCrontab,
   accountData: authAccountData,
+  tables: ["users", "sessions", "refresh_tokens", "api_keys", "oauth_clients", "oauth_codes", "email_tokens", "data_exports"],
 });
+export { registerOAuthClient } from "./oauth/clients.ts";
+export { listOAuthClients, removeOAuthClient } from "./oauth/clients-admin.ts";
+export { listAccounts, setAccountPlan } from "./users/admin.ts";

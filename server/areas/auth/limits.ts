@@ -1,7 +1,7 @@
 import type { Request, RequestHandler } from "express";
 import { RateLimiterPostgres, RateLimiterRes } from "rate-limiter-flexible";
 import { clientAddressKey } from "../../toolkit/http/client-identity.ts";
-import { ApiError } from "../../toolkit/http/errors.ts";
+import { rateLimited } from "../../toolkit/http/error-catalogue.ts";
 import { unnamedStatements } from "../../toolkit/http/rate-limit.ts";
 import { operationIdOf, type OperationId } from "../../toolkit/http/router.ts";
 import type { Services } from "../../toolkit/services.ts";
@@ -73,9 +73,7 @@ export function authLimits(services: Services): RequestHandler {
     if (!waitMs) return next();
     const retryAfter = Math.max(1, Math.ceil(waitMs / 1000));
     next(
-      new ApiError(429, "rate_limited", `Too many attempts; retry in ${retryAfter} s`, { retry_after: retryAfter }, {
-        "Retry-After": String(retryAfter),
-      }),
+      rateLimited(`Too many attempts; retry in ${retryAfter} s`, retryAfter),
     );
   };
 }

@@ -1,8 +1,7 @@
-import { ApiError } from "../../toolkit/http/errors.ts";
+import { internalError, invalidField, providerFailure } from "../../toolkit/http/error-catalogue.ts";
 import { pageBody, pageWindow } from "../../toolkit/http/paging.ts";
 import { HANDLED, type Handler, type HandlerMap } from "../../toolkit/http/router.ts";
 import { rawBodyOf } from "../../toolkit/http/raw-body.ts";
-import { UpstreamError } from "../../toolkit/providers/llm/types.ts";
 import { PaymentSignatureError } from "../../toolkit/providers/payments/types.ts";
 import { paymentsOf, processEvent } from "./events.ts";
 import { checkoutPage, completeCheckout } from "./local-checkout.ts";
@@ -54,15 +53,15 @@ const billing_provider_webhook: Handler<"billing_provider_webhook"> = async ({ s
     event = paymentsOf(services).verifyEvent(raw, signature, services.now());
   } catch (error) {
     if (!(error instanceof PaymentSignatureError)) throw error;
-    throw new ApiError(400, "invalid_request", error.message, { errors: [{ path: "/header/stripe-signature", message: "does not verify" }] });
+    throw invalidField("/header/stripe-signature", "does not verify", error.message);
   }
   try {
     const outcome = await processEvent(services, event);
     log.info({ event: event.id, type: event.type, outcome }, "payment provider event");
   } catch (error) {
-    // Any answer but 2xx makes the provider send the event again later, which is what is wanted.
-    if (error instanceof UpstreamError) throw new ApiError(500, "internal_error", `The event could not be processed now: ${error.message}`);
-    throw error;
+    // Any answer but 2xx makes the provider send the event again later, which is what is wanted;
+    // a 500 rather than the usual 502 says the failure is ours to retry, not the caller's.
+    throw providerFailure(error, { upstream: (failure) => internalError(`The event could not be processed now: ${failure.message}`) });
   }
   return { status: 200, body: { received: true } };
 };

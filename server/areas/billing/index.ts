@@ -11,4 +11,5 @@ export const area = defineArea({
   tasks: billingTasks,
   crontab: billingCrontab,
   accountData: billingAccountData,
+  tables: ["billing_customers", "billing_subscriptions", "billing_invoices", "billing_events", "billing_duplicate_subscriptions"],
 });

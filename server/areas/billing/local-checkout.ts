@@ -1,12 +1,11 @@
 import { createHmac } from "node:crypto";
 import { instanceSecret } from "../../toolkit/db/instance-secrets.ts";
 import { constantTimeEqual } from "../../toolkit/tokens.ts";
-import { ApiError, notFound } from "../../toolkit/http/errors.ts";
+import { conflict, invalidField, notFound, notFoundExplained, providerFailure } from "../../toolkit/http/error-catalogue.ts";
 import { OfflineCheckoutError } from "../../toolkit/providers/payments/local.ts";
 import type { OfflineCheckout, OfflinePayments } from "../../toolkit/providers/payments/types.ts";
 import type { Services } from "../../toolkit/services.ts";
 import { paymentsOf } from "./events.ts";
-import { providerFailure } from "./service.ts";
 
 // The offline provider's checkout page (what Stripe's hosted checkout is to Stripe). Its form is
 // credential-free, so it carries a token that binds it to the page the server rendered.
@@ -26,7 +25,7 @@ async function csrfToken(services: Services, sessionId: string): Promise<string>
 
 async function checkCsrfToken(services: Services, sessionId: string, token: string): Promise<void> {
   const message = "The form's csrf_token is invalid or expired: reload the checkout page";
-  const refused = new ApiError(400, "invalid_request", message, { errors: [{ path: "/body/csrf_token", message: "is invalid or expired" }] });
+  const refused = invalidField("/body/csrf_token", "is invalid or expired", message);
   const match = /^(\d{1,16})\.([A-Za-z0-9_-]{43})$/.exec(token);
   if (!match) throw refused;
   const issuedAt = Number(match[1]);
@@ -38,7 +37,7 @@ async function checkCsrfToken(services: Services, sessionId: string, token: stri
 /** The offline provider, or 404: with Stripe configured there is no local checkout. */
 function offline(services: Services): OfflinePayments {
   const local = paymentsOf(services).local;
-  if (!local) throw new ApiError(404, "not_found", "There is no local checkout: this server takes payments through Stripe");
+  if (!local) throw notFoundExplained("There is no local checkout: this server takes payments through Stripe");
   return local;
 }
 
@@ -63,12 +62,12 @@ export async function completeCheckout(services: Services, sessionId: string, ac
   const local = offline(services);
   const checkout = await requireCheckout(services, local, sessionId);
   await checkCsrfToken(services, checkout.id, token);
-  if (checkout.status !== "open") throw new ApiError(409, "conflict", new OfflineCheckoutError(checkout.status).message);
+  if (checkout.status !== "open") throw conflict(new OfflineCheckoutError(checkout.status).message);
   if (action === "cancel") return checkout.cancelUrl;
   try {
     await local.pay(checkout.id, services.now());
   } catch (error) {
-    if (error instanceof OfflineCheckoutError) throw new ApiError(409, "conflict", error.message);
+    if (error instanceof OfflineCheckoutError) throw conflict(error.message);
     throw providerFailure(error);
   }
   return checkout.successUrl;

@@ -1,5 +1,5 @@
 import type { Config } from "../../toolkit/config.ts";
-import { ApiError } from "../../toolkit/http/errors.ts";
+import { invalidFields } from "../../toolkit/http/error-catalogue.ts";
 
 /**
  * What a checkout's `success_url` or `cancel_url` may be. The payment page sends the browser there,
@@ -23,5 +23,5 @@ export function checkReturnUrls(config: Pick<Config, "billing" | "nodeEnv">, url
     const problem = returnUrlProblem(config, value);
     return problem ? [{ path: `/body/${field}`, message: problem }] : [];
   });
-  if (errors.length) throw new ApiError(400, "invalid_request", `Invalid request: ${errors[0]!.path.slice(6)} ${errors[0]!.message}`, { errors });
+  if (errors.length) throw invalidFields(`Invalid request: ${errors[0]!.path.slice(6)} ${errors[0]!.message}`, errors);
 }

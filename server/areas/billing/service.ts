@@ -1,13 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { components } from "../../../generated/openapi.d.ts";
-import { ApiError, notFound } from "../../toolkit/http/errors.ts";
+import { conflict, notFound, notFoundExplained, providerFailure, serviceUnavailable, upstreamFailed } from "../../toolkit/http/error-catalogue.ts";
 import type { PageWindow } from "../../toolkit/http/paging.ts";
 import { countPlanDocuments } from "../knowledge/index.ts";
 import { countPlanPersonas } from "../personas/index.ts";
 import { PLAN_RANK } from "../../toolkit/providers/payments/catalog.ts";
 import { PaymentDeclinedError, type PaidPlan, type PaymentsProvider, type ProviderSubscription } from "../../toolkit/providers/payments/types.ts";
-import { UpstreamError } from "../../toolkit/providers/llm/types.ts";
+import { UpstreamError } from "../../toolkit/providers/errors.ts";
 import type { Services } from "../../toolkit/services.ts";
 import { paymentsOf } from "./events.ts";
 import { limitsOf } from "../../quota/plans.ts";
@@ -17,12 +17,6 @@ import { applySubscription } from "./sync.ts";
 import { messagesSentIn, planOf, usagePeriod } from "../../quota/usage.ts";
 
 type CheckoutInput = components["schemas"]["CheckoutInput"];
-
-/** A provider that failed answers 502 upstream_error, as a failing model does. */
-export function providerFailure(error: unknown): unknown {
-  if (error instanceof UpstreamError) return new ApiError(502, "upstream_error", error.message);
-  return error;
-}
 
 async function withProvider<T>(call: () => Promise<T>): Promise<T> {
   try {
@@ -51,7 +45,7 @@ export async function startCheckout(services: Services, userId: string, input: C
   checkReturnUrls(services.config, { success_url: input.success_url, cancel_url: input.cancel_url });
   const current = await subscriptionOf(services.db.knex, userId);
   if (current && current.plan !== "free") {
-    throw new ApiError(409, "conflict", `You already subscribe to the ${current.plan} plan: change plans with PUT /v1/billing/subscription`);
+    throw conflict(`You already subscribe to the ${current.plan} plan: change plans with PUT /v1/billing/subscription`);
   }
   const provider = paymentsOf(services);
   return withProvider(async () => {
@@ -70,7 +64,7 @@ export async function startCheckout(services: Services, userId: string, input: C
 
 export async function requireSubscription(services: Services, userId: string): Promise<SubscriptionRow> {
   const row = await subscriptionOf(services.db.knex, userId);
-  if (!row) throw new ApiError(404, "not_found", "You have no subscription: start one with POST /v1/billing/checkout");
+  if (!row) throw notFoundExplained("You have no subscription: start one with POST /v1/billing/checkout");
   return row;
 }
 
@@ -119,7 +113,7 @@ async function oneChangeAtATime<T>(services: Services, userId: string, change: (
     }
     if (!(await subscriptionOf(knex, userId))) return change(undefined);
     if (Date.now() >= deadline) {
-      throw new ApiError(503, "service_unavailable", "Another change to your subscription is still being made: retry in a moment", undefined, { "Retry-After": "5" });
+      throw serviceUnavailable("Another change to your subscription is still being made: retry in a moment", 5);
     }
     await sleep(wait);
   }
@@ -144,14 +138,14 @@ export async function changePlan(services: Services, userId: string, plan: PaidP
 }
 
 async function changePlanOf(services: Services, userId: string, row: SubscriptionRow | undefined, plan: PaidPlan): Promise<PlanChangeResult> {
-  if (!row) throw new ApiError(404, "not_found", "You have no subscription to change: start one with POST /v1/billing/checkout");
-  if (row.plan === "free") throw new ApiError(409, "conflict", "Your subscription has ended: start a new one with POST /v1/billing/checkout");
+  if (!row) throw notFoundExplained("You have no subscription to change: start one with POST /v1/billing/checkout");
+  if (row.plan === "free") throw conflict("Your subscription has ended: start a new one with POST /v1/billing/checkout");
   const provider = paymentsOf(services);
   const current = row.plan as PaidPlan;
   const unchanged = { plan, previousPlan: current, prorationAmount: 0, currency: "usd", scheduledChangeAt: null };
 
   if (plan === current) {
-    if (!row.scheduled_plan) throw new ApiError(409, "conflict", `You are already on the ${plan} plan`);
+    if (!row.scheduled_plan) throw conflict(`You are already on the ${plan} plan`);
     const kept = await withProvider(async () => {
       const subscription = await refresh(services, provider, row);
       return record(services, userId, await provider.dropScheduledChange(subscription), new Date());
@@ -165,7 +159,7 @@ async function changePlanOf(services: Services, userId: string, row: Subscriptio
       try {
         return await provider.upgrade(subscription, plan, services.now());
       } catch (error) {
-        if (error instanceof PaymentDeclinedError) throw new ApiError(409, "conflict", `The payment for the upgrade was declined, so the plan is unchanged: ${error.message}`);
+        if (error instanceof PaymentDeclinedError) throw conflict(`The payment for the upgrade was declined, so the plan is unchanged: ${error.message}`);
         throw error;
       }
     });
@@ -174,7 +168,7 @@ async function changePlanOf(services: Services, userId: string, row: Subscriptio
   }
 
   if (row.cancel_at) {
-    throw new ApiError(409, "conflict", `Your subscription ends on ${row.cancel_at.toISOString().slice(0, 10)}: a downgrade would never take effect`);
+    throw conflict(`Your subscription ends on ${row.cancel_at.toISOString().slice(0, 10)}: a downgrade would never take effect`);
   }
   const scheduled = await withProvider(async () => {
     const subscription = await refresh(services, provider, row);
@@ -189,12 +183,12 @@ export async function cancelSubscription(services: Services, userId: string): Pr
 }
 
 async function cancelSubscriptionOf(services: Services, userId: string, row: SubscriptionRow | undefined): Promise<SubscriptionRow & { cancel_at: Date; canceled_at: Date }> {
-  if (!row) throw new ApiError(404, "not_found", "You have no subscription to cancel");
-  if (row.plan === "free") throw new ApiError(404, "not_found", "Your subscription has already ended");
+  if (!row) throw notFoundExplained("You have no subscription to cancel");
+  if (row.plan === "free") throw notFoundExplained("Your subscription has already ended");
   if (row.cancel_at && row.canceled_at) return row as SubscriptionRow & { cancel_at: Date; canceled_at: Date };
   const provider = paymentsOf(services);
   const cancelled = await withProvider(async () => record(services, userId, await provider.cancelAtPeriodEnd(row.provider_subscription_id, services.now()), new Date()));
-  if (!cancelled.cancel_at || !cancelled.canceled_at) throw new ApiError(502, "upstream_error", "The payment provider did not record the cancellation");
+  if (!cancelled.cancel_at || !cancelled.canceled_at) throw upstreamFailed("The payment provider did not record the cancellation");
   return cancelled as SubscriptionRow & { cancel_at: Date; canceled_at: Date };
 }
 

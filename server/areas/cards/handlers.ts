@@ -1,4 +1,4 @@
-import { ApiError } from "../../toolkit/http/errors.ts";
+import { missingMultipartField } from "../../toolkit/http/error-catalogue.ts";
 import { HANDLED, type Handler, type HandlerMap } from "../../toolkit/http/router.ts";
 import { toPersona } from "../personas/index.ts";
 import { exportCard, exportCardPng, importCard } from "./service.ts";
@@ -6,7 +6,7 @@ import { exportCard, exportCardPng, importCard } from "./service.ts";
 const cards_import: Handler<"cards_import"> = async ({ services, principal: { userId }, req }) => {
   const files = (req.files ?? []) as { fieldname: string; buffer: Buffer }[];
   const file = files.find((part) => part.fieldname === "file");
-  if (!file) throw new ApiError(400, "invalid_request", "The multipart field `file` is required", { errors: [{ path: "/body/file", message: "is required" }] });
+  if (!file) throw missingMultipartField("file");
   return { status: 201, body: toPersona(await importCard(services, userId, file.buffer), userId) };
 };
 

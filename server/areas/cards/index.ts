@@ -6,4 +6,4 @@ import { handlers } from "./handlers.ts";
 export { withCardContext, type CardContext } from "./lorebook.ts";
 export { cardContextOf, cardContextOfConversation } from "./service.ts";
 
-export const area = defineArea({ name: "cards", handlers, accountData: cardAccountData });
+export const area = defineArea({ name: "cards", handlers, accountData: cardAccountData, tables: ["persona_cards", "card_avatars"] });

@@ -1,5 +1,5 @@
 import type { components } from "../../../generated/openapi.d.ts";
-import { ApiError } from "../../toolkit/http/errors.ts";
+import { invalidField } from "../../toolkit/http/error-catalogue.ts";
 import { firstProblem } from "./json-check.ts";
 
 // Character Card V2/V3 <-> persona: the field mapping of docs/decisions.md (Character cards).
@@ -54,7 +54,7 @@ const STRING_FIELDS = ["name", "description", "personality", "scenario", "first_
 const codePoints = (text: string) => [...text].length;
 
 function refuse(path: string, message: string): never {
-  throw new ApiError(400, "invalid_request", `Invalid card: ${path.replace(/^\/file\//, "").replace(/\//g, ".")} ${message}`, { errors: [{ path, message }] });
+  throw invalidField(path, message, `Invalid card: ${path.replace(/^\/file\//, "").replace(/\//g, ".")} ${message}`);
 }
 
 /** A property name as a JSON Pointer segment, cut short: a name can be as long as the file. */

@@ -1,5 +1,6 @@
 import type { Knex } from "knex";
 import { publicBaseUrl } from "../../toolkit/config.ts";
+import { invalidField, payloadTooLarge, unsupportedMediaType } from "../../toolkit/http/error-catalogue.ts";
 import { ApiError } from "../../toolkit/http/errors.ts";
 import { isUuid } from "../../toolkit/http/text.ts";
 import { blobKey, FILES_PATH, newFileName } from "../images/index.ts";
@@ -17,12 +18,11 @@ export const MAX_CARD_JSON_BYTES = 2 * 1024 * 1024;
 /** A PNG card: 10 MB (MiB); the image is stored as the avatar. */
 export const MAX_CARD_PNG_BYTES = 10 * 1024 * 1024;
 
-const tooLarge = (message: string) => new ApiError(413, "payload_too_large", message);
-const invalid = (message: string, path = "/body/file") => new ApiError(400, "invalid_request", message, { errors: [{ path, message }] });
+const invalid = (message: string, path = "/body/file") => invalidField(path, message, message);
 
 /** UTF-8 JSON text to a value; 400 for text that is not UTF-8 or not JSON. */
 function parseJson(bytes: Uint8Array, what: string): unknown {
-  if (bytes.byteLength > MAX_CARD_JSON_BYTES) throw tooLarge(`${what} is over ${MAX_CARD_JSON_BYTES} bytes of JSON`);
+  if (bytes.byteLength > MAX_CARD_JSON_BYTES) throw payloadTooLarge(`${what} is over ${MAX_CARD_JSON_BYTES} bytes of JSON`);
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
@@ -43,7 +43,7 @@ function cardOfPng(chunks: Chunk[]): unknown {
   const encoded = (findText(chunks, "ccv3") ?? findText(chunks, "chara"))?.replace(/\s+/g, "");
   if (encoded === undefined) throw invalid("The PNG carries no character card (no ccv3 or chara tEXt chunk)");
   if (!BASE64.test(encoded)) throw invalid("The PNG's card chunk is not base64");
-  if ((encoded.length / 4) * 3 > MAX_CARD_JSON_BYTES + 3) throw tooLarge(`The PNG's card is over ${MAX_CARD_JSON_BYTES} bytes of JSON`);
+  if ((encoded.length / 4) * 3 > MAX_CARD_JSON_BYTES + 3) throw payloadTooLarge(`The PNG's card is over ${MAX_CARD_JSON_BYTES} bytes of JSON`);
   return parseJson(Buffer.from(encoded, "base64"), "The PNG's card");
 }
 
@@ -66,18 +66,18 @@ interface ReadCard {
 /** Reads an uploaded card file, PNG or JSON by its content; nothing is stored. */
 export function readCardFile(bytes: Uint8Array): ReadCard {
   if (isPng(bytes)) {
-    if (bytes.byteLength > MAX_CARD_PNG_BYTES) throw tooLarge(`A PNG card may be at most ${MAX_CARD_PNG_BYTES} bytes`);
+    if (bytes.byteLength > MAX_CARD_PNG_BYTES) throw payloadTooLarge(`A PNG card may be at most ${MAX_CARD_PNG_BYTES} bytes`);
     let chunks: Chunk[];
     try {
       chunks = readPng(bytes);
     } catch (error) {
-      if (error instanceof PngError) throw error.status === 413 ? tooLarge(error.message) : invalid(error.message);
+      if (error instanceof PngError) throw error.status === 413 ? payloadTooLarge(error.message) : invalid(error.message);
       throw error;
     }
     return { card: parseCard(cardOfPng(chunks)), avatar: encodePng(withoutText(chunks)) };
   }
   if (startsLikeJson(bytes)) return { card: parseCard(parseJson(bytes, "The card")), avatar: null };
-  throw new ApiError(415, "unsupported_media_type", "A card must be a JSON file or a PNG image");
+  throw unsupportedMediaType("A card must be a JSON file or a PNG image");
 }
 
 /**

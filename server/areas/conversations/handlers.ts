@@ -1,16 +1,14 @@
-import { ApiError } from "../../toolkit/http/errors.ts";
 import { idempotentOutcomeOf } from "../../toolkit/http/idempotency.ts";
 import { hasMoreBody, pageWindow } from "../../toolkit/http/paging.ts";
 import { HANDLED, type Handler, type HandlerMap } from "../../toolkit/http/router.ts";
 import { takeStreamPlace } from "../../toolkit/http/stream-limits.ts";
-import { beginStreamedReply, findStoredReply, sendMessage } from "./chat/turn.ts";
+import { streamedSend } from "./chat/streamed-send.ts";
+import { sendMessage } from "./chat/turn.ts";
 import {
   createConversation, deleteConversation, getConversation, listConversations, listMessages, searchMessages,
 } from "./service.ts";
 import { followGeneration } from "./generations/follow.ts";
 import { generationHandlers } from "./generations/handlers.ts";
-import { requireOwnGeneration } from "./generations/service.ts";
-import { startGeneration } from "./generations/registry.ts";
 import { replayReply, type StreamOutcome } from "./chat/stream.ts";
 import { toConversation, toConversationDetail, toExchange, toMessage, toSearchHit } from "./views.ts";
 
@@ -53,46 +51,21 @@ const conversations_send_message: Handler<"conversations_send_message"> = async 
 });
 
 /**
- * Streamed send. Errors found before the stream starts are JSON; then the reply runs as a
- * generation of its own (generation.ts) and this response follows it: a client that leaves stops
- * following, not the generation. A retry with the Idempotency-Key while it runs follows it from its
- * start; after `done` it replays the stored reply; after a failure it takes the key back and answers
- * the user message the first attempt stored.
+ * Streamed send: what it answers (a replay, or a generation to follow) is the service's decision
+ * (chat/streamed-send.ts); this writes it as SSE. Errors found before the stream starts are JSON; a
+ * client that leaves stops following, not the generation.
  */
 const conversations_stream_message: Handler<"conversations_stream_message"> = async ({ services, principal, params, body, req, res, log }) => {
   takeStreamPlace(services, res, principal.userId);
-  const keepAliveMs = services.config.streamKeepAliveMs;
-  const key = idempotentOutcomeOf<StreamOutcome>(req);
-  const previous = key?.previous;
-  if (previous?.outcome === "done") {
-    const stored = await findStoredReply(services, principal.userId, params.id, previous.assistant_message_id);
-    key!.markReplayed();
-    replayReply(res, stored, previous.usage, keepAliveMs);
-    return HANDLED;
-  }
-  if (previous?.outcome === "running") {
-    const generation = await requireOwnGeneration(services, principal.userId, params.id, previous.generation_id);
-    key!.markReplayed();
-    await followGeneration(services, res, generation, 0);
-    return HANDLED;
-  }
-  const stop = new AbortController();
-  const reply = await beginStreamedReply(services, principal.userId, params.id, body.content, {
-    retryOf: previous?.user_message_id ?? undefined,
-    stop: stop.signal,
+  const send = await streamedSend(services, {
+    userId: principal.userId,
+    conversationId: params.id,
+    content: body.content,
+    key: idempotentOutcomeOf<StreamOutcome>(req),
+    log,
   });
-  if (previous) {
-    const reclaimed = await key!.reclaim().catch(async (error: unknown) => {
-      await reply.cancel();
-      throw error;
-    });
-    if (!reclaimed) {
-      await reply.cancel();
-      throw new ApiError(409, "conflict", "A request with this Idempotency-Key is still in progress");
-    }
-  }
-  const live = await startGeneration(services, { reply, conversationId: params.id, userId: principal.userId, stop, key, log: log.child({ conversationId: params.id }) });
-  await followGeneration(services, res, { id: live.id, conversation_id: params.id }, 0, live);
+  if (send.kind === "replay") replayReply(res, send.reply, send.usage, services.config.streamKeepAliveMs);
+  else await followGeneration(services, res, send.generation, 0, send.live);
   return HANDLED;
 };
 

@@ -20,4 +20,6 @@ export const area = defineArea({
   tasks: (services) => ({ conversation_title: titleTask(services), conversation_summary: summaryTask(services), [DELTAS_PURGE_TASK]: deltasPurgeTask(services) }),
   crontab: generationCrontab,
   accountData: [...conversationAccountData, ...generationAccountData],
+  tables: ["conversations", "messages", "conversation_summaries", "generations", "generation_events"], repliesStoredIn: ["messages"],
 });
+export { Generations } from "./generations/registry.ts";

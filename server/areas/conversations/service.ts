@@ -1,6 +1,6 @@
 import { v7 as uuidv7 } from "uuid";
 import { recordEvent } from "../../toolkit/events/outbox.ts";
-import { notFound } from "../../toolkit/http/errors.ts";
+import { notFound } from "../../toolkit/http/error-catalogue.ts";
 import type { PageWindow } from "../../toolkit/http/paging.ts";
 import { isUuid } from "../../toolkit/http/text.ts";
 import { requireVisiblePersona } from "../personas/index.ts";

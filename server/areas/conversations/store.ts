@@ -2,9 +2,12 @@ import type { Knex } from "knex";
 import { offsetPage } from "../../toolkit/db/paging.ts";
 import { insertValues } from "../../toolkit/db/rows.ts";
 import type { PageWindow } from "../../toolkit/http/paging.ts";
+import { hasKnowledgeSql } from "../knowledge/index.ts";
 import type { Citation } from "../replies/index.ts";
+import { variantInstructionsSql } from "../studio/index.ts";
 import { alternativeColumns, parentOf, pathCte, pathQuery } from "./tree/path-sql.ts";
 import { preparedOn } from "../../toolkit/db/prepared.ts";
+import { reservationCtes, type ReservationQuery } from "../../quota/usage.ts";
 
 export interface ConversationRow {
   id: string;
@@ -267,9 +270,8 @@ export interface TurnQuery {
   historyFrom?: string | null | undefined;
   retryOf: string | undefined;
   /** The month's quota: first day of the period, message limit by plan, the limit of any other plan. */
-  quota: { periodStart: string; limits: Record<string, number>; fallback: number; lease: { cte: string; bindings: (string | number)[] } };
-  /** The clock, to tell a subscription's current period from one that has ended. */
-  now: Date;
+  /** One message of the monthly quota to reserve in the same statement (quota's `messageQuota`). */
+  quota: ReservationQuery;
   /** On PostgreSQL the statement is prepared once per connection (db/prepared.ts). */
   databaseKind: "embedded" | "postgres";
 }
@@ -284,13 +286,12 @@ const pathSteps = (historyWindow: number) => Math.trunc(historyWindow) * 2 + 1;
 /**
  * The chat hot path's one round trip before the model is asked: the caller's conversation, its
  * persona if still visible, the assigned variant's instructions, the history window, whether the
- * persona has knowledge, and one message reserved against the monthly quota (the same conditional
- * upsert as billing's reservation, made only when conversation and persona are there, so that a
- * 404 costs no quota). Plan, limit and the count come back too, so a 402 needs no second query.
+ * persona has knowledge, and one message reserved against the monthly quota (quota's
+ * `reservationCtes`, the statement every reservation uses, made only when conversation and persona
+ * are there, so that a 404 costs no quota). Plan, limit and the count come back too, so a 402 needs no second query.
  */
 export async function loadTurn(knex: Knex, q: TurnQuery): Promise<TurnRow> {
-  const entries = Object.entries(q.quota.limits);
-  const limitOf = `CASE u.plan ${entries.map(() => "WHEN ? THEN ?::int").join(" ")} ELSE ?::int END`;
+  const reservation = reservationCtes(q.quota, "EXISTS (SELECT 1 FROM p)");
   const persona = q.visiblePersonas.clone().select("p.id", "p.model", "p.instructions", "p.greeting_message");
   const sql =
     `WITH RECURSIVE c AS (SELECT ${CONVERSATION_COLUMNS.join(", ")} FROM conversations WHERE id = ? AND user_id = ?),
@@ -311,26 +312,12 @@ export async function loadTurn(knex: Knex, q: TurnQuery): Promise<TurnRow> {
        (SELECT s.through_message_id, s.through_depth, s.content, s.content_tokens FROM conversation_summaries s
          JOIN far ON far.id = s.through_message_id WHERE s.conversation_id = (SELECT id FROM c) ORDER BY s.through_depth DESC LIMIT 1)),
      p AS (SELECT vp.* FROM ? AS vp WHERE vp.id = (SELECT persona_id FROM c)),
-     quota AS (SELECT ${limitOf} AS messages_limit, u.plan FROM users u WHERE u.id = ?),
-     -- The usage period as billing counts it: a paid subscription's current period, else the month.
-     period AS (
-       SELECT COALESCE(
-         (SELECT ((CASE WHEN s.current_period_end > ?::timestamptz THEN s.current_period_start ELSE s.current_period_end END) AT TIME ZONE 'UTC')::date
-            FROM billing_subscriptions s WHERE s.user_id = ? AND s.plan <> 'free'),
-         ?::date) AS start),
-     reserved AS (
-       INSERT INTO usage_counters (user_id, period_start, messages_sent)
-         SELECT ?, period.start, 1 FROM quota, period WHERE quota.messages_limit > 0 AND EXISTS (SELECT 1 FROM p)
-       ON CONFLICT (user_id, period_start) DO UPDATE SET messages_sent = usage_counters.messages_sent + 1
-         WHERE usage_counters.messages_sent < (SELECT messages_limit FROM quota)
-       RETURNING user_id, period_start, messages_sent),
-     -- Billing's lease of the reservation, recorded by the same statement.
-     ${q.quota.lease.cte}
+     -- One message of the monthly quota, reserved only when conversation and persona are there.
+     ${reservation.sql}
      SELECT
        (SELECT row_to_json(c) FROM c) AS conversation,
        (SELECT row_to_json(p) FROM p) AS persona,
-       (SELECT v.instructions FROM variant_assignments a JOIN persona_variants v ON v.id = a.variant_id
-         WHERE a.conversation_id = (SELECT id FROM c)) AS variant_instructions,
+       ${variantInstructionsSql("(SELECT id FROM c)")} AS variant_instructions,
        (SELECT coalesce(json_agg(h ORDER BY h.depth DESC), '[]'::json) FROM (
          SELECT m.id, m.role, m.content, m.content_tokens, m.depth FROM hpath JOIN messages m ON m.id = hpath.id
          WHERE hpath.depth > coalesce((SELECT through_depth FROM summary), 0)
@@ -340,9 +327,9 @@ export async function loadTurn(knex: Knex, q: TurnQuery): Promise<TurnRow> {
        (SELECT count(*) FROM lease) AS leased,
        coalesce((SELECT plan FROM quota), 'free') AS plan,
        (SELECT messages_limit FROM quota) AS messages_limit,
-       coalesce((SELECT messages_sent FROM usage_counters WHERE user_id = ? AND period_start = (SELECT start FROM period)), 0) AS used,
+       (SELECT messages_sent FROM counted) AS used,
        (SELECT to_char(start, 'YYYY-MM-DD') FROM period) AS period_start,
-       EXISTS (SELECT 1 FROM knowledge_chunks k WHERE k.persona_id = (SELECT id FROM p) AND k.user_id = ?) AS has_knowledge,
+       ${hasKnowledgeSql("(SELECT id FROM p)")} AS has_knowledge,
        (SELECT row_to_json(m) FROM (SELECT ${MESSAGE_COLUMNS.join(", ")} FROM messages
          WHERE id = ? AND conversation_id = (SELECT id FROM c)) m) AS stored`;
   // Named by its whole text, the persona rule's SQL included: the shape of both is fixed.
@@ -352,12 +339,8 @@ export async function loadTurn(knex: Knex, q: TurnQuery): Promise<TurnRow> {
       q.conversationId, q.userId,
       q.historyFrom !== undefined, q.historyFrom ?? null,
       persona,
-      ...entries.flat(), q.quota.fallback, q.userId,
-      q.now, q.userId, q.quota.periodStart,
-      q.userId,
-      ...q.quota.lease.bindings,
+      ...reservation.bindings,
       q.historyWindow,
-      q.userId,
       q.userId,
       q.retryOf ?? null,
     ])

@@ -6,4 +6,4 @@ import { handlers } from "./handlers.ts";
 export { blobKey, FILES_PATH, newFileName } from "./files.ts";
 export { createImage, discardImage, imageFile } from "./service.ts";
 
-export const area = defineArea({ name: "images", handlers, accountData: imageAccountData });
+export const area = defineArea({ name: "images", handlers, accountData: imageAccountData, tables: ["images"] });

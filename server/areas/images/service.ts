@@ -1,22 +1,13 @@
 import { v7 as uuidv7 } from "uuid";
 import type { components } from "../../../generated/openapi.d.ts";
 import { publicBaseUrl } from "../../toolkit/config.ts";
-import { ApiError, notFound } from "../../toolkit/http/errors.ts";
+import { notFound, providerFailure } from "../../toolkit/http/error-catalogue.ts";
 import type { ImageRequest } from "../../toolkit/providers/images/types.ts";
-import { UpstreamError } from "../../toolkit/providers/llm/types.ts";
-import { ProviderUnavailableError } from "../../toolkit/providers/unavailable.ts";
 import type { Services } from "../../toolkit/services.ts";
 import { blobKey, FILES_PATH, newFileName } from "./files.ts";
 import { deleteImageRow, fileNamesOfUsers, insertImage, type ImageRow } from "./store.ts";
 
 type ImageGenerate = components["schemas"]["ImageGenerate"];
-
-/** What the client is told when the provider fails: our words, never the upstream's. */
-export function imageFailure(error: unknown): unknown {
-  if (error instanceof UpstreamError) return new ApiError(502, "upstream_error", error.message);
-  if (error instanceof ProviderUnavailableError) return new ApiError(503, "provider_unavailable", error.message);
-  return error;
-}
 
 /**
  * Draws an image with the configured provider, keeps the PNG in the blob store under a random
@@ -58,7 +49,7 @@ export async function generateImage(services: Services, userId: string, input: I
   try {
     return await createImage(services, userId, { prompt: input.prompt, style: input.style ?? "avatar", aspectRatio: input.aspect_ratio ?? "1:1", signal });
   } catch (error) {
-    throw imageFailure(error);
+    throw providerFailure(error);
   }
 }
 
@@ -71,7 +62,7 @@ export async function discardImage(services: Services, image: ImageRow): Promise
 /** The PNG behind a link; 404 when there is none (never made, or purged), 502 when the blob store fails. */
 export async function imageFile(services: Services, fileName: string): Promise<Uint8Array> {
   const blob = await services.providers.blobs.get(blobKey(fileName)).catch((error: unknown) => {
-    throw imageFailure(error);
+    throw providerFailure(error);
   });
   if (!blob) throw notFound("Image");
   return blob.bytes;

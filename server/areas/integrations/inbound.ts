@@ -1,5 +1,5 @@
 import { addJobIn } from "../../toolkit/db/jobs.ts";
-import { ApiError, notFound } from "../../toolkit/http/errors.ts";
+import { notFound, unauthorized } from "../../toolkit/http/error-catalogue.ts";
 import { isUuid } from "../../toolkit/http/text.ts";
 import type { Services } from "../../toolkit/services.ts";
 import { REPLY_TASK, type ReplyPayload } from "./jobs.ts";
@@ -8,7 +8,7 @@ import { callbackSecretOf } from "./service.ts";
 import { messengerSecretMatches, slackSignatureValid } from "./signatures.ts";
 import { findIntegration, takeEvent, type IntegrationRow } from "./store.ts";
 
-const refused = () => new ApiError(401, "unauthorized", "The callback's signature or secret token is missing or wrong");
+const refused = () => unauthorized("The callback's signature or secret token is missing or wrong");
 
 async function integrationFor(services: Services, id: string, platform: IntegrationRow["platform"]): Promise<IntegrationRow> {
   const row = isUuid(id) ? await findIntegration(services.db.knex, id) : undefined;

@@ -12,4 +12,5 @@ export const area = defineArea({
   crontab: integrationCrontab,
   connections: startGateways,
   accountData: integrationsAccountData,
+  tables: ["integrations", "integration_leases", "integration_events", "integration_channels"],
 });

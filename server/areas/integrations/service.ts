@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { v7 as uuidv7 } from "uuid";
 import type { components } from "../../../generated/openapi.d.ts";
 import { publicBaseUrl } from "../../toolkit/config.ts";
-import { ApiError, notFound } from "../../toolkit/http/errors.ts";
+import { conflict, invalidField, notFound, upstreamFailed } from "../../toolkit/http/error-catalogue.ts";
 import { isUuid } from "../../toolkit/http/text.ts";
 import { requireOwnPersona } from "../personas/index.ts";
 import type { Services } from "../../toolkit/services.ts";
@@ -18,7 +18,7 @@ import type { TestOutcome } from "./views.ts";
 type Schemas = components["schemas"];
 type ConnectBody = Schemas["ForumConnect"] | Schemas["MessengerConnect"] | Schemas["WorkspaceConnect"];
 
-const fieldError = (path: string, message: string) => new ApiError(400, "invalid_request", `${path} ${message}`, { errors: [{ path, message }] });
+const fieldError = (path: string, message: string) => invalidField(path, message);
 
 /** The caller's integration; another user's, an unknown id or a malformed one are all 404. */
 export async function requireOwnIntegration(services: Services, userId: string, id: string): Promise<IntegrationRow> {
@@ -58,7 +58,7 @@ export async function callbackSecretOf(services: Services, row: IntegrationRow):
 /** A platform failure during a request: a refusal of what the caller sent is theirs (400), the rest 502. */
 function upstream(error: unknown, refusedField?: string): never {
   if (error instanceof PlatformRefusal && refusedField) throw fieldError(refusedField, `was refused by the platform (${error.message})`);
-  if (error instanceof PlatformRefusal || error instanceof PlatformUnavailable) throw new ApiError(502, "upstream_error", error.message);
+  if (error instanceof PlatformRefusal || error instanceof PlatformUnavailable) throw upstreamFailed(error.message);
   throw error;
 }
 
@@ -120,8 +120,8 @@ export async function connectIntegration(services: Services, userId: string, pla
   };
   const inserted = await insertIntegration(knex, row);
   if (!inserted) {
-    const conflict = await conflictOf(knex, row);
-    throw new ApiError(409, "conflict", conflict === "bot" ? "This bot is already connected to a persona" : `This persona already has a ${platform} integration`);
+    const taken = await conflictOf(knex, row);
+    throw conflict(taken === "bot" ? "This bot is already connected to a persona" : `This persona already has a ${platform} integration`);
   }
   if (platform === "messenger") {
     try {
@@ -133,7 +133,7 @@ export async function connectIntegration(services: Services, userId: string, pla
     } catch (error) {
       await deleteIntegrationOf(knex, userId, inserted.id);
       if (error instanceof PlatformRefusal) {
-        throw new ApiError(502, "upstream_error", `${error.message}; the webhook URL must be a public HTTPS address (PUBLIC_BASE_URL)`);
+        throw upstreamFailed(`${error.message}; the webhook URL must be a public HTTPS address (PUBLIC_BASE_URL)`);
       }
       upstream(error);
     }

@@ -1,12 +1,11 @@
-import { ApiError } from "../../toolkit/http/errors.ts";
+import { invalidField, payloadTooLarge, unsupportedMediaType } from "../../toolkit/http/error-catalogue.ts";
 import { KINDS, type ContentProblem, type DocumentKind } from "./content.ts";
 import { checkContentInThread, ThreadFailure } from "./threads.ts";
 
 /** DECISIONS.md: over 10 MB is 413; 10 MB is 10 MiB, as the contract's `size_bytes` maximum says. */
 export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;
 
-const unsupported = (message: string) => new ApiError(415, "unsupported_media_type", message);
-const emptyDocument = (message: string) => new ApiError(400, "invalid_request", message, { errors: [{ path: "/body/file", message: "is empty" }] });
+const emptyDocument = (message: string) => invalidField("/body/file", "is empty", message);
 
 /** The file name as stored: its last path segment (some clients send a path), at most 255 characters. */
 export function cleanFilename(name: string): string {
@@ -31,16 +30,16 @@ const PDF_HEADER_WINDOW = 1024;
 export function kindOfUpload(filename: string, bytes: Uint8Array): DocumentKind {
   const extension = extensionOf(filename);
   if (!(KINDS as readonly string[]).includes(extension)) {
-    throw unsupported(`Accepted documents are ${KINDS.map((kind) => `.${kind}`).join(", ")}; got ${extension ? `.${extension}` : "a file without an extension"}`);
+    throw unsupportedMediaType(`Accepted documents are ${KINDS.map((kind) => `.${kind}`).join(", ")}; got ${extension ? `.${extension}` : "a file without an extension"}`);
   }
   if (bytes.length > MAX_DOCUMENT_BYTES) {
-    throw new ApiError(413, "payload_too_large", `A document may have at most ${MAX_DOCUMENT_BYTES} bytes; this one has ${bytes.length}`);
+    throw payloadTooLarge(`A document may have at most ${MAX_DOCUMENT_BYTES} bytes; this one has ${bytes.length}`);
   }
   // Nothing to index would fail in the background and hold a quota slot until deleted: refuse now.
   if (bytes.length === 0) throw emptyDocument("The file is empty");
   const kind = extension as DocumentKind;
   if (kind === "pdf" && Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.length, PDF_HEADER_WINDOW)).indexOf(PDF_MAGIC) < 0) {
-    throw unsupported("The file is named .pdf but is not a PDF");
+    throw unsupportedMediaType("The file is named .pdf but is not a PDF");
   }
   return kind;
 }
@@ -60,10 +59,10 @@ export async function checkUpload(filename: string, bytes: Uint8Array): Promise<
     ({ problem } = await checkContentInThread(kind, bytes));
   } catch (error) {
     // Only a file built to be costly needs more than a check's memory or time.
-    if (error instanceof ThreadFailure) throw new ApiError(413, "payload_too_large", error.message);
+    if (error instanceof ThreadFailure) throw payloadTooLarge(error.message);
     throw error;
   }
   if (problem?.problem === "empty") throw emptyDocument(problem.message);
-  if (problem) throw unsupported(problem.message);
+  if (problem) throw unsupportedMediaType(problem.message);
   return kind;
 }

@@ -1,4 +1,4 @@
-import { ApiError } from "../../toolkit/http/errors.ts";
+import { missingMultipartField } from "../../toolkit/http/error-catalogue.ts";
 import { pageBody, pageWindow } from "../../toolkit/http/paging.ts";
 import type { Handler, HandlerMap } from "../../toolkit/http/router.ts";
 import { deleteDocument, getDocument, listDocuments, queryKnowledge, uploadDocument, type UploadedFile } from "./service.ts";
@@ -7,7 +7,7 @@ import { toDetail, toDocument, toQueryResult, toSummary } from "./views.ts";
 /** The multipart part named `file`, as express-openapi-validator's multer left it in `req.files`. */
 function uploadedFile(files: unknown): UploadedFile {
   const file = Array.isArray(files) ? (files as (UploadedFile & { fieldname: string })[]).find((f) => f.fieldname === "file") : undefined;
-  if (!file) throw new ApiError(400, "invalid_request", "The multipart field `file` is required", { errors: [{ path: "/body/file", message: "is required" }] });
+  if (!file) throw missingMultipartField("file");
   return file;
 }
 

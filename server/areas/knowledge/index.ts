@@ -6,5 +6,6 @@ import { knowledgeTasks } from "./jobs.ts";
 
 export { retrieveForChat, type RetrievedChunk } from "./retrieval.ts";
 export { countPlanDocuments } from "./service.ts";
+export { hasKnowledgeSql } from "./store.ts";
 
-export const area = defineArea({ name: "knowledge", handlers, tasks: knowledgeTasks, accountData: knowledgeAccountData });
+export const area = defineArea({ name: "knowledge", handlers, tasks: knowledgeTasks, accountData: knowledgeAccountData, tables: ["knowledge_documents", "knowledge_chunks", "knowledge_files"] });

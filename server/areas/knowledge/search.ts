@@ -1,5 +1,5 @@
-import { UpstreamError } from "../../toolkit/providers/llm/types.ts";
-import { ApiError } from "../../toolkit/http/errors.ts";
+import { providerFailure, upstreamFailed } from "../../toolkit/http/error-catalogue.ts";
+import { UpstreamError } from "../../toolkit/providers/errors.ts";
 import type { Services } from "../../toolkit/services.ts";
 import { hasChunks, searchChunks } from "./store.ts";
 
@@ -66,7 +66,6 @@ export async function searchKnowledge(services: Services, search: KnowledgeSearc
 
 /** The API's answer when the embeddings provider fails: 502, as the contract declares for a query. */
 export function embeddingsFailure(error: unknown): unknown {
-  if (!(error instanceof UpstreamError)) return error;
-  const status = error.status ? ` (status ${error.status})` : "";
-  return new ApiError(502, "upstream_error", `The embeddings provider failed${status}`);
+  // The provider's status, never its text: an embeddings provider's message may quote the input.
+  return providerFailure(error, { upstream: (failure) => upstreamFailed(`The embeddings provider failed${failure.status ? ` (status ${failure.status})` : ""}`) });
 }

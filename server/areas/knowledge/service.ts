@@ -1,7 +1,7 @@
 import type { Knex } from "knex";
 import { v7 as uuidv7 } from "uuid";
 import { assertUnderCountLimit } from "../../quota/usage.ts";
-import { notFound } from "../../toolkit/http/errors.ts";
+import { notFound } from "../../toolkit/http/error-catalogue.ts";
 import type { PageWindow } from "../../toolkit/http/paging.ts";
 import { isUuid } from "../../toolkit/http/text.ts";
 import { requireOwnPersona } from "../personas/index.ts";

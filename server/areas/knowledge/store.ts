@@ -5,6 +5,12 @@ import type { PageWindow } from "../../toolkit/http/paging.ts";
 import { addJobIn } from "../../toolkit/db/jobs.ts";
 import type { DocumentKind } from "./content.ts";
 
+/**
+ * An SQL condition, true when the persona `persona` (an SQL expression) has knowledge of the user
+ * bound at its one `?`: for a statement of another area that asks in its own round trip (the chat turn).
+ */
+export const hasKnowledgeSql = (persona: string) => `EXISTS (SELECT 1 FROM knowledge_chunks k WHERE k.persona_id = ${persona} AND k.user_id = ?)`;
+
 export type DocumentStatus = "processing" | "ready" | "failed";
 
 export interface DocumentRow {

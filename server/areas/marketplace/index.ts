@@ -6,4 +6,5 @@ import { handlers } from "./handlers.ts";
 export { listingUrl, publish } from "./service.ts";
 export { toPublication } from "./views.ts";
 
-export const area = defineArea({ name: "marketplace", handlers, accountData: marketplaceAccountData });
+export const area = defineArea({ name: "marketplace", handlers, accountData: marketplaceAccountData, tables: ["marketplace_listings", "marketplace_search", "marketplace_trending", "marketplace_category_counts", "ratings"] });
+export { feature, unfeature } from "./service.ts";

@@ -3,7 +3,7 @@ import { v7 as uuidv7 } from "uuid";
 import type { components } from "../../../generated/openapi.d.ts";
 import { planOf } from "../../quota/usage.ts";
 import { publicBaseUrl } from "../../toolkit/config.ts";
-import { ApiError, notFound } from "../../toolkit/http/errors.ts";
+import { conflict, forbidden, notFound, planLimit } from "../../toolkit/http/error-catalogue.ts";
 import type { PageWindow } from "../../toolkit/http/paging.ts";
 import { isUuid } from "../../toolkit/http/text.ts";
 import { createPersona, requireOwnPersona, requireVisiblePersona, updatePersona } from "../personas/index.ts";
@@ -53,7 +53,7 @@ export function listingUrl(services: Services, listingId: string): string {
 export async function publish(services: Services, userId: string, personaId: string, input: PublishInput): Promise<ListingRow> {
   const persona = await requireOwnPersona(services, userId, personaId);
   if (!(await activeVersionOf(services, persona.id))) {
-    throw new ApiError(409, "conflict", "The persona has no active instruction version to publish; activate one first");
+    throw conflict("The persona has no active instruction version to publish; activate one first");
   }
   if (!persona.is_public) await updatePersona(services, userId, persona.id, { is_public: true });
   const now = services.now();
@@ -133,7 +133,7 @@ export async function sampleMessages(services: Services, listing: ListingView): 
 /** One rating per user and listing: the first creates it, later ones replace it. Your own listing is 403. */
 export async function rate(services: Services, userId: string, listingId: string, input: { rating: number; review?: string }) {
   const listing = await requireListing(services, listingId);
-  if (listing.creator_id === userId) throw new ApiError(403, "forbidden", "You cannot rate your own listing");
+  if (listing.creator_id === userId) throw forbidden("You cannot rate your own listing");
   const now = services.now();
   return services.db.knex.transaction((trx) =>
     saveRating(trx, listing.id, { id: uuidv7(), listing_id: listing.id, user_id: userId, rating: input.rating, review: input.review ?? null, created_at: now, updated_at: now }),
@@ -154,7 +154,7 @@ export async function use(services: Services, userId: string, listingId: string)
   const listing = await requireListing(services, listingId);
   const source = await requireVisiblePersona(services, userId, listing.persona_id);
   if (listing.pricing === "premium" && (await planOf(services, userId)) === "free") {
-    throw new ApiError(402, "plan_limit_exceeded", "This persona is premium: upgrade from the free plan to use it");
+    throw planLimit("This persona is premium: upgrade from the free plan to use it");
   }
   const active = await activeVersionOf(services, listing.persona_id);
   if (!active) throw notFound("Listing");

@@ -1,6 +1,8 @@
 import type { ErrorRequestHandler } from "express";
 import type { components } from "../../../generated/openapi.d.ts";
-import { ApiError, toApiError } from "../../toolkit/http/errors.ts";
+import { toApiError } from "../../toolkit/http/error-handler.ts";
+import { invalidRequest, notFoundExplained } from "../../toolkit/http/error-catalogue.ts";
+import type { ApiError } from "../../toolkit/http/errors.ts";
 
 export type OpenAIErrorBody = components["schemas"]["OpenAIErrorEnvelope"];
 
@@ -9,7 +11,8 @@ export type OpenAIErrorBody = components["schemas"]["OpenAIErrorEnvelope"];
  * into the OpenAI body (the service's own codes are a closed list that OpenAI's do not fit).
  */
 export function openaiRefusal(status: 400 | 404, code: string, message: string, param: string | null): ApiError {
-  return new ApiError(status, status === 400 ? "invalid_request" : "not_found", message, { openai_code: code, param });
+  const details = { openai_code: code, param };
+  return status === 400 ? invalidRequest(message, details) : notFoundExplained(message, details);
 }
 
 export const modelNotFound = (model: string) =>

@@ -1,5 +1,5 @@
 import { v7 as uuidv7 } from "uuid";
-import { ApiError } from "../../toolkit/http/errors.ts";
+import { internalError } from "../../toolkit/http/error-catalogue.ts";
 import { HANDLED, type Handler, type HandlerMap } from "../../toolkit/http/router.ts";
 import { abortOnClose } from "../../toolkit/http/sse.ts";
 import { takeStreamPlace } from "../../toolkit/http/stream-limits.ts";
@@ -27,7 +27,7 @@ const openai_create_chat_completion: Handler<"openai_create_chat_completion"> = 
   const head = completionHead(uuidv7(), body.model, services.now());
   if (body.stream) {
     takeStreamPlace(services, res, principal.userId);
-    const signal = abortOnClose(res, new ApiError(500, "internal_error", "The client disconnected before the reply was complete"));
+    const signal = abortOnClose(res, internalError("The client disconnected before the reply was complete"));
     const { reply } = await beginCompletion(services, principal.userId, request, { mode: "stream", signal });
     await streamCompletion(res, reply, head, {
       keepAliveMs: services.config.streamKeepAliveMs,

@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { contractPath } from "../../toolkit/contract.ts";
 import type { Logger } from "../../toolkit/logger.ts";
+import { providerUnavailable } from "../../toolkit/http/error-catalogue.ts";
 import { ApiError } from "../../toolkit/http/errors.ts";
 
 const run = promisify(execFile);
@@ -40,7 +41,7 @@ export function apiReference(log: Logger): Promise<ApiReference> {
 
 async function render(log: Logger): Promise<ApiReference> {
   if (!existsSync(REDOCLY)) {
-    throw new ApiError(503, "provider_unavailable", "The rendered API reference needs @redocly/cli (a development dependency); /openapi.yaml and /openapi.json are served without it");
+    throw providerUnavailable("The rendered API reference needs @redocly/cli (a development dependency); /openapi.yaml and /openapi.json are served without it");
   }
   const started = Date.now();
   const dir = await mkdtemp(join(tmpdir(), "persona-docs-"));
@@ -57,7 +58,7 @@ async function render(log: Logger): Promise<ApiReference> {
   } catch (error) {
     if (error instanceof ApiError) throw error;
     log.error({ err: error }, "rendering the API reference failed");
-    throw new ApiError(503, "provider_unavailable", "The API reference could not be rendered; /openapi.yaml and /openapi.json are served");
+    throw providerUnavailable("The API reference could not be rendered; /openapi.yaml and /openapi.json are served");
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

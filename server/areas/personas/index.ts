@@ -26,4 +26,5 @@ export const area = defineArea({
   tasks: (services) => ({ ...personaTasks(services), ...avatarTasks(services), ...trendingTasks(services) }),
   crontab: trendingCrontab,
   accountData: personaAccountData,
+  tables: ["personas", "instruction_versions", "persona_trending_scores", "persona_trending", "persona_activity_hourly"],
 });

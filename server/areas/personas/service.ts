@@ -3,7 +3,7 @@ import type { PageWindow } from "../../toolkit/http/paging.ts";
 import { v7 as uuidv7 } from "uuid";
 import type { components } from "../../../generated/openapi.d.ts";
 import { assertUnderCountLimit } from "../../quota/usage.ts";
-import { ApiError, notFound } from "../../toolkit/http/errors.ts";
+import { forbidden, invalidFields, notFound } from "../../toolkit/http/error-catalogue.ts";
 import type { Services } from "../../toolkit/services.ts";
 import { autoAvatars, enqueueAvatar } from "./avatar-job.ts";
 import { enqueueGreeting } from "./greeting-job.ts";
@@ -57,7 +57,7 @@ export async function requireOwnPersona(services: Services, userId: string, pers
  */
 async function requireChangeablePersona(services: Services, userId: string, personaId: string): Promise<PersonaRow> {
   const row = await requireVisiblePersona(services, userId, personaId);
-  if (row.creator_id !== userId) throw new ApiError(403, "forbidden", "Only the persona's creator may change or delete it");
+  if (row.creator_id !== userId) throw forbidden("Only the persona's creator may change or delete it");
   return row;
 }
 
@@ -66,7 +66,7 @@ function checkModel(services: Services, model: string | undefined): void {
   const allowed = services.config.llm.models;
   if (model === undefined || allowed.includes(model)) return;
   const errors = [{ path: "/body/model", message: `must be one of: ${allowed.join(", ")}` }];
-  throw new ApiError(400, "invalid_request", `/body/model must be one of: ${allowed.join(", ")}`, { errors });
+  throw invalidFields(`/body/model must be one of: ${allowed.join(", ")}`, errors);
 }
 
 /** The personas counted against the plan's limit: the creation's 402 check and `GET /v1/billing/usage` both count with this. */

@@ -1,6 +1,6 @@
 import type { Knex } from "knex";
 import { v7 as uuidv7 } from "uuid";
-import { notFound } from "../../toolkit/http/errors.ts";
+import { notFound } from "../../toolkit/http/error-catalogue.ts";
 import { isUuid } from "../../toolkit/http/text.ts";
 import type { Services } from "../../toolkit/services.ts";
 import {

@@ -1,9 +1,11 @@
 import { v7 as uuidv7 } from "uuid";
 import { reserveMessage, type MessageReservation } from "../../quota/usage.ts";
 import { cardContextOf } from "../cards/index.ts";
+import { internalError, providerFailure } from "../../toolkit/http/error-catalogue.ts";
 import { ApiError } from "../../toolkit/http/errors.ts";
 import { countChatTokens, countTokens } from "../../toolkit/providers/llm/tokens.ts";
-import { UpstreamError, type ChatRequest, type TokenUsage } from "../../toolkit/providers/llm/types.ts";
+import type { ChatRequest, TokenUsage } from "../../toolkit/providers/llm/types.ts";
+import { UpstreamError } from "../../toolkit/providers/errors.ts";
 import type { Services } from "../../toolkit/services.ts";
 import { assembleContext } from "./context.ts";
 import type { Citation, InputRecord, Reply, ReplyContext, ReplyEvent, ReplyRecord, ReplyRequest } from "./types.ts";
@@ -176,11 +178,10 @@ function callSignal(request: ReplyRequest): AbortSignal | undefined {
 
 /** What the caller is told when the model provider fails; never the provider's own text, which may carry secrets. */
 function upstreamFailure(error: unknown): ApiError {
-  if (error instanceof UpstreamError) return new ApiError(502, "upstream_error", error.message);
-  return new ApiError(500, "internal_error", "The reply could not be generated");
+  return error instanceof UpstreamError ? providerFailure(error) : internalError("The reply could not be generated");
 }
 
 function stopFailure(reason: unknown): ApiError {
   if (reason instanceof ApiError) return reason;
-  return new ApiError(500, "internal_error", "The reply was stopped before it was complete");
+  return internalError("The reply was stopped before it was complete");
 }

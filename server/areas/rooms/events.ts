@@ -1,12 +1,13 @@
 import type { Knex } from "knex";
 import type { components } from "../../../generated/openapi.d.ts";
+import { deltaSignal, NOTIFY_PAYLOAD_BYTES } from "../../toolkit/events/live-log.ts";
 import type { Services } from "../../toolkit/services.ts";
 import { insertRoomEvents, type NewRoomEvent } from "./store.ts";
 
-// The writing side of live room events. Stored events are rows of `room_events`, written in the
-// transaction of the change they describe; every process hears of them by one notification on
-// CHANNEL and reads their bodies from the table (server/areas/rooms/hub.ts). Deltas are not stored: their
-// text travels in the notification itself.
+// The writing side of live room events, on the room hub's live-event log (hub.ts). Stored events are
+// rows of `room_events`, written in the transaction of the change they describe; every process hears
+// of them by one notification on ROOM_EVENTS_CHANNEL and reads their bodies from the table. Deltas
+// are not stored: their text travels in the notification itself.
 
 type Schemas = components["schemas"];
 export type RoomEventDelta = Schemas["RoomEventDelta"];
@@ -17,45 +18,18 @@ export const ROOM_EVENTS_CHANNEL = "room_events";
 export const ROOM_EVENTS_REPLAY_MS = 24 * 60 * 60 * 1000;
 
 /**
- * PostgreSQL refuses a NOTIFY payload of 8000 bytes or more. A delta's text is cut into pieces
- * that fit (fragments concatenate, so nothing changes for the client); the rest of the payload is a
- * room id, persona id and name, and a message id.
- */
-const NOTIFY_PAYLOAD_BYTES = 7_999;
-
-/** What a notification on CHANNEL says: `<room>:<event id>`, `<room>:closed`, or `<room>:delta:<json>`. */
-export type RoomSignal =
-  | { roomId: string; kind: "event"; eventId: string }
-  | { roomId: string; kind: "closed" }
-  | { roomId: string; kind: "delta"; delta: RoomEventDelta };
-
-export function parseSignal(payload: string): RoomSignal | undefined {
-  const [roomId, kind] = payload.split(":", 2);
-  if (!roomId || !kind) return undefined;
-  if (kind === "closed") return { roomId, kind };
-  if (kind === "delta") {
-    try {
-      return { roomId, kind, delta: JSON.parse(payload.slice(roomId.length + ":delta:".length)) as RoomEventDelta };
-    } catch {
-      return undefined;
-    }
-  }
-  return /^[0-9]+$/.test(kind) ? { roomId, kind: "event", eventId: kind } : undefined;
-}
-
-/**
  * Stores `events` of the room and announces them once the transaction commits. The caller has
  * locked the room's row in `trx` (so ids commit in order within the room).
  */
 export async function recordRoomEvents(services: Services, trx: Knex.Transaction, roomId: string, events: NewRoomEvent[]): Promise<void> {
   if (events.length === 0) return;
   const lastId = await insertRoomEvents(trx, roomId, events, services.now());
-  await services.db.notifications.notify(ROOM_EVENTS_CHANNEL, `${roomId}:${lastId}`, trx);
+  await services.areas.roomHub.announce(roomId, lastId, trx);
 }
 
 /** Announces events of the room up to `lastId`, stored (and committed) already. */
 export async function announceRoomEvents(services: Services, roomId: string, lastId: string): Promise<void> {
-  await services.db.notifications.notify(ROOM_EVENTS_CHANNEL, `${roomId}:${lastId}`).catch((error: unknown) => {
+  await services.areas.roomHub.announce(roomId, lastId).catch((error: unknown) => {
     // Stored is stored: subscribers read it with the room's next event, or when they reconnect.
     services.log.warn({ err: error, roomId }, "room events could not be announced");
   });
@@ -63,13 +37,22 @@ export async function announceRoomEvents(services: Services, roomId: string, las
 
 /** Tells every subscriber of the room, once `trx` commits, that the room is gone. */
 export async function announceRoomDeleted(services: Services, trx: Knex.Transaction, roomId: string): Promise<void> {
-  await services.db.notifications.notify(ROOM_EVENTS_CHANNEL, `${roomId}:closed`, trx);
+  await services.areas.roomHub.control(roomId, "closed", trx);
 }
 
 /** The notification payloads that carry `delta`, each under PostgreSQL's size limit. */
 export function deltaPayloads(roomId: string, delta: RoomEventDelta): string[] {
-  const payloads: string[] = [];
-  const encode = (content: string) => `${roomId}:delta:${JSON.stringify({ ...delta, content })}`;
+  return deltaPieces(roomId, delta).map((piece) => deltaSignal(roomId, piece));
+}
+
+/**
+ * `delta` cut into deltas whose notifications fit under PostgreSQL's limit (fragments concatenate,
+ * so nothing changes for the client); the rest of the payload is a room id, persona id and name,
+ * and a message id.
+ */
+function deltaPieces(roomId: string, delta: RoomEventDelta): RoomEventDelta[] {
+  const pieces: RoomEventDelta[] = [];
+  const encode = (content: string) => deltaSignal(roomId, { ...delta, content });
   const overhead = Buffer.byteLength(encode(""));
   let piece = "";
   let pieceBytes = 0;
@@ -77,15 +60,15 @@ export function deltaPayloads(roomId: string, delta: RoomEventDelta): string[] {
     // JSON escaping can grow a character to 6 bytes (\uXXXX); count the worst case.
     const bytes = Math.max(Buffer.byteLength(JSON.stringify(char)) - 2, Buffer.byteLength(char));
     if (piece && overhead + pieceBytes + bytes > NOTIFY_PAYLOAD_BYTES) {
-      payloads.push(encode(piece));
+      pieces.push({ ...delta, content: piece });
       piece = "";
       pieceBytes = 0;
     }
     piece += char;
     pieceBytes += bytes;
   }
-  if (piece || payloads.length === 0) payloads.push(encode(piece));
-  return payloads;
+  if (piece || pieces.length === 0) pieces.push({ ...delta, content: piece });
+  return pieces;
 }
 
 /**
@@ -118,8 +101,8 @@ export function deltaRelay(services: Services, roomId: string, base: Omit<RoomEv
     while (pending) {
       const content = pending;
       pending = "";
-      for (const payload of deltaPayloads(roomId, { ...base, content })) {
-        await services.db.notifications.notify(ROOM_EVENTS_CHANNEL, payload).catch((error: unknown) => {
+      for (const piece of deltaPieces(roomId, { ...base, content })) {
+        await services.areas.roomHub.publish(roomId, piece).catch((error: unknown) => {
           // A lost delta costs a client the live preview only; the stored message follows.
           services.log.warn({ err: error, roomId }, "a room delta could not be relayed");
         });

@@ -1,4 +1,4 @@
-import { ApiError } from "../../toolkit/http/errors.ts";
+import { withDetails } from "../../toolkit/http/error-catalogue.ts";
 import { pageBody, pageWindow } from "../../toolkit/http/paging.ts";
 import { HANDLED, type Handler, type HandlerMap } from "../../toolkit/http/router.ts";
 import { takeStreamPlace } from "../../toolkit/http/stream-limits.ts";
@@ -43,7 +43,7 @@ const rooms_send_message: Handler<"rooms_send_message"> = async ({ services, pri
   const { message, responses, failure } = await rooms.sendMessage(services, principal.userId, params.id, body.content);
   const sent = toMessageSent(message, responses);
   // The message and the replies made before the failure are stored; the error carries them.
-  if (failure) throw new ApiError(failure.status, failure.code, failure.message, { message: sent });
+  if (failure) throw withDetails(failure, { message: sent });
   return { status: 201, body: sent };
 };
 

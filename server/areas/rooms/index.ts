@@ -4,4 +4,5 @@ import { roomAccountData } from "./account-data.ts";
 import { handlers } from "./handlers.ts";
 import { roomEventsCrontab, roomEventTasks } from "./jobs.ts";
 
-export const area = defineArea({ name: "rooms", handlers, tasks: roomEventTasks, crontab: roomEventsCrontab, accountData: roomAccountData });
+export const area = defineArea({ name: "rooms", handlers, tasks: roomEventTasks, crontab: roomEventsCrontab, accountData: roomAccountData, tables: ["rooms", "room_members", "room_personas", "room_messages", "room_events"], repliesStoredIn: ["room_messages"] });
+export { createRoomHub } from "./hub.ts";

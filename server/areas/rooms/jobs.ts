@@ -1,7 +1,5 @@
 import type { Task } from "graphile-worker";
 import type { Services } from "../../toolkit/services.ts";
-import { ROOM_EVENTS_REPLAY_MS } from "./events.ts";
-import { purgeRoomEvents } from "./store.ts";
 
 export const ROOM_EVENTS_PURGE_TASK = "room_events_purge";
 // Hourly: an event lives between 24 and 25 hours, longer than the replay window promises.
@@ -9,7 +7,7 @@ export const roomEventsCrontab = [`15 * * * * ${ROOM_EVENTS_PURGE_TASK}`];
 
 /** Removes stored room events older than the replay window. */
 export async function purgeOldRoomEvents(services: Services): Promise<number> {
-  return purgeRoomEvents(services.db.knex, new Date(services.now().getTime() - ROOM_EVENTS_REPLAY_MS));
+  return services.areas.roomHub.purge(services.now());
 }
 
 export function roomEventTasks(services: Services): Record<string, Task> {

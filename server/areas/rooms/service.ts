@@ -2,7 +2,8 @@ import type { Knex } from "knex";
 import { v7 as uuidv7 } from "uuid";
 import type { components } from "../../../generated/openapi.d.ts";
 import { isLiveUser } from "../auth/index.ts";
-import { ApiError, notFound } from "../../toolkit/http/errors.ts";
+import { conflict, forbidden, invalidField, notFound } from "../../toolkit/http/error-catalogue.ts";
+import type { ApiError } from "../../toolkit/http/errors.ts";
 import type { PageWindow } from "../../toolkit/http/paging.ts";
 import { isUuid } from "../../toolkit/http/text.ts";
 import { requireVisiblePersona } from "../personas/index.ts";
@@ -64,7 +65,7 @@ async function requireVisibleRoom(services: Services, userId: string, roomId: st
 /** Only members act in a room; an onlooker of a public room may only read it (403). */
 async function requireMember(services: Services, userId: string, roomId: string): Promise<Access & { role: RoomRole }> {
   const access = await requireVisibleRoom(services, userId, roomId);
-  if (!access.role) throw new ApiError(403, "forbidden", "Only the room's members may do this");
+  if (!access.role) throw forbidden("Only the room's members may do this");
   return access as Access & { role: RoomRole };
 }
 
@@ -83,7 +84,7 @@ async function changeRoom<T>(services: Services, roomId: string, change: (trx: K
 
 async function requireOwner(services: Services, userId: string, roomId: string): Promise<Access> {
   const access = await requireVisibleRoom(services, userId, roomId);
-  if (access.role !== "owner") throw new ApiError(403, "forbidden", "Only the room's owner may do this");
+  if (access.role !== "owner") throw forbidden("Only the room's owner may do this");
   return access;
 }
 
@@ -103,9 +104,7 @@ async function detail(services: Services, room: RoomRow): Promise<RoomDetail> {
 export async function createRoom(services: Services, userId: string, input: Schemas["RoomCreate"]): Promise<RoomDetail> {
   const personaIds = input.persona_ids ?? [];
   if (new Set(personaIds.map((id) => id.toLowerCase())).size !== personaIds.length) {
-    throw new ApiError(400, "invalid_request", "/body/persona_ids must not contain duplicates", {
-      errors: [{ path: "/body/persona_ids", message: "must NOT have duplicate items" }],
-    });
+    throw invalidField("/body/persona_ids", "must NOT have duplicate items", "/body/persona_ids must not contain duplicates");
   }
   const personas = [];
   for (const id of personaIds) personas.push(await requireVisiblePersona(services, userId, id));
@@ -267,7 +266,7 @@ export async function addMember(services: Services, userId: string, roomId: stri
   if (!isUuid(memberId) || !(await isLiveUser(services, memberId))) throw notFound("User");
   const member: MemberRow = { room_id: room.id, user_id: memberId, role: "member", joined_at: services.now() };
   return changeRoom(services, room.id, async (trx) => {
-    if (!(await insertMember(trx, member))) throw new ApiError(409, "conflict", "The user is already a member of the room");
+    if (!(await insertMember(trx, member))) throw conflict("The user is already a member of the room");
     return { result: member, events: [{ type: "member_joined", data: toRoomMember(member), user_id: member.user_id }] };
   });
 }
@@ -275,8 +274,8 @@ export async function addMember(services: Services, userId: string, roomId: stri
 /** The owner removes a member; a member removes itself (leaves). The owner cannot leave its own room. */
 export async function removeMember(services: Services, userId: string, roomId: string, memberId: string): Promise<string> {
   const { room, role } = await requireVisibleRoom(services, userId, roomId);
-  if (role !== "owner" && memberId.toLowerCase() !== userId) throw new ApiError(403, "forbidden", "Only the room's owner may remove other members");
-  if (memberId.toLowerCase() === room.owner_id) throw new ApiError(409, "conflict", "The owner cannot leave its own room; delete the room instead");
+  if (role !== "owner" && memberId.toLowerCase() !== userId) throw forbidden("Only the room's owner may remove other members");
+  if (memberId.toLowerCase() === room.owner_id) throw conflict("The owner cannot leave its own room; delete the room instead");
   if (!isUuid(memberId)) throw notFound("Member");
   const leaving = memberId.toLowerCase();
   return changeRoom(services, room.id, async (trx) => {
@@ -292,8 +291,8 @@ export async function addPersona(services: Services, userId: string, roomId: str
   const addedAt = services.now();
   await changeRoom(services, room.id, async (trx) => {
     const added = await insertRoomPersona(trx, { room_id: room.id, persona_id: persona.id, added_by: userId, added_at: addedAt }, ROOM_PERSONA_LIMIT);
-    if (added === "present") throw new ApiError(409, "conflict", "The persona is already in the room");
-    if (added === "full") throw new ApiError(409, "conflict", `A room holds at most ${ROOM_PERSONA_LIMIT} personas`, { limit: ROOM_PERSONA_LIMIT });
+    if (added === "present") throw conflict("The persona is already in the room");
+    if (added === "full") throw conflict(`A room holds at most ${ROOM_PERSONA_LIMIT} personas`, { limit: ROOM_PERSONA_LIMIT });
     return { result: undefined, events: [{ type: "persona_added", data: { persona_id: persona.id, name: persona.name, added_at: addedAt.toISOString() } }] };
   });
   const row = (await listRoomPersonas(services.db.knex, room.id)).find((candidate) => candidate.persona_id === persona.id);
@@ -306,7 +305,7 @@ export async function removePersona(services: Services, userId: string, roomId: 
   const { room, role } = await requireMember(services, userId, roomId);
   const present = isUuid(personaId) ? await findRoomPersona(services.db.knex, room.id, personaId) : undefined;
   if (!present) throw notFound("Persona");
-  if (role !== "owner" && present.added_by !== userId) throw new ApiError(403, "forbidden", "A member may take out only the personas it added");
+  if (role !== "owner" && present.added_by !== userId) throw forbidden("A member may take out only the personas it added");
   return changeRoom(services, room.id, async (trx) => {
     await deleteRoomPersona(trx, room.id, present.persona_id);
     return { result: room.id, events: [{ type: "persona_removed", data: { persona_id: present.persona_id, name: present.name } }] };

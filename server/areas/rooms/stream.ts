@@ -1,7 +1,7 @@
 import type { Response } from "express";
 import { SSEWriter, sseFrame } from "../../toolkit/http/sse.ts";
 import type { Services } from "../../toolkit/services.ts";
-import { roomHub, type EndReason, type HubEvent } from "./hub.ts";
+import { endsStreamOf, type EndReason, type HubEvent, type Subscriber } from "./hub.ts";
 
 /**
  * Output a reader has not taken yet beyond which its stream is closed rather than buffered without
@@ -26,7 +26,7 @@ function frameOf(event: HubEvent): string {
  * Resolves when the stream has ended.
  */
 export async function streamRoomEvents(services: Services, res: Response, options: { roomId: string; userId: string; cursor: string }): Promise<void> {
-  const hub = roomHub(services);
+  const hub = services.areas.roomHub;
   await hub.ready();
   const sse = new SSEWriter(res, { keepAliveMs: services.config.streamKeepAliveMs });
   const ended = new Promise<void>((resolve) => res.once("close", resolve));
@@ -35,17 +35,19 @@ export async function streamRoomEvents(services: Services, res: Response, option
     if (reason) sse.event("closed", { reason });
     sse.close();
   };
-  const subscriber = {
+  const subscriber: Subscriber = {
     userId: options.userId,
     cursor: BigInt(options.cursor),
     send(event: HubEvent) {
-      if (!sse.open) return;
+      if (!sse.open) return undefined;
       sse.frame(frameOf(event));
       if (res.writableLength > MAX_UNREAD_BYTES) {
         services.log.info({ roomId: options.roomId, buffered: res.writableLength }, "a room event reader fell behind; its stream is closed");
         end();
         unsubscribe();
+        return undefined;
       }
+      return endsStreamOf(event, options.userId);
     },
     end,
   };

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { v7 as uuidv7 } from "uuid";
 import { publicBaseUrl } from "../../toolkit/config.ts";
 import type { PageWindow } from "../../toolkit/http/paging.ts";
-import { ApiError, notFound } from "../../toolkit/http/errors.ts";
+import { invalidField, notFound } from "../../toolkit/http/error-catalogue.ts";
 import { isUuid } from "../../toolkit/http/text.ts";
 import { requireVisiblePersona } from "../personas/index.ts";
 import type { PersonaRow } from "../personas/index.ts";
@@ -50,7 +50,7 @@ async function requireSocialPersona(services: Services, userId: string, personaI
 export async function follow(services: Services, userId: string, targetId: string): Promise<FollowRow> {
   // Ids compare as UUIDs, whatever the case they are written in.
   if (targetId.toLowerCase() === userId.toLowerCase()) {
-    throw new ApiError(400, "invalid_request", "You cannot follow yourself", { errors: [{ path: "/path/user_id", message: "is the caller" }] });
+    throw invalidField("/path/user_id", "is the caller", "You cannot follow yourself");
   }
   await requireLiveUser(services, targetId);
   return insertOrFindFollow(services.db.knex, { id: uuidv7(), follower_id: userId, following_id: targetId, created_at: services.now() });
@@ -82,7 +82,7 @@ export async function search(services: Services, rawQuery: string, limit: number
   const q = rawQuery.trim();
   if ([...q].length < MIN_QUERY_LENGTH) {
     const message = `must have at least ${MIN_QUERY_LENGTH} characters besides spaces`;
-    throw new ApiError(400, "invalid_request", `/query/q ${message}`, { errors: [{ path: "/query/q", message }] });
+    throw invalidField("/query/q", message);
   }
   return searchUsers(services.db.knex, q, limit);
 }

@@ -1,4 +1,7 @@
+import type { Database } from "../../toolkit/db/database.ts";
+import type { Logger } from "../../toolkit/logger.ts";
 import type { Services } from "../../toolkit/services.ts";
+import type { ShareTargets } from "./share-targets.ts";
 import { addShareOpens, type ShareOpens } from "./store.ts";
 
 /**
@@ -15,9 +18,9 @@ export class ShareOpenCounter {
   private pending = new Map<string, ShareOpens>();
   private writing: Promise<void> | undefined;
 
-  private readonly services: Services;
+  private readonly services: { db: Pick<Database, "knex">; log: Logger };
 
-  constructor(services: Services) {
+  constructor(services: { db: Pick<Database, "knex">; log: Logger }) {
     this.services = services;
   }
 
@@ -52,11 +55,16 @@ export class ShareOpenCounter {
   }
 }
 
-const counters = new WeakMap<Services, ShareOpenCounter>();
+declare module "../../toolkit/services.ts" {
+  interface AreaRegistries {
+    /** Share-link opens waiting for their batch write. */
+    shareOpens: ShareOpenCounter;
+    /** Resolved share links, trusted for a few seconds. */
+    shareTargets: ShareTargets;
+  }
+}
 
 /** The counter of this service instance (one per process; tests may run several). */
 export function shareOpenCounter(services: Services): ShareOpenCounter {
-  let counter = counters.get(services);
-  if (!counter) counters.set(services, (counter = new ShareOpenCounter(services)));
-  return counter;
+  return services.areas.shareOpens;
 }

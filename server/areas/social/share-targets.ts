@@ -17,12 +17,16 @@ interface Target {
   persona_id: string;
 }
 
-const caches = new WeakMap<Services, LRUCache<string, Target>>();
+/** This process's cache of resolved links (`services.areas.shareTargets`, created in runtime.ts). */
+export type ShareTargets = LRUCache<string, Target>;
+
+export function createShareTargets(): ShareTargets {
+  return new LRUCache<string, Target>({ max: MAX_CACHED_LINKS, ttl: SHARE_TARGET_TTL_MS });
+}
 
 /** The link behind `code` if it opens now, from this process's short-lived cache or the database. */
 export async function openableShare(services: Services, code: string, now: Date): Promise<Target | undefined> {
-  let cache = caches.get(services);
-  if (!cache) caches.set(services, (cache = new LRUCache<string, Target>({ max: MAX_CACHED_LINKS, ttl: SHARE_TARGET_TTL_MS })));
+  const cache = services.areas.shareTargets;
   const cached = cache.get(code);
   if (cached) return cached;
   const found = await findOpenableShare(services.db.knex, code, now);

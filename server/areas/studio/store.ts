@@ -1,5 +1,12 @@
 import type { Knex } from "knex";
 
+/**
+ * An SQL scalar: the instructions of the A/B variant the conversation `conversation` (an SQL
+ * expression) was assigned, or null. For the chat turn's statement, which reads it in its own round trip.
+ */
+export const variantInstructionsSql = (conversation: string) =>
+  `(SELECT v.instructions FROM variant_assignments a JOIN persona_variants v ON v.id = a.variant_id WHERE a.conversation_id = ${conversation})`;
+
 export interface VariantRow {
   id: string;
   persona_id: string;

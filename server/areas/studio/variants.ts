@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import type { Knex } from "knex";
 import { v7 as uuidv7 } from "uuid";
-import { ApiError, notFound } from "../../toolkit/http/errors.ts";
+import { invalidField, notFound } from "../../toolkit/http/error-catalogue.ts";
+import type { ApiError } from "../../toolkit/http/errors.ts";
 import { isUuid } from "../../toolkit/http/text.ts";
 import type { Services } from "../../toolkit/services.ts";
 import {
@@ -32,7 +33,7 @@ const EMPTY: VariantMetricsRow = { message_count: 0, avg_rating: null, retention
 
 function sumExceeded(): ApiError {
   const message = "The variants' traffic would exceed 100 in total; lower the other variants first";
-  return new ApiError(400, "invalid_request", message, { errors: [{ path: "/body/traffic_percentage", message: "variants' total must not exceed 100" }] });
+  return invalidField("/body/traffic_percentage", "variants' total must not exceed 100", message);
 }
 
 export async function listVariants(services: Services, personaId: string): Promise<VariantWithMetrics[]> {

@@ -1,5 +1,5 @@
 import type { Response } from "express";
-import { ApiError } from "../../toolkit/http/errors.ts";
+import { missingMultipartField } from "../../toolkit/http/error-catalogue.ts";
 import { HANDLED, type Handler, type HandlerMap } from "../../toolkit/http/router.ts";
 import { consumeVoiceLimit } from "./limits.ts";
 import { openSpeech, transcribe } from "./service.ts";
@@ -58,7 +58,7 @@ const voice_stt: Handler<"voice_stt"> = async ({ services, principal, req, res }
   await consumeVoiceLimit(services, "voice_stt", principal.userId, res);
   const files = (req.files ?? []) as { fieldname: string; originalname: string; buffer: Buffer }[];
   const audio = files.find((file) => file.fieldname === "audio");
-  if (!audio) throw new ApiError(400, "invalid_request", "The multipart field `audio` is required", { errors: [{ path: "/body/audio", message: "is required" }] });
+  if (!audio) throw missingMultipartField("audio");
   return { status: 200, body: await transcribe(services, audio, abortOnClose(res)) };
 };
 

@@ -3,3 +3,4 @@ import { defineArea } from "../../toolkit/area.ts";
 import { handlers } from "./handlers.ts";
 
 export const area = defineArea({ name: "voice", handlers });
+export { VoiceLimiters } from "./limits.ts";

@@ -1,7 +1,8 @@
 import type { Response } from "express";
 import { RateLimiterPostgres } from "rate-limiter-flexible";
 import { planOf } from "../../quota/usage.ts";
-import { ApiError } from "../../toolkit/http/errors.ts";
+import type { Database } from "../../toolkit/db/database.ts";
+import { rateLimited } from "../../toolkit/http/error-catalogue.ts";
 import { setHeaders, unnamedStatements } from "../../toolkit/http/rate-limit.ts";
 import { SharedRateLimiter } from "../../toolkit/http/shared-rate-limiter.ts";
 import type { Services } from "../../toolkit/services.ts";
@@ -19,30 +20,45 @@ export function tierOf(plan: string): Tier {
   return plan === "pro" || plan === "creator" ? "pro" : "free";
 }
 
-// One limiter per operation and tier for each database: the counters live in its rate_limits table.
-const limiters = new WeakMap<Services["db"], Map<string, SharedRateLimiter>>();
+/** One limiter per operation and tier, made on first use: the counters live in the database's rate_limits table. */
+export class VoiceLimiters {
+  readonly #db: Pick<Database, "pool">;
+  readonly #byName = new Map<string, SharedRateLimiter>();
 
-function limiterFor(services: Services, operation: VoiceOperation, tier: Tier): SharedRateLimiter {
-  let byKey = limiters.get(services.db);
-  if (!byKey) limiters.set(services.db, (byKey = new Map()));
-  const name = `${operation}_${tier}`;
-  let limiter = byKey.get(name);
-  if (!limiter) {
-    const points = VOICE_LIMITS[operation][tier];
-    const store = new RateLimiterPostgres({
-      storeClient: unnamedStatements(services.db.pool),
-      storeType: "pool",
-      tableName: "rate_limits",
-      tableCreated: true,
-      clearExpiredByTimeout: false,
-      keyPrefix: name,
-      points,
-      duration: 60,
-    });
-    limiter = new SharedRateLimiter(store, { points });
-    byKey.set(name, limiter);
+  constructor(db: Pick<Database, "pool">) {
+    this.#db = db;
   }
-  return limiter;
+
+  for(operation: VoiceOperation, tier: Tier): SharedRateLimiter {
+    const name = `${operation}_${tier}`;
+    let limiter = this.#byName.get(name);
+    if (!limiter) {
+      limiter = limiterOf(this.#db, name, VOICE_LIMITS[operation][tier]);
+      this.#byName.set(name, limiter);
+    }
+    return limiter;
+  }
+}
+
+declare module "../../toolkit/services.ts" {
+  interface AreaRegistries {
+    /** The voice operations' rate limiters. */
+    voiceLimiters: VoiceLimiters;
+  }
+}
+
+function limiterOf(db: Pick<Database, "pool">, name: string, points: number): SharedRateLimiter {
+  const store = new RateLimiterPostgres({
+    storeClient: unnamedStatements(db.pool),
+    storeType: "pool",
+    tableName: "rate_limits",
+    tableCreated: true,
+    clearExpiredByTimeout: false,
+    keyPrefix: name,
+    points,
+    duration: 60,
+  });
+  return new SharedRateLimiter(store, { points });
 }
 
 /**
@@ -53,12 +69,10 @@ function limiterFor(services: Services, operation: VoiceOperation, tier: Tier): 
 export async function consumeVoiceLimit(services: Services, operation: VoiceOperation, userId: string, res: Response): Promise<void> {
   const tier = tierOf(await planOf(services, userId));
   const points = VOICE_LIMITS[operation][tier];
-  const decision = await limiterFor(services, operation, tier).consume(`user:${userId}`);
+  const decision = await services.areas.voiceLimiters.for(operation, tier).consume(`user:${userId}`);
   setHeaders(res, points, decision);
   if (decision.allowed) return;
   const retryAfter = Math.max(1, Math.ceil(decision.msBeforeNext / 1000));
   const what = operation === "voice_tts" ? "text-to-speech" : "speech-to-text";
-  throw new ApiError(429, "rate_limited", `Your plan allows ${points} ${what} requests a minute; retry in ${retryAfter} s`, { retry_after: retryAfter }, {
-    "Retry-After": String(retryAfter),
-  });
+  throw rateLimited(`Your plan allows ${points} ${what} requests a minute; retry in ${retryAfter} s`, retryAfter);
 }

@@ -1,4 +1,4 @@
-import { ApiError } from "../../toolkit/http/errors.ts";
+import { payloadTooLarge, unsupportedMediaType } from "../../toolkit/http/error-catalogue.ts";
 
 /** The contract's upload limit: 25 MB, read as MiB like the validator's limit. */
 export const MAX_RECORDING_BYTES = 25 * 1024 * 1024;
@@ -29,17 +29,17 @@ export function sniffAudio(bytes: Uint8Array): AudioKind | undefined {
  */
 export function checkRecording(filename: string, bytes: Uint8Array): AudioKind {
   if (bytes.length > MAX_RECORDING_BYTES) {
-    throw new ApiError(413, "payload_too_large", `A recording may have at most ${MAX_RECORDING_BYTES} bytes; this one has ${bytes.length}`);
+    throw payloadTooLarge(`A recording may have at most ${MAX_RECORDING_BYTES} bytes; this one has ${bytes.length}`);
   }
   const dot = filename.lastIndexOf(".");
   const extension = dot < 0 ? "" : filename.slice(dot + 1).toLowerCase();
   const accepted = AUDIO_KINDS.map((kind) => `.${kind}`).join(", ");
   if (!(AUDIO_KINDS as readonly string[]).includes(extension)) {
-    throw new ApiError(415, "unsupported_media_type", `Accepted recordings are ${accepted}; got ${extension ? `.${extension}` : "a file without an extension"}`);
+    throw unsupportedMediaType(`Accepted recordings are ${accepted}; got ${extension ? `.${extension}` : "a file without an extension"}`);
   }
   const sniffed = sniffAudio(bytes);
   if (sniffed !== extension) {
-    throw new ApiError(415, "unsupported_media_type", `The file is named .${extension} but its content is ${sniffed ? `${sniffed} audio` : "not mp3, wav, ogg or webm audio"}`);
+    throw unsupportedMediaType(`The file is named .${extension} but its content is ${sniffed ? `${sniffed} audio` : "not mp3, wav, ogg or webm audio"}`);
   }
   return sniffed;
 }

@@ -1,19 +1,10 @@
 import type { components } from "../../../generated/openapi.d.ts";
-import { ApiError } from "../../toolkit/http/errors.ts";
-import { UpstreamError } from "../../toolkit/providers/llm/types.ts";
+import { providerFailure } from "../../toolkit/http/error-catalogue.ts";
 import type { Transcript } from "../../toolkit/providers/speech/types.ts";
-import { ProviderUnavailableError } from "../../toolkit/providers/unavailable.ts";
 import type { Services } from "../../toolkit/services.ts";
 import { checkRecording, MIME_TYPES } from "./recordings.ts";
 
 type VoiceTtsRequest = components["schemas"]["VoiceTtsRequest"];
-
-/** What the client is told when the provider fails: our words, never the upstream's. */
-function speechFailure(error: unknown): unknown {
-  if (error instanceof UpstreamError) return new ApiError(502, "upstream_error", error.message);
-  if (error instanceof ProviderUnavailableError) return new ApiError(503, "provider_unavailable", error.message);
-  return error;
-}
 
 /** Speech that has started: the first MP3 bytes, and the rest as they come. */
 export interface OpenedSpeech {
@@ -31,7 +22,7 @@ export async function openSpeech(services: Services, input: VoiceTtsRequest, sig
     const first = await iterator.next();
     return { first: first.done ? new Uint8Array(0) : first.value, rest: iterator };
   } catch (error) {
-    throw speechFailure(error);
+    throw providerFailure(error);
   }
 }
 
@@ -41,6 +32,6 @@ export async function transcribe(services: Services, file: { originalname: strin
   try {
     return await services.providers.speech.transcribe({ bytes: file.buffer, filename: file.originalname, mimeType: MIME_TYPES[kind] }, signal);
   } catch (error) {
-    throw speechFailure(error);
+    throw providerFailure(error);
   }
 }

@@ -6,4 +6,4 @@ import { webhookCrontab, webhookTasks } from "./jobs.ts";
 
 export { secretBox } from "./secrets.ts";
 
-export const area = defineArea({ name: "webhooks", handlers, tasks: webhookTasks, crontab: webhookCrontab, accountData: webhookAccountData });
+export const area = defineArea({ name: "webhooks", handlers, tasks: webhookTasks, crontab: webhookCrontab, accountData: webhookAccountData, tables: ["webhooks", "webhook_deliveries"] });

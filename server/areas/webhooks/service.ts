@@ -1,6 +1,6 @@
 import { v7 as uuidv7 } from "uuid";
 import type { components } from "../../../generated/openapi.d.ts";
-import { ApiError, notFound } from "../../toolkit/http/errors.ts";
+import { conflict, invalidField, notFound } from "../../toolkit/http/error-catalogue.ts";
 import type { PageWindow } from "../../toolkit/http/paging.ts";
 import { isUuid } from "../../toolkit/http/text.ts";
 import { addJobIn } from "../../toolkit/db/jobs.ts";
@@ -19,7 +19,7 @@ type WebhookUpdate = components["schemas"]["WebhookUpdate"];
 /** Webhooks one user may have: each multiplies the deliveries of every event (docs/decisions.md, Webhooks). */
 export const MAX_WEBHOOKS_PER_USER = 20;
 
-const badUrl = (message: string) => new ApiError(400, "invalid_request", `/body/url ${message}`, { errors: [{ path: "/body/url", message }] });
+const badUrl = (message: string) => invalidField("/body/url", message);
 
 /**
  * The registration check of a URL: HTTPS, and a host whose every address is public (unless the
@@ -60,7 +60,7 @@ export async function createWebhook(services: Services, userId: string, input: W
     // Serialises this user's registrations so that concurrent ones cannot pass the limit together.
     await trx("users").where({ id: userId }).forUpdate().first("id");
     if ((await countWebhooksOf(trx, userId)) >= MAX_WEBHOOKS_PER_USER) {
-      throw new ApiError(409, "conflict", `An account may have at most ${MAX_WEBHOOKS_PER_USER} webhooks; delete one first`);
+      throw conflict(`An account may have at most ${MAX_WEBHOOKS_PER_USER} webhooks; delete one first`);
     }
     return insertWebhook(trx, {
       id: uuidv7(),
@@ -113,7 +113,7 @@ export async function redeliver(services: Services, userId: string, id: string, 
   const webhook = await requireOwnWebhook(services, userId, id);
   const original = isUuid(deliveryId) ? await findDelivery(services.db.knex, webhook.id, deliveryId) : undefined;
   if (!original) throw notFound("Delivery");
-  if (!webhook.active) throw new ApiError(409, "conflict", "The webhook is not active; turn it on with an update first");
+  if (!webhook.active) throw conflict("The webhook is not active; turn it on with an update first");
   const row = await services.db.knex.transaction(async (trx) => {
     const inserted = await insertRedelivery(trx, original, services.now());
     await addJobIn(trx, DELIVER_TASK, { delivery_id: inserted.id }, { maxAttempts: 3 });

@@ -4,7 +4,8 @@ import type { Config } from "../config.ts";
 import type { OperationInfo } from "../contract.ts";
 import { watchBody, type BodyDeadline } from "./body-deadline.ts";
 import { answerAndClose } from "./client-error.ts";
-import { ApiError } from "./errors.ts";
+import { invalidField, payloadTooLarge, requestTimeout } from "./error-catalogue.ts";
+import type { ApiError } from "./errors.ts";
 import { verifyUtf8Body, verifyUtf8Form } from "./well-formed.ts";
 
 /** Largest multipart upload of any operation (speech-to-text audio); each area checks its own limit. */
@@ -46,7 +47,7 @@ export function readBody(op: OperationInfo, settings: BodySettings): RequestHand
     const multipart = parts !== undefined && isMultipart(req);
     if (multipart && declaredLength(req) > MAX_UPLOAD_BYTES + MULTIPART_OVERHEAD_BYTES) {
       res.setHeader("connection", "close");
-      return next(new ApiError(413, "payload_too_large", `An upload may be at most ${MAX_UPLOAD_BYTES} bytes`));
+      return next(payloadTooLarge(`An upload may be at most ${MAX_UPLOAD_BYTES} bytes`));
     }
     // One parser, by the media type: each parser first checks the type for itself.
     const parser = multipart ? parts : FORM.test(req.headers["content-type"] ?? "") ? form : json;
@@ -58,7 +59,7 @@ export function readBody(op: OperationInfo, settings: BodySettings): RequestHand
       // A refusal of the exchange, not of the operation (no operation declares 408): answered on
       // the connection, which then closes, as Node's own request timeout does.
       res.statusCode = 408;
-      answerAndClose(req.socket, new ApiError(408, "invalid_request", message), "Request Timeout");
+      answerAndClose(req.socket, requestTimeout(message), "Request Timeout");
     });
     parser(req, res, (error?: unknown) => {
       stop();
@@ -101,16 +102,16 @@ function multipartParser(): RequestHandler {
 function multipartError(error: unknown): ApiError {
   if (error instanceof multer.MulterError) {
     if (/^LIMIT_(FILE_SIZE|FILE_COUNT|PART_COUNT|FIELD_COUNT|FIELD_VALUE|FIELD_KEY)$/.test(error.code)) {
-      return new ApiError(413, "payload_too_large", `${error.message} (an upload takes one file of at most ${MAX_UPLOAD_BYTES} bytes and at most ${MULTIPART_LIMITS.fields} text fields of ${MULTIPART_LIMITS.fieldSize} bytes)`);
+      return payloadTooLarge(`${error.message} (an upload takes one file of at most ${MAX_UPLOAD_BYTES} bytes and at most ${MULTIPART_LIMITS.fields} text fields of ${MULTIPART_LIMITS.fieldSize} bytes)`);
     }
     return badMultipart(error.message);
   }
   const message = (error as Error | undefined)?.message || "unreadable";
   if (/Multipart: Boundary not found/i.test(message)) {
-    return new ApiError(400, "invalid_request", "Invalid request: multipart file(s) required", { errors: [{ path: "", message: "multipart file(s) required" }] });
+    return invalidField("", "multipart file(s) required", "Invalid request: multipart file(s) required");
   }
   return badMultipart(message);
 }
 
 const badMultipart = (reason: string) =>
-  new ApiError(400, "invalid_request", `The multipart body is malformed: ${reason}`, { errors: [{ path: "/body", message: reason }] });
+  invalidField("/body", reason, `The multipart body is malformed: ${reason}`);

@@ -1,6 +1,7 @@
 import type { Server } from "node:http";
 import type { Duplex } from "node:stream";
-import { errorBody, ApiError } from "./errors.ts";
+import { headersTooLarge, invalidRequest } from "./error-catalogue.ts";
+import { type ApiError, errorBody } from "./errors.ts";
 
 /** Node's limit on the request line plus headers (its --max-http-header-size default). */
 export const MAX_HEADER_BYTES = 16 * 1024;
@@ -18,8 +19,8 @@ export function answerClientErrorsInEnvelope(server: Server): void {
     }
     const tooLarge = error.code === "HPE_HEADER_OVERFLOW";
     const apiError = tooLarge
-      ? new ApiError(431, "invalid_request", `The request line and headers are larger than ${MAX_HEADER_BYTES / 1024} KB; send long input in a body`)
-      : new ApiError(400, "invalid_request", "The HTTP request is malformed");
+      ? headersTooLarge(`The request line and headers are larger than ${MAX_HEADER_BYTES / 1024} KB; send long input in a body`)
+      : invalidRequest("The HTTP request is malformed");
     answerAndClose(socket, apiError, tooLarge ? "Request Header Fields Too Large" : "Bad Request");
   });
 }

@@ -3,7 +3,7 @@ import type { Services } from "../services.ts";
 import { operationsById } from "../contract.ts";
 import { secretBox, type SecretBox } from "../db/secret-box.ts";
 import { clientIdentity } from "./client-identity.ts";
-import { ApiError } from "./errors.ts";
+import { conflict } from "./error-catalogue.ts";
 import { operationIdOf } from "./router.ts";
 import { claimKey, completeKey, findKey, reclaimKey, releaseKey, type StoredRequest } from "./idempotency-store.ts";
 
@@ -75,16 +75,16 @@ export function idempotency(services: Services): RequestHandler {
     try {
       if (!(await claimKey(knex, scope, key, operationId, requestHash, services.now()))) {
         const previous = await findKey(knex, scope, key);
-        if (!previous) return next(new ApiError(409, "conflict", "This Idempotency-Key was just released; retry the request"));
+        if (!previous) return next(conflict("This Idempotency-Key was just released; retry the request"));
         if (previous.request_hash !== requestHash || previous.operation_id !== operationId) {
-          return next(new ApiError(409, "conflict", "This Idempotency-Key was already used with a different request"));
+          return next(conflict("This Idempotency-Key was already used with a different request"));
         }
         if (previous.state !== "done") {
-          return next(new ApiError(409, "conflict", "A request with this Idempotency-Key is still in progress"));
+          return next(conflict("A request with this Idempotency-Key is still in progress"));
         }
         const answer = storedAnswer(answers, previous);
         if (!answer) {
-          return next(new ApiError(409, "conflict", "The answer stored for this Idempotency-Key can no longer be read; send the request with a new key"));
+          return next(conflict("The answer stored for this Idempotency-Key can no longer be read; send the request with a new key"));
         }
         if (!answersJson) {
           attachOutcome(req, res, scope, key, seal, { previous: answer.body, held: false });

@@ -1,6 +1,7 @@
 import type { RequestHandler } from "express";
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import { ApiError } from "./errors.ts";
+import { rateLimited } from "./error-catalogue.ts";
+import type { ApiError } from "./errors.ts";
 
 const WINDOW_MS = 250;
 const RETRY_AFTER_SECONDS = 1;
@@ -32,7 +33,5 @@ export function loadShedding(thresholdMs: number): RequestHandler {
 
 /** The answer of a shed request: 429 with Retry-After, in the envelope. */
 export function overloaded(): ApiError {
-  return new ApiError(429, "rate_limited", `The service is overloaded; retry in ${RETRY_AFTER_SECONDS} s`, { retry_after: RETRY_AFTER_SECONDS }, {
-    "Retry-After": String(RETRY_AFTER_SECONDS),
-  });
+  return rateLimited(`The service is overloaded; retry in ${RETRY_AFTER_SECONDS} s`, RETRY_AFTER_SECONDS);
 }

@@ -1,4 +1,4 @@
-import { ApiError } from "./errors.ts";
+import { invalidField } from "./error-catalogue.ts";
 
 // Paging parameters of list operations, read once with the contract's defaults.
 
@@ -28,9 +28,7 @@ export function pageNumber(query: { limit?: number; offset?: number }, name: "li
   const value = query[name];
   if (value === undefined) return fallback;
   if (Number.isInteger(value) && value >= 0 && value <= 2 ** 31 - 1) return value;
-  throw new ApiError(400, "invalid_request", `Invalid request: query.${name} must be an integer from 0 to 2147483647`, {
-    errors: [{ path: `/query/${name}`, message: "must be an integer from 0 to 2147483647" }],
-  });
+  throw invalidField(`/query/${name}`, "must be an integer from 0 to 2147483647", `Invalid request: query.${name} must be an integer from 0 to 2147483647`);
 }
 
 /** The contract's `Page<T>` envelope: `{data, total, limit, offset}`. */

@@ -1,5 +1,5 @@
 import type { Request } from "express";
-import { ApiError } from "./errors.ts";
+import { unauthorized } from "./error-catalogue.ts";
 
 /**
  * Who is calling, with what it may do. The pipeline only carries it: the auth area resolves it from
@@ -33,6 +33,6 @@ export function callerOf(req: Request): Principal | undefined {
 /** The caller of this request; 401 when none was resolved, so a handler can never act for nobody. */
 export function principalOf(req: Request): Principal {
   const principal = (req as WithPrincipal).principal;
-  if (!principal) throw new ApiError(401, "unauthorized", "Credentials are missing, invalid, expired or revoked");
+  if (!principal) throw unauthorized("Credentials are missing, invalid, expired or revoked");
   return principal;
 }

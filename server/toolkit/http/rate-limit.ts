@@ -3,7 +3,7 @@ import type pg from "pg";
 import { RateLimiterPostgres } from "rate-limiter-flexible";
 import type { Services } from "../services.ts";
 import { clientIdentity } from "./client-identity.ts";
-import { ApiError } from "./errors.ts";
+import { rateLimited } from "./error-catalogue.ts";
 import { SharedRateLimiter, type RateDecision } from "./shared-rate-limiter.ts";
 
 /**
@@ -29,9 +29,7 @@ export function rateLimit(services: Services): RequestHandler {
     if (decision.allowed) return next();
     const retryAfter = Math.max(1, Math.ceil(decision.msBeforeNext / 1000));
     next(
-      new ApiError(429, "rate_limited", `Too many requests; retry in ${retryAfter} s`, { retry_after: retryAfter }, {
-        "Retry-After": String(retryAfter),
-      }),
+      rateLimited(`Too many requests; retry in ${retryAfter} s`, retryAfter),
     );
   };
   return (req, res, next) => {

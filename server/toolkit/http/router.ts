@@ -3,7 +3,7 @@ import type { operations } from "../../../generated/openapi.d.ts";
 import type { Logger } from "../logger.ts";
 import type { Services } from "../services.ts";
 import { principalOf, type Principal } from "./principal.ts";
-import { ApiError } from "./errors.ts";
+import { notFoundExplained, notImplemented } from "./error-catalogue.ts";
 import { sendJson } from "./send-json.ts";
 
 /** Every operationId of the contract. */
@@ -54,7 +54,7 @@ export type HandlerMap = { [K in OperationId]: Handler<K> };
 /** Handlers for the operations of an area that is not built yet: an honest 501. */
 export function notLive<const Ids extends readonly OperationId[]>(area: string, ids: Ids): { [K in Ids[number]]: Handler<K> } {
   const handler = async () => {
-    throw new ApiError(501, "not_implemented", `The ${area} area is not live on this server yet`);
+    throw notImplemented(`The ${area} area is not live on this server yet`);
   };
   return Object.fromEntries(ids.map((id) => [id, handler])) as unknown as { [K in Ids[number]]: Handler<K> };
 }
@@ -119,7 +119,7 @@ class RequestContext<K extends OperationId> implements HandlerContext<K> {
 /** Runs the handler of one operation; generic so that handler, request and result are all typed by `K`. */
 async function handle<K extends OperationId>(handlers: HandlerMap, operationId: K, req: Request, res: Response, services: Services): Promise<void> {
   const handler: Handler<K> | undefined = handlers[operationId];
-  if (!handler || !isValidatedFor(req, operationId)) throw new ApiError(404, "not_found", `No route ${req.method} ${req.path}`);
+  if (!handler || !isValidatedFor(req, operationId)) throw notFoundExplained(`No route ${req.method} ${req.path}`);
   const result = await handler(new RequestContext(operationId, req, res, services));
   if (result === HANDLED) return;
   const { status, body, headers } = result;

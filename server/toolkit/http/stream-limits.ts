@@ -1,6 +1,5 @@
 import type { Response } from "express";
-import type { Services } from "../services.ts";
-import { ApiError } from "./errors.ts";
+import { rateLimited } from "./error-catalogue.ts";
 
 /**
  * Open server-sent event streams per user (issue 31 L6: one account held 1,000 room-event streams).
@@ -13,8 +12,8 @@ import { ApiError } from "./errors.ts";
 /** What a refused stream is told to wait: a place frees only when one of the user's streams closes. */
 export const STREAM_RETRY_AFTER_SECONDS = 5;
 
-/** The open streams of each owner in one process. */
-class StreamPlaces {
+/** The open streams of each owner in one process (created in runtime.ts, carried on `Services`). */
+export class StreamPlaces {
   readonly #open = new Map<string, number>();
 
   /** Takes a place for `owner` unless it holds `limit` already. */
@@ -33,17 +32,6 @@ class StreamPlaces {
   }
 }
 
-const places = new WeakMap<Services, StreamPlaces>();
-
-function placesOf(services: Services): StreamPlaces {
-  let found = places.get(services);
-  if (!found) {
-    found = new StreamPlaces();
-    places.set(services, found);
-  }
-  return found;
-}
-
 // A property of the response, as raw-body.ts keeps the raw body on the request.
 const PLACED = Symbol("stream place");
 type Placed = { [PLACED]?: true };
@@ -55,7 +43,8 @@ type Placed = { [PLACED]?: true };
  * given back when the response closes, whether the stream ended, the client left or the request
  * failed before its stream opened. Taking it again for the same response is a no-op.
  */
-export function takeStreamPlace(services: Services, res: Response, userId: string): void {
+// Structural rather than `Services`: services.ts names `StreamPlaces`, and imports form no cycle.
+export function takeStreamPlace(services: { config: { streamsPerUser: number }; streamPlaces: StreamPlaces }, res: Response, userId: string): void {
   const response = res as Response & Placed;
   if (response[PLACED]) return;
   // The client left already: its stream will write nowhere and needs no place.
@@ -65,15 +54,9 @@ export function takeStreamPlace(services: Services, res: Response, userId: strin
   }
   const owner = `user:${userId}`;
   const limit = services.config.streamsPerUser;
-  const own = placesOf(services);
+  const own = services.streamPlaces;
   if (!own.take(owner, limit)) {
-    throw new ApiError(
-      429,
-      "rate_limited",
-      `At most ${limit} streams may be open at once per user; close one, or retry in ${STREAM_RETRY_AFTER_SECONDS} s`,
-      { retry_after: STREAM_RETRY_AFTER_SECONDS },
-      { "Retry-After": String(STREAM_RETRY_AFTER_SECONDS) },
-    );
+    throw rateLimited(`At most ${limit} streams may be open at once per user; close one, or retry in ${STREAM_RETRY_AFTER_SECONDS} s`, STREAM_RETRY_AFTER_SECONDS);
   }
   response[PLACED] = true;
   res.once("close", () => own.give(owner));

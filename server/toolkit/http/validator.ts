@@ -5,14 +5,13 @@ import type { CompiledValidator } from "../../../generated/request-validators.js
 import * as requestValidators from "../../../generated/request-validators.js";
 import type { Config } from "../config.ts";
 import { loadContract, type OperationInfo } from "../contract.ts";
-import { ApiError } from "./errors.ts";
+import { unauthorized, unsupportedMediaType, validationFailed, type FieldError } from "./error-catalogue.ts";
 import { refuseIllFormedText, refuseMalformedUrlOrMissingBody } from "./well-formed.ts";
 
 type AjvError = NonNullable<CompiledValidator["errors"]>[number];
 // One validator per operation (path, query, headers) and per operation and media type (body).
 const compiled = { ...(requestValidators as Record<string, CompiledValidator>), ...(bodyValidators as Record<string, CompiledValidator>) };
 
-type FieldError = { path: string; message: string };
 type WithOpenapi = Request & { openapi?: { schema: { operationId: string; requestBody?: { required: boolean } }; pathParams: Record<string, string>; expressRoute: string } };
 
 /**
@@ -60,7 +59,7 @@ function credentialPresent(op: OperationInfo): RequestHandler {
   const requirements = op.security.map((names) => names.map((name) => schemes[name] ?? (() => false)));
   return (req, _res, next) => {
     if (requirements.some((checks) => checks.every((check) => check(req)))) return next();
-    next(new ApiError(401, "unauthorized", "Credentials are missing or invalid"));
+    next(unauthorized("Credentials are missing or invalid"));
   };
 }
 
@@ -109,7 +108,7 @@ function validate(op: OperationInfo): RequestHandler {
     const notDecimal = notPlainIntegers(integers, valid ? [] : generalErrors);
     if (valid && validBody && !notDecimal.length) return next();
     const errors = [...(valid ? [] : generalErrors), ...notDecimal, ...((body && body.errors) ?? []).map(fieldError)];
-    next(new ApiError(400, "invalid_request", summarize(errors), { errors }));
+    next(validationFailed(errors));
   };
 }
 
@@ -177,7 +176,7 @@ function bodyValidator(req: Request, required: boolean, bodies: { type: string; 
   const found = mediaType ? bodies.find(({ type }) => type === mediaType) : undefined;
   if (found) return found.validator;
   if (!mediaType && !required) return undefined;
-  throw new ApiError(415, "unsupported_media_type", `unsupported media type ${normalizedContentType(header)}`);
+  throw unsupportedMediaType(`unsupported media type ${normalizedContentType(header)}`);
 }
 
 /** A content type as the contract validator named it in its 415: lower-cased type, sorted parameters, no boundary. */
@@ -212,14 +211,7 @@ function fieldError(error: AjvError): FieldError {
   return { path: named !== undefined ? `${error.instancePath}/${named}` : error.instancePath, message };
 }
 
-const refused = (path: string, message: string) => new ApiError(400, "invalid_request", summarize([{ path, message }]), { errors: [{ path, message }] });
-
-function summarize(errors: FieldError[]): string {
-  if (!errors.length) return "Request validation failed";
-  const first = errors[0]!;
-  const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : "";
-  return `Invalid request: ${first.path.replace(/^\//, "").replace(/\//g, ".")} ${first.message}${more}`;
-}
+const refused = (path: string, message: string) => validationFailed([{ path, message }]);
 
 /**
  * In tests (`VALIDATE_RESPONSES`), every JSON response is checked against the contract by

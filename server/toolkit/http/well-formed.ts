@@ -1,6 +1,6 @@
 import { isUtf8 } from "node:buffer";
 import type { Request, RequestHandler } from "express";
-import { ApiError } from "./errors.ts";
+import { invalidField, validationFailed, type FieldError } from "./error-catalogue.ts";
 import { keepRawBody } from "./raw-body.ts";
 
 // Text that the contract's types allow but that cannot be stored as sent: PostgreSQL refuses NUL
@@ -8,7 +8,6 @@ import { keepRawBody } from "./raw-body.ts";
 // refused by jsonb). Both are refused with a 400 before any handler runs, on every operation, so
 // that nothing is half-written and nothing is stored other than what the client sent.
 
-type FieldError = { path: string; message: string };
 
 // With the u flag a surrogate pair is one code point, so only a lone surrogate matches.
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
@@ -61,11 +60,7 @@ function collect(root: unknown, rootPath: string, errors: FieldError[]): void {
   }
 }
 
-const refuse = (errors: FieldError[]) => {
-  const first = errors[0]!;
-  const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : "";
-  return new ApiError(400, "invalid_request", `Invalid request: ${first.path.replace(/^\//, "").replace(/\//g, ".")} ${first.message}${more}`, { errors });
-};
+const refuse = (errors: FieldError[]) => validationFailed(errors);
 
 /**
  * Percent-encoded bytes in the URL must be UTF-8. Express's query parser would quietly turn
@@ -130,7 +125,7 @@ export const refuseMalformedUrlOrMissingBody: RequestHandler = (req, _res, next)
   if (errors.length) return next(refuse(errors));
   const requestBody = (req as Request & { openapi?: { schema?: { requestBody?: { required?: boolean } } } }).openapi?.schema?.requestBody;
   if (requestBody?.required && !hasBody(req)) {
-    return next(new ApiError(400, "invalid_request", "The request body is required", { errors: [{ path: "/body", message: "is required" }] }));
+    return next(invalidField("/body", "is required", "The request body is required"));
   }
   next();
 };

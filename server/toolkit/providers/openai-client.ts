@@ -1,5 +1,5 @@
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from "openai";
-import { UpstreamError } from "./llm/types.ts";
+import { UpstreamError } from "./errors.ts";
 
 export const OPENAI_BASE_URL = "https://api.openai.com/v1";
 

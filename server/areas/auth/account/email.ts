@@ -1,5 +1,5 @@
 import type { TaskList } from "graphile-worker";
-import { ApiError } from "../../../toolkit/http/errors.ts";
+import { invalidRequest } from "../../../toolkit/http/error-catalogue.ts";
 import type { Mail } from "../../../toolkit/providers/email/types.ts";
 import type { Services } from "../../../toolkit/services.ts";
 import { hashPassword } from "../passwords.ts";
@@ -74,7 +74,7 @@ export async function verifyEmail(services: Services, userId: string, token: str
     if (!(await consumeEmailToken(trx, token, "verify_email", now, userId))) return false;
     return markEmailVerified(trx, userId, now);
   });
-  if (!verified) throw new ApiError(400, "invalid_request", "The verification token is invalid, expired, already used or not yours");
+  if (!verified) throw invalidRequest("The verification token is invalid, expired, already used or not yours");
 }
 
 /** Mails a reset link if the address is registered; the same statement runs for a known and an unknown address. */
@@ -108,7 +108,7 @@ export async function resetPassword(services: Services, token: string, newPasswo
     const apiKeys = await revokeUserApiKeys(trx, userId, now);
     return { userId, revoked: { sessions: logins, oauth_grants: grants, api_keys: apiKeys } };
   });
-  if (!changed) throw new ApiError(400, "invalid_request", "The reset token is invalid, expired or already used");
+  if (!changed) throw invalidRequest("The reset token is invalid, expired or already used");
   // Drops every cached credential of the user, API keys included, in every process.
   await revokedCredentials(services, { userId: changed.userId });
   return changed.revoked;

@@ -1,5 +1,5 @@
 import { v7 as uuidv7 } from "uuid";
-import { ApiError } from "../../../toolkit/http/errors.ts";
+import { forbidden, notFoundExplained, unauthorized } from "../../../toolkit/http/error-catalogue.ts";
 import type { Services } from "../../../toolkit/services.ts";
 import { revokeUserApiKeys } from "../api-keys/service.ts";
 import { revokedCredentials } from "../credential-cache.ts";
@@ -38,7 +38,7 @@ export async function deleteAccount(services: Services, userId: string): Promise
   const now = services.now();
   const deletedAt = await services.db.knex.transaction(async (trx) => {
     const at = await markDeleted(trx, userId, now);
-    if (!at) throw new ApiError(401, "unauthorized", "The account no longer exists");
+    if (!at) throw unauthorized("The account no longer exists");
     await revokeUserSessions(trx, userId, now);
     await revokeUserApiKeys(trx, userId, now);
     return at;
@@ -71,9 +71,9 @@ export async function requestExport(services: Services, userId: string): Promise
 export async function downloadExport(services: Services, exportId: string, expires: number, signature: string): Promise<DataExportArchive> {
   const key = await exportLinkKey(services);
   if (!verifyExportLink(key, exportId, expires, signature, services.now())) {
-    throw new ApiError(403, "forbidden", "The download link is invalid or has expired; request a new export");
+    throw forbidden("The download link is invalid or has expired; request a new export");
   }
   const row = await findReadyExport(services.db.knex, exportId);
-  if (!row?.archive) throw new ApiError(404, "not_found", "No such export");
+  if (!row?.archive) throw notFoundExplained("No such export");
   return row.archive as DataExportArchive;
 }

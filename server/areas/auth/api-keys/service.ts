@@ -1,6 +1,6 @@
 import type { Knex } from "knex";
 import { v7 as uuidv7 } from "uuid";
-import { ApiError } from "../../../toolkit/http/errors.ts";
+import { invalidFields, notFound } from "../../../toolkit/http/error-catalogue.ts";
 import type { Principal } from "../../../toolkit/http/principal.ts";
 import { isUuid } from "../../../toolkit/http/text.ts";
 import type { Services } from "../../../toolkit/services.ts";
@@ -55,7 +55,7 @@ function checkInput(input: NewKeyInput, vocabulary: ReadonlySet<string>): void {
     errors.push({ path: "/body/expires_in_days", message: `must be a whole number from 1 to ${EXPIRES_IN_DAYS_MAX}` });
   }
   if (errors.length > 0) {
-    throw new ApiError(400, "invalid_request", errors.map((e) => `${e.path} ${e.message}`).join("; "), { errors });
+    throw invalidFields(errors.map((e) => `${e.path} ${e.message}`).join("; "), errors);
   }
 }
 
@@ -102,7 +102,7 @@ export async function listApiKeys(services: Services, userId: string): Promise<A
 /** Another user's key, an unknown id and an already revoked or expired key are all 404. */
 export async function revokeApiKey(services: Services, userId: string, id: string): Promise<ApiKeyRow & { revoked_at: Date }> {
   const row = isUuid(id) ? await revokeLiveApiKey(services.db.knex, userId, id, services.now()) : undefined;
-  if (!row?.revoked_at) throw new ApiError(404, "not_found", "API key not found");
+  if (!row?.revoked_at) throw notFound("API key");
   await revokedCredentials(services, { apiKeyId: row.id });
   return row as ApiKeyRow & { revoked_at: Date };
 }

@@ -1,6 +1,6 @@
 import type { Knex } from "knex";
 import type { Services } from "../../../toolkit/services.ts";
-import { ApiError } from "../../../toolkit/http/errors.ts";
+import { invalidFields, invalidRequest, unauthorized } from "../../../toolkit/http/error-catalogue.ts";
 import { constantTimeEqual, randomToken, sha256 } from "../../../toolkit/tokens.ts";
 import { findClient, insertClient, type OAuthClientRow } from "./store.ts";
 
@@ -51,7 +51,7 @@ export async function registerOAuthClient(
     const problem = checkRedirectUri(uri);
     if (problem) errors.push({ path: `redirectUris.${i}`, message: problem });
   });
-  if (errors.length) throw new ApiError(400, "invalid_request", "The OAuth client is not valid", { errors });
+  if (errors.length) throw invalidFields("The OAuth client is not valid", errors);
 
   const client_id = `oc_${randomToken(16)}`;
   const client_secret = `cs_${randomToken(32)}`;
@@ -71,9 +71,9 @@ export async function registerOAuthClient(
  */
 export async function clientForRedirect(services: Services, clientId: string, redirectUri: string): Promise<OAuthClientRow> {
   const client = await findClient(services.db.knex, clientId);
-  if (!client) throw new ApiError(400, "invalid_request", "Unknown client_id");
+  if (!client) throw invalidRequest("Unknown client_id");
   if (!client.redirect_uris.includes(redirectUri)) {
-    throw new ApiError(400, "invalid_request", "redirect_uri is not registered for this client");
+    throw invalidRequest("redirect_uri is not registered for this client");
   }
   return client;
 }
@@ -85,6 +85,6 @@ const DECOY_HASH = sha256("no-such-client");
 export async function authenticateClient(services: Services, clientId: string, clientSecret: string): Promise<OAuthClientRow> {
   const client = await findClient(services.db.knex, clientId);
   const matches = constantTimeEqual(sha256(clientSecret), client?.secret_hash ?? DECOY_HASH);
-  if (!client || !matches) throw new ApiError(401, "unauthorized", "Client authentication failed");
+  if (!client || !matches) throw unauthorized("Client authentication failed");
   return client;
 }

@@ -1,6 +1,6 @@
 import { createHash, createHmac } from "node:crypto";
 import type { Services } from "../../../toolkit/services.ts";
-import { ApiError } from "../../../toolkit/http/errors.ts";
+import { invalidField, invalidRequest } from "../../../toolkit/http/error-catalogue.ts";
 import { instanceSecret } from "../../../toolkit/db/instance-secrets.ts";
 import { refreshSession, revokeSession, startSession, type IssuedTokens } from "../sessions/service.ts";
 import { isLiveUser } from "../users/service.ts";
@@ -21,8 +21,7 @@ export const SCOPE_WORDS: Record<string, string> = {
   admin: "Full access to your account, including its settings, API keys and billing",
 };
 
-const badRequest = (message: string, path?: string) =>
-  new ApiError(400, "invalid_request", message, path ? { errors: [{ path, message }] } : undefined);
+const badRequest = (message: string, path?: string) => (path ? invalidField(path, message, message) : invalidRequest(message));
 
 /** Space-separated scopes, deduplicated in request order; an unknown one is a 400. */
 export function parseScopes(scope: string): string[] {

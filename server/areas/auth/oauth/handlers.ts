@@ -1,4 +1,4 @@
-import { ApiError } from "../../../toolkit/http/errors.ts";
+import { invalidField } from "../../../toolkit/http/error-catalogue.ts";
 import { HANDLED, type Handler, type HandlerMap } from "../../../toolkit/http/router.ts";
 import { checkCredentials } from "../users/service.ts";
 import { authenticateClient, clientForRedirect } from "./clients.ts";
@@ -64,7 +64,7 @@ const oauth_consent: Handler<"oauth_consent"> = async ({ services, body, res }) 
 function required<T>(value: T | undefined, field: string, grant: string): T {
   if (value === undefined) {
     const message = `${field} is required for grant_type ${grant}`;
-    throw new ApiError(400, "invalid_request", message, { errors: [{ path: field, message }] });
+    throw invalidField(field, message, message);
   }
   return value;
 }

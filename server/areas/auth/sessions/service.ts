@@ -1,6 +1,6 @@
 import type { Knex } from "knex";
 import { v7 as uuidv7 } from "uuid";
-import { ApiError } from "../../../toolkit/http/errors.ts";
+import { unauthorized } from "../../../toolkit/http/error-catalogue.ts";
 import type { Principal } from "../../../toolkit/http/principal.ts";
 import type { Services } from "../../../toolkit/services.ts";
 import { revokeGrantApiKeys } from "../api-keys/service.ts";
@@ -49,7 +49,7 @@ export async function startSession(
 /** A login: the user and a new session, or 401 (the same for an unknown e-mail and a wrong password). */
 export async function login(services: Services, email: string, password: string): Promise<{ user: UserRow; tokens: IssuedTokens }> {
   const user = await checkCredentials(services, email, password);
-  if (!user) throw new ApiError(401, "unauthorized", "The e-mail or password is wrong");
+  if (!user) throw unauthorized("The e-mail or password is wrong");
   const { sessionId: _, ...tokens } = await startSession(services, user.id);
   return { user, tokens };
 }
@@ -64,7 +64,7 @@ export async function refreshSession(services: Services, refreshToken: string, c
   const now = services.now();
   const hash = sha256(refreshToken);
   const found = await findRefreshToken(knex, hash);
-  const invalid = new ApiError(401, "unauthorized", "The refresh token is invalid, expired or already used");
+  const invalid = unauthorized("The refresh token is invalid, expired or already used");
   if (!found || found.session_revoked_at || found.user_deleted_at || found.expires_at <= now) throw invalid;
   if ((found.client_id ?? undefined) !== clientId) throw invalid;
   if (found.used_at || !(await consumeRefreshToken(knex, hash, now))) {

@@ -1,7 +1,8 @@
 import type { Knex } from "knex";
 import { v7 as uuidv7 } from "uuid";
 import type { components } from "../../../../generated/openapi.d.ts";
-import { ApiError } from "../../../toolkit/http/errors.ts";
+import { conflict, unauthorized } from "../../../toolkit/http/error-catalogue.ts";
+import type { ApiError } from "../../../toolkit/http/errors.ts";
 import type { Services } from "../../../toolkit/services.ts";
 import { verifyPassword } from "../passwords.ts";
 import {
@@ -25,8 +26,8 @@ export type { UserRow } from "./store.ts";
 
 /** A taken e-mail or username is 409, whatever its letter case. */
 function conflictFor(error: unknown): ApiError | undefined {
-  if (isUniqueViolation(error, "users_email_lower")) return new ApiError(409, "conflict", "An account with this e-mail already exists");
-  if (isUniqueViolation(error, "users_username_lower")) return new ApiError(409, "conflict", "This username is taken");
+  if (isUniqueViolation(error, "users_email_lower")) return conflict("An account with this e-mail already exists");
+  if (isUniqueViolation(error, "users_username_lower")) return conflict("This username is taken");
   return undefined;
 }
 
@@ -67,7 +68,7 @@ export async function checkCredentials(services: Services, email: string, passwo
 /** The caller's own account; 401 once it is deleted. */
 export async function getUser(services: Services, id: string): Promise<UserRow> {
   const row = await findUserById(services.db.knex, id);
-  if (!row) throw new ApiError(401, "unauthorized", "The account no longer exists");
+  if (!row) throw unauthorized("The account no longer exists");
   return row;
 }
 
@@ -86,7 +87,7 @@ export async function updateProfile(services: Services, id: string, changes: com
   }
   try {
     const row = await updateUser(services.db.knex, id, fields);
-    if (!row) throw new ApiError(401, "unauthorized", "The account no longer exists");
+    if (!row) throw unauthorized("The account no longer exists");
     return row;
   } catch (error) {
     throw conflictFor(error) ?? error;

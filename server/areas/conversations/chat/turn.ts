@@ -1,6 +1,6 @@
 import { heldMessage, messageQuota, planLimitExceeded } from "../../../quota/usage.ts";
 import { cardContextOfConversation } from "../../cards/index.ts";
-import { ApiError, notFound } from "../../../toolkit/http/errors.ts";
+import { notFound, notFoundExplained } from "../../../toolkit/http/error-catalogue.ts";
 import { isUuid } from "../../../toolkit/http/text.ts";
 import { visiblePersonas } from "../../personas/index.ts";
 import { beginReply } from "../../replies/index.ts";
@@ -18,7 +18,7 @@ import { findMessage, loadTurn, type MessageRow } from "../store.ts";
  */
 export async function replyTurn(services: Services, userId: string, conversationId: string, retryOf?: string, historyFrom?: string | null) {
   if (!isUuid(conversationId)) throw notFound("Conversation");
-  const quota = messageQuota(services);
+  const quota = messageQuota(services, userId);
   // The persona's card context is read beside the turn's statement: a send stays one round trip
   // before the model. Used only once the turn vouches for the conversation and its persona.
   const card = cardContextOfConversation(services, userId, conversationId);
@@ -31,12 +31,11 @@ export async function replyTurn(services: Services, userId: string, conversation
     retryOf: retryOf !== undefined && isUuid(retryOf) ? retryOf : undefined,
     historyFrom,
     quota,
-    now: services.now(),
     databaseKind: services.db.kind,
   });
   const { conversation } = turn;
   if (!conversation) throw notFound("Conversation");
-  if (!turn.persona) throw new ApiError(404, "not_found", "The persona of this conversation is no longer available");
+  if (!turn.persona) throw notFoundExplained("The persona of this conversation is no longer available");
   if (turn.reserved === null) throw planLimitExceeded("messagesPerMonth", turn.plan, turn.messages_limit, turn.used);
   const persona = turn.variant_instructions === null ? turn.persona : { ...turn.persona, instructions: turn.variant_instructions };
   return {
@@ -95,6 +94,6 @@ export async function beginStreamedReply(
 export async function findStoredReply(services: Services, userId: string, conversationId: string, messageId: string): Promise<MessageRow> {
   const conversation = await requireOwnConversation(services, userId, conversationId);
   const reply = await findMessage(services.db.knex, conversation.id, messageId);
-  if (!reply) throw new ApiError(404, "not_found", "The reply this Idempotency-Key produced no longer exists");
+  if (!reply) throw notFoundExplained("The reply this Idempotency-Key produced no longer exists");
   return reply;
 }

@@ -1,7 +1,8 @@
 import type { Response } from "express";
+import type { StreamError } from "../../../toolkit/http/error-catalogue.ts";
 import { SSEWriter } from "../../../toolkit/http/sse.ts";
 import type { Services } from "../../../toolkit/services.ts";
-import { generations, onStoredEvents, TERMINAL_EVENTS, type LiveGeneration } from "./registry.ts";
+import { TERMINAL_EVENTS, type LiveGeneration } from "./registry.ts";
 import { endEvent, findGeneration, generationEventsAfter, type GenerationEventRow, type GenerationRow } from "./store.ts";
 import { LOST_GENERATION, recordIfLost } from "./service.ts";
 import { findMessage } from "../store.ts";
@@ -24,7 +25,7 @@ export async function followGeneration(
 ): Promise<void> {
   const sse = new SSEWriter(res, { keepAliveMs: services.config.streamKeepAliveMs });
   try {
-    const live = started ?? generations(services).running.get(generation.id);
+    const live = started ?? services.areas.generations.running.get(generation.id);
     if (live) await followLive(sse, live, afterSeq);
     else await followStored(services, sse, generation, afterSeq);
   } finally {
@@ -55,28 +56,19 @@ function followLive(sse: SSEWriter, live: LiveGeneration, afterSeq: number): Pro
 
 async function followStored(services: Services, sse: SSEWriter, generation: Pick<GenerationRow, "id" | "conversation_id">, afterSeq: number): Promise<void> {
   const { knex } = services.db;
-  await generations(services).ready;
-  let wake: () => void = () => {};
-  const woken = () => new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, POLL_MS);
-    wake = () => {
-      clearTimeout(timer);
-      resolve();
-    };
-  });
-  const stopWaking = onStoredEvents(services, generation.id, () => wake());
-  const left = new Promise<void>((resolve) => sse.signal.addEventListener("abort", () => resolve(), { once: true }));
+  const registry = services.areas.generations;
+  await registry.ready();
+  // Stored events, read again whenever a notification says more were stored, and every POLL_MS in case one is missed.
+  const follower = registry.events.follower(generation.id, BigInt(afterSeq), POLL_MS);
   let last = afterSeq;
   try {
     for (;;) {
-      // Armed before the read: a notification during the read wakes the next round at once.
-      const next = woken();
-      const events = await generationEventsAfter(knex, generation.id, last);
-      if (events.length > 0 && events[0]!.seq > last + 1) await writePurged(services, sse, generation, last, events[0]!.seq);
+      const events = await follower.read();
+      if (events.length > 0 && Number(events[0]!.id) > last + 1) await writePurged(services, sse, generation, last, Number(events[0]!.id));
       for (const event of events) {
-        sse.event(event.event, event.data, String(event.seq));
-        last = event.seq;
-        if (TERMINAL_EVENTS.has(event.event)) return;
+        sse.event(event.type, event.data, event.id);
+        last = Number(event.id);
+        if (TERMINAL_EVENTS.has(event.type)) return;
       }
       if (!sse.open) return;
       // Nothing new: the generation may have lost its process (its lease ran out); then its error is stored now.
@@ -92,14 +84,14 @@ async function followStored(services: Services, sse: SSEWriter, generation: Pick
         if (end && end.seq <= last && (end.data as { code?: string } | null)?.code === LOST_GENERATION.code) sse.event(end.event, end.data, String(last + 1));
         // Otherwise the client had everything already (Last-Event-ID at or past the end).
         if (end) return;
-        sse.event("error", { code: "internal_error", message: "The generation ended without a result" }, String(last + 1));
+        sse.event("error", { code: "internal_error", message: "The generation ended without a result" } satisfies StreamError, String(last + 1));
         return;
       }
-      await Promise.race([next, left]);
+      await follower.wait(sse.signal);
       if (!sse.open) return;
     }
   } finally {
-    stopWaking();
+    follower.close();
   }
 }
 

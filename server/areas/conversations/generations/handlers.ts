@@ -1,4 +1,4 @@
-import { ApiError } from "../../../toolkit/http/errors.ts";
+import { invalidRequest } from "../../../toolkit/http/error-catalogue.ts";
 import { HANDLED, type Handler, type HandlerMap } from "../../../toolkit/http/router.ts";
 import { takeStreamPlace } from "../../../toolkit/http/stream-limits.ts";
 import { followGeneration } from "./follow.ts";
@@ -15,7 +15,7 @@ const conversation_generations_stream: Handler<"conversation_generations_stream"
   takeStreamPlace(services, res, principal.userId);
   const header = req.get("last-event-id");
   const afterSeq = header === undefined || header === "" ? 0 : Number(header);
-  if (!Number.isSafeInteger(afterSeq) || afterSeq < 0) throw new ApiError(400, "invalid_request", "Last-Event-ID must be the id of an event of this stream");
+  if (!Number.isSafeInteger(afterSeq) || afterSeq < 0) throw invalidRequest("Last-Event-ID must be the id of an event of this stream");
   const generation = await requireOwnGeneration(services, principal.userId, params.id, params.generation_id);
   await followGeneration(services, res, generation, afterSeq);
   return HANDLED;

@@ -1,12 +1,14 @@
 import type { Task } from "graphile-worker";
 import { v7 as uuidv7 } from "uuid";
 import type { components } from "../../../../generated/openapi.d.ts";
+import { streamError, type StreamError } from "../../../toolkit/http/error-catalogue.ts";
 import type { IdempotentOutcome } from "../../../toolkit/http/idempotency.ts";
 import type { Logger } from "../../../toolkit/logger.ts";
 import type { Reply } from "../../replies/index.ts";
+import { LiveLog, type LiveLogDeps, type LiveLogStore } from "../../../toolkit/events/live-log.ts";
 import type { Services } from "../../../toolkit/services.ts";
 import {
-  finishGeneration, insertGeneration, insertGenerationEvents, purgeGenerationDeltas, renewGenerationLeases, type GenerationEventRow, type GenerationRow, type GenerationStatus,
+  finishGeneration, generationEventsAfter, insertGeneration, insertGenerationEvents, purgeGenerationDeltas, renewGenerationLeases, type GenerationEventRow, type GenerationRow, type GenerationStatus,
 } from "./store.ts";
 import type { StreamOutcome } from "../chat/stream.ts";
 
@@ -27,7 +29,7 @@ export function deltasPurgeTask(services: Services): Task {
   // A job rather than a statement after every generation: each run looks at every generation
   // that ended before the cut, which a send should not pay for.
   return async () => {
-    await purgeGenerationDeltas(services.db.knex, new Date(services.now().getTime() - DELTA_RETENTION_MS));
+    await services.areas.generations.events.purge(services.now());
   };
 }
 
@@ -48,57 +50,48 @@ export interface LiveGeneration {
   readonly finished: Promise<void>;
 }
 
-interface Registry {
-  running: Map<string, LiveGeneration>;
-  /** Followers in this process of generations stored by any process, woken by `EVENTS_CHANNEL`. */
-  wakers: Map<string, Set<() => void>>;
-  ready: Promise<void>;
+/** Generation events as the live-event log reads them: the stream is the generation, the cursor its `seq`. */
+const generationEventLog: LiveLogStore = {
+  after: async (knex, generationId, cursor) =>
+    (await generationEventsAfter(knex, generationId, Number(cursor))).map((event) => ({ id: String(event.seq), type: event.event, data: event.data })),
+  purge: purgeGenerationDeltas,
+};
+
+declare module "../../../toolkit/services.ts" {
+  interface AreaRegistries {
+    /** This process's generations and the log of their events (issue 21). */
+    generations: Generations;
+  }
+}
+
+/** This process's generations, listening for stops and stored events from the first `ready()` on. */
+export class Generations {
+  readonly running = new Map<string, LiveGeneration>();
+  /** The events of every generation, stored in `generation_events`, announced on `EVENTS_CHANNEL`. */
+  readonly events: LiveLog;
   /** Renews the leases of `running` while there are any. */
-  renewal?: NodeJS.Timeout;
-}
+  renewal: NodeJS.Timeout | undefined;
+  readonly #deps: LiveLogDeps;
+  #ready: Promise<void> | undefined;
 
-const registries = new WeakMap<Services, Registry>();
+  constructor(deps: LiveLogDeps) {
+    this.#deps = deps;
+    this.events = new LiveLog(deps, { channel: EVENTS_CHANNEL, store: generationEventLog, retentionMs: DELTA_RETENTION_MS, describe: "generation events" });
+  }
 
-/** This process's generations, listening for stops and stored events from the first use on. */
-export function generations(services: Services): Registry {
-  let registry = registries.get(services);
-  if (registry) return registry;
-  const running = new Map<string, LiveGeneration>();
-  const wakers = new Map<string, Set<() => void>>();
-  const wakeAll = () => {
-    for (const set of wakers.values()) for (const wake of set) wake();
-  };
-  const { notifications } = services.db;
-  const ready = Promise.all([
-    notifications.listen(STOP_CHANNEL, (id) => running.get(id)?.stop()),
-    notifications.listen(EVENTS_CHANNEL, (id) => {
-      for (const wake of wakers.get(id) ?? []) wake();
-    }),
-  ])
-    .then(() => void notifications.onReconnect(wakeAll))
-    // Not fatal: without notifications, followers still poll and stops still reach this process's own generations.
-    .catch((error: unknown) => services.log.error({ err: error }, "could not listen for generation events"));
-  registry = { running, wakers, ready };
-  registries.set(services, registry);
-  return registry;
-}
-
-/** Wakes `wake` whenever events of generation `id` are stored, by any process. */
-export function onStoredEvents(services: Services, id: string, wake: () => void): () => void {
-  const { wakers } = generations(services);
-  let set = wakers.get(id);
-  if (!set) wakers.set(id, (set = new Set()));
-  set.add(wake);
-  return () => {
-    set.delete(wake);
-    if (set.size === 0) wakers.delete(id);
-  };
+  ready(): Promise<void> {
+    const { notifications } = this.#deps.db;
+    this.#ready ??= Promise.all([notifications.listen(STOP_CHANNEL, (id) => this.running.get(id)?.stop()), this.events.ready()])
+      .then(() => {})
+      // Not fatal: without notifications, followers still poll and stops still reach this process's own generations.
+      .catch((error: unknown) => this.#deps.log.error({ err: error }, "could not listen for generation events"));
+    return this.#ready;
+  }
 }
 
 /** Waits for the generations this process runs to end (shutdown: their replies get stored). */
 export async function settleGenerations(services: Services): Promise<void> {
-  const registry = registries.get(services);
-  if (registry) await Promise.all([...registry.running.values()].map((generation) => generation.finished));
+  await Promise.all([...services.areas.generations.running.values()].map((generation) => generation.finished));
 }
 
 interface GenerationStart {
@@ -119,9 +112,9 @@ interface GenerationStart {
  * whoever listens. The first event, `start`, names the generation.
  */
 export async function startGeneration(services: Services, start: GenerationStart): Promise<LiveGeneration> {
-  const registry = generations(services);
-  await registry.ready;
-  const { knex, notifications } = services.db;
+  const registry = services.areas.generations;
+  await registry.ready();
+  const { knex } = services.db;
   const id = uuidv7();
   const row: GenerationRow = {
     id, conversation_id: start.conversationId, user_id: start.userId, status: "running",
@@ -130,9 +123,6 @@ export async function startGeneration(services: Services, start: GenerationStart
   const log = start.log.child({ generationId: id });
   const events: GenerationEventRow[] = [];
   const listeners = new Set<(event: GenerationEventRow) => void>();
-  let pending: GenerationEventRow[] = [];
-  let pendingChars = 0;
-  let timer: NodeJS.Timeout | undefined;
   const created = insertGeneration(knex, row, services.config.generationLeaseMs);
   // Recorded before anything is streamed, so that a retry with the key while this runs follows it
   // instead of starting another; and only once the row exists, or a retry on another process could
@@ -140,7 +130,13 @@ export async function startGeneration(services: Services, start: GenerationStart
   const recording = start.key
     ? created.then(() => start.key!.record({ outcome: "running", generation_id: id })).catch((error: unknown) => log.error({ err: error }, "could not record a running stream"))
     : undefined;
-  let writing: Promise<unknown> = created.catch((error: unknown) => log.error({ err: error }, "could not store a generation"));
+  const batches = registry.events.appender<GenerationEventRow>(id, {
+    write: (batch) => insertGenerationEvents(knex, id, batch),
+    flushMs: FLUSH_MS,
+    flushWeight: FLUSH_CHARS,
+    log,
+    after: created.catch((error: unknown) => log.error({ err: error }, "could not store a generation")),
+  });
 
   const emit = (event: string, data: unknown): GenerationEventRow => {
     const stored = { seq: events.length + 1, event, data };
@@ -148,29 +144,7 @@ export async function startGeneration(services: Services, start: GenerationStart
     for (const listener of listeners) listener(stored);
     return stored;
   };
-  const flush = () => {
-    clearTimeout(timer);
-    timer = undefined;
-    const batch = pending;
-    pending = [];
-    pendingChars = 0;
-    if (batch.length === 0) return writing;
-    writing = writing.then(async () => {
-      try {
-        await insertGenerationEvents(knex, id, batch);
-        await notifications.notify(EVENTS_CHANNEL, id);
-      } catch (error) {
-        log.error({ err: error }, "could not store generation events");
-      }
-    });
-    return writing;
-  };
-  const queue = (event: GenerationEventRow, chars: number) => {
-    pending.push(event);
-    pendingChars += chars;
-    if (pendingChars >= FLUSH_CHARS) void flush();
-    else timer ??= setTimeout(() => void flush(), FLUSH_MS);
-  };
+  const queue = (event: GenerationEventRow, chars: number) => batches.queue(event, chars);
 
   let ending: Promise<void> | undefined;
   const ended = () => (ending ??= (start.onEnd?.() ?? Promise.resolve()).catch((error: unknown) => log.error({ err: error }, "could not end a generation")));
@@ -180,7 +154,7 @@ export async function startGeneration(services: Services, start: GenerationStart
     await recording;
     queue(emit("start", { generation_id: id }), 0);
     let end: Pick<GenerationRow, "status" | "user_message_id" | "reply_message_id" | "error"> = {
-      status: "failed", user_message_id: null, reply_message_id: null, error: { code: "internal_error", message: "The reply ended unexpectedly" },
+      status: "failed", user_message_id: null, reply_message_id: null, error: { code: "internal_error", message: "The reply ended unexpectedly" } satisfies StreamError,
     };
     let last: GenerationEventRow | undefined;
     let outcome: StreamOutcome | undefined;
@@ -196,8 +170,9 @@ export async function startGeneration(services: Services, start: GenerationStart
           last = { seq: events.length + 1, event: "done", data: { message_id: event.reply.id, citations, usage: tokens, ...(stopped ? { stopped: true as const } : {}) } satisfies Done };
           outcome = { outcome: "done", user_message_id: event.input.id, assistant_message_id: event.reply.id, usage: tokens, generation_id: id };
         } else {
-          end = { status: "failed", user_message_id: event.inputId, reply_message_id: null, error: { code: event.error.code, message: event.error.message } };
-          last = { seq: events.length + 1, event: "error", data: { code: event.error.code, message: event.error.message } };
+          const failure = streamError(event.error);
+          end = { status: "failed", user_message_id: event.inputId, reply_message_id: null, error: failure };
+          last = { seq: events.length + 1, event: "error", data: failure };
           outcome = { outcome: "failed", user_message_id: event.inputId, generation_id: id };
         }
       }
@@ -210,14 +185,11 @@ export async function startGeneration(services: Services, start: GenerationStart
     // running wherever that is checked.
     await ended();
     // The remaining deltas and the end in one statement, after the batches before them.
-    const rest = pending;
-    clearTimeout(timer);
-    pending = [];
-    await writing;
+    const rest = await batches.take();
     try {
       await created;
       await finishGeneration(knex, { id, ...end, finished_at: services.now() }, [...rest, last]);
-      await notifications.notify(EVENTS_CHANNEL, id);
+      await registry.events.announce(id);
     } catch (error) {
       log.error({ err: error }, "could not store the end of a generation");
     }
@@ -251,7 +223,7 @@ export async function startGeneration(services: Services, start: GenerationStart
  * While this process runs generations, renews their leases every quarter of the lease in one
  * statement, so another process can tell a dead generator (lease run out) from a slow one.
  */
-function keepLeases(services: Services, registry: Registry): void {
+function keepLeases(services: Services, registry: Generations): void {
   if (registry.running.size === 0) {
     clearInterval(registry.renewal);
     registry.renewal = undefined;

@@ -1,7 +1,7 @@
-import { notFound } from "../../../toolkit/http/errors.ts";
+import { notFound, type StreamError } from "../../../toolkit/http/error-catalogue.ts";
 import { isUuid } from "../../../toolkit/http/text.ts";
 import type { Services } from "../../../toolkit/services.ts";
-import { EVENTS_CHANNEL, generations, onStoredEvents, STOP_CHANNEL } from "./registry.ts";
+import { STOP_CHANNEL } from "./registry.ts";
 import { failLostGeneration, findUserGeneration, type GenerationRow } from "./store.ts";
 
 /** How long a stop waits for the generation to end before answering its state as it is. */
@@ -13,12 +13,12 @@ export async function requireOwnGeneration(services: Services, userId: string, c
   const row = await find();
   if (!row) throw notFound("Generation");
   // Running elsewhere: if its process stopped renewing the lease, it died; record that once.
-  if (row.status === "running" && !generations(services).running.has(id) && (await recordIfLost(services, id))) return (await find()) ?? row;
+  if (row.status === "running" && !services.areas.generations.running.has(id) && (await recordIfLost(services, id))) return (await find()) ?? row;
   return row;
 }
 
 /** The `error` of a generation whose process died before it ended (its lease ran out). */
-export const LOST_GENERATION = { code: "generation_lost", message: "The process generating this reply stopped before it ended; the reply was not stored." };
+export const LOST_GENERATION: StreamError = { code: "generation_lost", message: "The process generating this reply stopped before it ended; the reply was not stored." };
 
 /**
  * Records generation `id` as failed if its lease ran out, and wakes its followers; true when it did.
@@ -26,7 +26,7 @@ export const LOST_GENERATION = { code: "generation_lost", message: "The process 
  */
 export async function recordIfLost(services: Services, id: string, afterSeq = 0): Promise<boolean> {
   if (!(await failLostGeneration(services.db.knex, id, LOST_GENERATION, afterSeq))) return false;
-  await services.db.notifications.notify(EVENTS_CHANNEL, id);
+  await services.areas.generations.events.announce(id);
   return true;
 }
 
@@ -37,15 +37,16 @@ export async function recordIfLost(services: Services, id: string, afterSeq = 0)
 export async function stopGeneration(services: Services, userId: string, conversationId: string, id: string): Promise<GenerationRow> {
   const row = await requireOwnGeneration(services, userId, conversationId, id);
   if (row.status !== "running") return row;
-  const live = generations(services).running.get(id);
+  const registry = services.areas.generations;
+  const live = registry.running.get(id);
   if (live) {
     live.stop();
     await Promise.race([live.finished, delay(STOP_WAIT_MS)]);
     return requireOwnGeneration(services, userId, conversationId, id);
   }
-  await generations(services).ready;
+  await registry.ready();
   let wake = () => {};
-  const stopWaking = onStoredEvents(services, id, () => wake());
+  const stopWaking = registry.events.onStored(id, () => wake());
   try {
     await services.db.notifications.notify(STOP_CHANNEL, id);
     const deadline = Date.now() + STOP_WAIT_MS;

@@ -1,5 +1,6 @@
 import type { Knex } from "knex";
 import { insertValues } from "../../../toolkit/db/rows.ts";
+import type { StreamError } from "../../../toolkit/http/error-catalogue.ts";
 
 export type GenerationStatus = "running" | "done" | "stopped" | "failed";
 
@@ -10,7 +11,7 @@ export interface GenerationRow {
   status: GenerationStatus;
   user_message_id: string | null;
   reply_message_id: string | null;
-  error: { code: string; message: string } | null;
+  error: StreamError | null;
   started_at: Date;
   finished_at: Date | null;
 }
@@ -41,7 +42,7 @@ export async function renewGenerationLeases(knex: Knex, ids: readonly string[], 
  * stored one and after `afterSeq` (a follower may have seen events of the dead process that it never
  * stored), in one statement; true when this call recorded it (a live or ended one is untouched).
  */
-export async function failLostGeneration(knex: Knex, id: string, error: { code: string; message: string }, afterSeq = 0): Promise<boolean> {
+export async function failLostGeneration(knex: Knex, id: string, error: StreamError, afterSeq = 0): Promise<boolean> {
   const result = await knex.raw(
     `with lost as (
        update generations set status = 'failed', error = ?::jsonb, finished_at = now()
@@ -116,8 +117,8 @@ export async function finishGeneration(
  * Drops the deltas of generations that ended before `before`; their `done` or `error` stays, so a
  * late resume still learns how the generation ended (the reply itself is a stored message).
  */
-export async function purgeGenerationDeltas(knex: Knex, before: Date): Promise<void> {
-  await knex("generation_events")
+export async function purgeGenerationDeltas(knex: Knex, before: Date): Promise<number> {
+  return knex("generation_events")
     .whereIn("generation_id", knex("generations").select("id").where("finished_at", "<", before))
     .whereNotIn("event", ["done", "error"])
     .delete();

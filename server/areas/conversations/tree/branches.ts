@@ -1,4 +1,4 @@
-import { notFound } from "../../../toolkit/http/errors.ts";
+import { notFound } from "../../../toolkit/http/error-catalogue.ts";
 import type { PageWindow } from "../../../toolkit/http/paging.ts";
 import { isUuid } from "../../../toolkit/http/text.ts";
 import type { Services } from "../../../toolkit/services.ts";

@@ -1,4 +1,4 @@
-import { ApiError, notFound } from "../../../toolkit/http/errors.ts";
+import { conflict, notFound } from "../../../toolkit/http/error-catalogue.ts";
 import { isUuid } from "../../../toolkit/http/text.ts";
 import { beginReply } from "../../replies/index.ts";
 import type { Reply } from "../../replies/index.ts";
@@ -37,11 +37,11 @@ async function withLease(services: Services, conversationId: string, start: () =
   const now = services.now();
   const until = new Date(now.getTime() + timeoutMs * (maxRetries + 1) + 60_000);
   if (!(await takeReplyLease(knex, conversationId, now, until))) {
-    throw new ApiError(409, "conflict", BUSY);
+    throw conflict(BUSY);
   }
   const finish = () => releaseReplyLease(knex, conversationId, until).catch((error: unknown) => services.log.error({ err: error }, "could not release a reply lease"));
   try {
-    if (await hasRunningGeneration(knex, conversationId)) throw new ApiError(409, "conflict", BUSY);
+    if (await hasRunningGeneration(knex, conversationId)) throw conflict(BUSY);
     return { ...(await start()), finish };
   } catch (error) {
     await finish();
@@ -64,10 +64,10 @@ export async function beginRegeneration(
   const conversation = await requireOwnConversation(services, userId, conversationId);
   const old = await requireMessage(services, conversation, messageId);
   if (old.role !== "assistant" || old.id !== conversation.active_message_id) {
-    throw new ApiError(409, "conflict", "Only the last reply of the active branch can be regenerated");
+    throw conflict("Only the last reply of the active branch can be regenerated");
   }
   const question = old.parent_id === null ? undefined : await findMessage(services.db.knex, conversation.id, old.parent_id);
-  if (!question || question.role !== "user") throw new ApiError(409, "conflict", "This reply answers no user message");
+  if (!question || question.role !== "user") throw conflict("This reply answers no user message");
   return withLease(services, conversation.id, async () => {
     const turn = await replyTurn(services, userId, conversation.id, question.id, question.id);
     const placement: Placement = { answering: { id: question.id, depth: question.depth }, alternativeIndex: old.alternative_count ?? 1 };
@@ -103,7 +103,7 @@ export async function beginEdit(
 ): Promise<TreeReply> {
   const conversation = await requireOwnConversation(services, userId, conversationId);
   const edited = await requireMessage(services, conversation, messageId);
-  if (edited.role !== "user") throw new ApiError(409, "conflict", "Only user messages can be edited");
+  if (edited.role !== "user") throw conflict("Only user messages can be edited");
   const parent = edited.parent_id === null ? null : await findMessage(services.db.knex, conversation.id, edited.parent_id);
   return withLease(services, conversation.id, async () => {
     const turn = await replyTurn(services, userId, conversation.id, undefined, parent?.id ?? null);

@@ -1,5 +1,5 @@
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from "@aws-sdk/client-s3";
-import { UpstreamError } from "../llm/types.ts";
+import { UpstreamError } from "../errors.ts";
 import { checkKey, type BlobStore, type StoredBlob } from "./types.ts";
 
 export interface S3Options {

@@ -2,7 +2,7 @@ import type OpenAI from "openai";
 import { APIUserAbortError } from "openai";
 import { openaiClient, providerError } from "../openai-client.ts";
 import type { Config } from "../../config.ts";
-import { UpstreamError } from "../llm/types.ts";
+import { UpstreamError } from "../errors.ts";
 import { padEmbedding } from "./pad.ts";
 import { EMBEDDING_DIMENSIONS, type EmbeddingResult, type EmbeddingsProvider } from "./types.ts";
 

@@ -1,4 +1,4 @@
-import { UpstreamError } from "../llm/types.ts";
+import { UpstreamError } from "../errors.ts";
 import { EMBEDDING_DIMENSIONS } from "./types.ts";
 
 /**

@@ -8,7 +8,7 @@ export interface EmbeddingResult {
   inputTokens: number;
 }
 
-/** Turns texts into vectors; throws `UpstreamError` (server/toolkit/providers/llm/types.ts) when the provider fails. */
+/** Turns texts into vectors; throws `UpstreamError` (server/toolkit/providers/errors.ts) when the provider fails. */
 export interface EmbeddingsProvider {
   readonly name: string;
   readonly model: string;

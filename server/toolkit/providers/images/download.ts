@@ -1,7 +1,7 @@
 import { request as httpRequest, type IncomingMessage } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { allowedAddresses, BlockedAddressError, forbiddenRange, guardedLookup, ipLiteral } from "../address-guard.ts";
-import { UpstreamError } from "../llm/types.ts";
+import { UpstreamError } from "../errors.ts";
 
 const WHAT = "The image provider";
 

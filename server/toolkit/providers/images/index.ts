@@ -1,5 +1,5 @@
 import type { Config } from "../../config.ts";
-import { ProviderUnavailableError } from "../unavailable.ts";
+import { ProviderUnavailableError } from "../errors.ts";
 import { LocalImages } from "./local.ts";
 import type { ImageProvider } from "./types.ts";
 

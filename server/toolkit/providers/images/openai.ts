@@ -1,7 +1,8 @@
 import type OpenAI from "openai";
 import { APIUserAbortError } from "openai";
 import type { Config } from "../../config.ts";
-import { abortError, UpstreamError } from "../llm/types.ts";
+import { UpstreamError } from "../errors.ts";
+import { abortError } from "../llm/types.ts";
 import { openaiClient, providerError } from "../openai-client.ts";
 import { downloadImageLink, providerIsLocal } from "./download.ts";
 import { fitSvg, rasterize } from "./raster.ts";

@@ -2,7 +2,8 @@ import OpenAI, { APIConnectionTimeoutError } from "openai";
 import { OPENAI_BASE_URL, openaiClient, providerError } from "../openai-client.ts";
 import type { Config } from "../../config.ts";
 import { countChatTokens, countTokens } from "./tokens.ts";
-import { abortError, UpstreamError, type ChatCompletion, type ChatModelProvider, type ChatRequest, type ChatStreamChunk, type TokenUsage } from "./types.ts";
+import { UpstreamError } from "../errors.ts";
+import { abortError, type ChatCompletion, type ChatModelProvider, type ChatRequest, type ChatStreamChunk, type TokenUsage } from "./types.ts";
 
 type Settings = Pick<Config["llm"], "baseUrl" | "apiKey" | "maxOutputTokens" | "timeoutMs" | "maxRetries">;
 

@@ -43,17 +43,6 @@ export interface ChatModelProvider {
   stream(request: ChatRequest): AsyncIterable<ChatStreamChunk>;
 }
 
-/** The model provider failed; the API answers 502 `upstream_error` (or an `error` stream event). */
-export class UpstreamError extends Error {
-  override name = "UpstreamError";
-  /** The provider's HTTP status, when it answered one. */
-  readonly status: number | undefined;
-  constructor(message: string, status?: number, options?: { cause?: unknown }) {
-    super(message, options);
-    this.status = status;
-  }
-}
-
 /** What callers expect when their own signal ends a model call: an error named `AbortError`. */
 export function abortError(signal: AbortSignal): Error {
   const error = new Error("The model call was aborted", { cause: signal.reason });

@@ -1,5 +1,5 @@
 import Stripe from "stripe";
-import { UpstreamError } from "../llm/types.ts";
+import { UpstreamError } from "../errors.ts";
 import { catalog, fromLookupKey, lookupKey, planName, PRICES, CURRENCY } from "./catalog.ts";
 import {
   PaymentDeclinedError,

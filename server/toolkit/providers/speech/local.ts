@@ -1,5 +1,6 @@
 import { FliteThread } from "./flite.ts";
-import { ProviderUnavailableError, type Recording, type SpeechProvider, type SpeechRequest, type Transcript } from "./types.ts";
+import { ProviderUnavailableError } from "../errors.ts";
+import type { Recording, SpeechProvider, SpeechRequest, Transcript } from "./types.ts";
 
 /** Flite speaks long runs worse and later; a sentence longer than this is cut at a comma or space. */
 const MAX_PIECE_CHARS = 300;

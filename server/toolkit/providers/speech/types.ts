@@ -31,4 +31,3 @@ export interface SpeechProvider {
   transcribe(recording: Recording, signal?: AbortSignal): Promise<Transcript>;
 }
 
-export { ProviderUnavailableError } from "../unavailable.ts";

@@ -28,15 +28,13 @@ describe("stop()", () => {
       return { status: response.status, connection: response.headers.get("connection"), body: await response.json() };
     });
     await inHandler;
-    const started = Date.now();
     await service.stop().then(() => order.push("stopped"));
-    const stopMs = Date.now() - started;
 
     // The answer tells the client to drop the connection, so stop() need not wait out keep-alive.
     expect(await request).toEqual({ status: 200, connection: "close", body: { status: "ok" } });
+    // stop() waited for the in-flight answer (the order), and nothing else: no timing bound, which
+    // a loaded machine would break.
     expect(order).toEqual(["response", "stopped"]);
-    expect(stopMs).toBeGreaterThanOrEqual(400);
-    expect(stopMs).toBeLessThan(2_000);
     await expect(fetch(`${service.url}/healthz`)).rejects.toThrow();
     await expect(service.services.db.knex.raw("select 1")).rejects.toThrow();
     await service.close(); // stop() is idempotent; this also drops a TEST_DATABASE_URL database.
@@ -86,15 +84,16 @@ async function spawnService(args: string[]): Promise<Spawned> {
   throw new Error(`${args.join(" ")} did not answer /healthz:\n${log}`);
 }
 
-/** Sends SIGTERM and expects a clean exit within 10 s. */
-async function terminate(service: Spawned): Promise<number> {
-  const started = Date.now();
+/**
+ * Sends SIGTERM and expects a clean exit. A process that hangs is killed after 60 s, which the exit
+ * check then reports (signal SIGKILL): a hang guard, not a timing bound.
+ */
+async function terminate(service: Spawned): Promise<void> {
   service.child.kill("SIGTERM");
-  const timer = setTimeout(() => service.child.kill("SIGKILL"), 10_000);
+  const timer = setTimeout(() => service.child.kill("SIGKILL"), 60_000);
   const { code, signal } = await service.exit;
   clearTimeout(timer);
   expect({ code, signal }, service.output()).toEqual({ code: 0, signal: null });
-  return Date.now() - started;
 }
 
 describe("a real process", () => {
@@ -102,7 +101,7 @@ describe("a real process", () => {
     const service = await spawnService(["server/main.ts"]);
     const readyz = await fetch(`${service.url}/readyz`);
     expect(await readyz.json()).toEqual({ status: "ready", checks: { database: "ok", worker: "ok" } });
-    expect(await terminate(service)).toBeLessThan(10_000);
+    await terminate(service);
     expect(service.stdout()).toContain('"msg":"shut down"');
   });
 
@@ -111,7 +110,7 @@ describe("a real process", () => {
     const readyz = await fetch(`${service.url}/readyz`);
     expect(readyz.status).toBe(200);
     expect(await readyz.json()).toEqual({ status: "ready", checks: { database: "ok", worker: "disabled" } });
-    expect(await terminate(service)).toBeLessThan(10_000);
+    await terminate(service);
     expect(service.stdout()).toContain('"msg":"shut down"');
   });
 });

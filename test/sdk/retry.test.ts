@@ -131,13 +131,12 @@ describe("timeouts and aborts", () => {
   test("an attempt without an answer within `timeout` is a TimeoutError", async () => {
     server = await startFakeServer(() => undefined); // holds every request open
     const client = createClient({ baseUrl: server.url, apiKey: "k" }, { timeout: 150, maxRetries: 1 });
-    const started = Date.now();
+    // A TimeoutError after two attempts is the proof that `timeout` ended each; no wall-clock bound.
     const error = await client.auth.me().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TimeoutError);
     expect(error).toBeInstanceOf(ConnectionError);
     expect((error as TimeoutError).code).toBe("timeout");
     expect(server.requests).toHaveLength(2);
-    expect(Date.now() - started).toBeLessThan(5000);
   });
 
   test("the caller's signal aborts the call and its retries with the signal's reason", async () => {

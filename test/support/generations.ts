@@ -66,8 +66,10 @@ export async function stopMidReply(
     if (Date.now() > deadline) throw new Error(`two deltas did not arrive in 10 s (events: ${seen.map((e) => e.event).join(", ")})`);
     await new Promise((wait) => setTimeout(wait, 25));
   }
-  const aborted = fake.waitForAbort(10_000);
   const answer = await stop(generationOf(seen));
+  // Asked after the stop: `stop` may take its time (finding a connection on another process), and
+  // the fake keeps an abort no one has claimed yet.
+  const aborted = fake.waitForAbort(10_000);
   expect(answer.status).toBe(200);
   const generation = (await answer.json()) as StoppedGeneration;
   expect(generation).toMatchObject({ id: generationOf(seen), status: "stopped", reply_message_id: expect.any(String) });

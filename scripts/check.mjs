@@ -38,10 +38,11 @@ process.stdout.write("check: docs/scopes.md is up to date\n");
 {
   const printed = spawnSync(process.execPath, [join(root, "scripts", "scope-table.ts")], { cwd: root, env, encoding: "utf8" });
   if (printed.status !== 0 || printed.stdout !== readFileSync(join(root, "docs", "scopes.md"), "utf8")) {
-    process.stderr.write(`check failed: docs/scopes.md is stale; run \`npm run -s scope-table > docs/scopes.md\`\n${printed.stderr ?? ""}`);
+    process.stderr.write(`check failed: docs/scopes.md is stale; run \`npm run gen\`\n${printed.stderr ?? ""}`);
     process.exit(1);
   }
 }
+step("docs/extensions.md and the README's operation counts are up to date", process.execPath, [join(root, "scripts", "operation-docs.ts"), "--check"]);
 step("lint the OpenAPI document (Redocly)", "redocly", ["lint", "generated/openapi.yaml", "--format", "stylish"]);
 step("type-check (tsc)", "tsc", ["--noEmit", "-p", "tsconfig.json"]);
 step("type-check the SDK on its own terms (no Node types)", "tsc", ["--noEmit", "-p", "sdk/tsconfig.json"]);

@@ -84,6 +84,7 @@ export function compileValidators(document) {
         .map((p) => dereferenceParameter(apiDoc, p))
         .filter((p) => ["query", "path", "header"].includes(p.in) && isInteger(apiDoc, p.schema))
         .map((p) => ({ in: p.in, name: p.in === "header" ? p.name.toLowerCase() : p.name }));
+      const security = (op.security ?? apiDoc.security ?? []).map((requirement) => Object.keys(requirement));
       operations.push({
         operationId: id,
         method: method.toUpperCase(),
@@ -92,9 +93,10 @@ export function compileValidators(document) {
         // The one OAuth scope the contract names for the operation; absent when credential-free.
         scope: (op.security ?? []).find((requirement) => requirement.OAuth2Auth)?.OAuth2Auth?.[0],
         idempotent: headers.some((p) => p.name.toLowerCase() === "idempotency-key"),
+        ...operationMeta(id, op["x-persona"], security.some((schemes) => schemes.length === 0)),
         // Its success response is JSON (not a stream, binary body, HTML page or redirect).
         answersJson: Object.entries(op.responses ?? {}).some(([status, response]) => status.startsWith("2") && Boolean(resolve(apiDoc, response).content?.["application/json"])),
-        security: (op.security ?? apiDoc.security ?? []).map((requirement) => Object.keys(requirement)),
+        security,
         requestBody: requestBody ? { required: Boolean(requestBody.required), media } : null,
         multipart: Boolean(requestBody?.content?.["multipart/form-data"]),
         // Integer parameters (or arrays of them): their text must be a plain decimal integer.
@@ -119,6 +121,28 @@ export function compileValidators(document) {
     body: module(standaloneCode(body, bodyIds)),
     bodyTypes: declarations(Object.keys(bodyIds)),
   };
+}
+
+/**
+ * The operation's `x-persona` metadata (spec/lib/operation-meta.tsp), checked against what the rest
+ * of the contract says: `npm run gen` fails on an operation without it, on a credential-free reason
+ * that its security contradicts, and on an operation with both or neither of `sdk` and `noSdk`.
+ */
+function operationMeta(id, meta, open) {
+  const fail = (message) => {
+    throw new Error(`${id}: ${message} (spec/lib/operation-meta.tsp)`);
+  };
+  if (!meta) fail("has no @meta");
+  const known = ["extension", "credentialFree", "sdk", "noSdk"];
+  for (const [key, value] of Object.entries(meta)) {
+    if (!known.includes(key)) fail(`@meta has an unknown field ${key}`);
+    if (typeof value !== "string" || !value.trim()) fail(`@meta's ${key} must be a non-empty string`);
+  }
+  if (open !== Boolean(meta.credentialFree)) {
+    fail(open ? "admits an anonymous caller but @meta gives no credentialFree reason" : "requires credentials but @meta says credentialFree");
+  }
+  if (Boolean(meta.sdk) === Boolean(meta.noSdk)) fail("@meta needs exactly one of sdk (the method) and noSdk (why there is none)");
+  return Object.fromEntries(known.filter((key) => meta[key] !== undefined).map((key) => [key, meta[key]]));
 }
 
 /** A local `$ref` followed to what it names. */

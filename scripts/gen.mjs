@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Builds generated/ from spec/: TypeSpec -> OpenAPI 3.0.3 (YAML, and the same document as JSON for
 // readers that start often: `persona api` parses JSON in milliseconds, this YAML in about a second)
-// -> TypeScript types and compiled validators.
+// -> TypeScript types and compiled validators; then, when writing generated/, the docs generated from
+// the contract (docs/scopes.md, docs/extensions.md, the README's operation counts).
 // Usage: node scripts/gen.mjs [outDir]   (default: generated/). `npm run check` builds into a temp dir
 // and compares, so a stale generated/ fails the check.
 import { execFileSync } from "node:child_process";
@@ -40,6 +41,13 @@ try {
   });
 } finally {
   rmSync(work, { recursive: true, force: true });
+}
+// The docs generated from the contract, when generated/ itself was written: the scope table
+// (scripts/scope-table.ts), the extensions and the README's operation counts (scripts/operation-docs.ts).
+if (outDir === join(root, "generated")) {
+  const scopes = execFileSync(process.execPath, [join(root, "scripts", "scope-table.ts")], { cwd: root, env, encoding: "utf8" });
+  writeFileSync(join(root, "docs", "scopes.md"), scopes);
+  execFileSync(process.execPath, [join(root, "scripts", "operation-docs.ts")], { cwd: root, env, stdio: ["ignore", "inherit", "inherit"] });
 }
 
 /**

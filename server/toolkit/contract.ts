@@ -16,6 +16,14 @@ export interface OperationInfo {
   scope: string | undefined;
   /** Declares an `Idempotency-Key` header. */
   idempotent: boolean;
+  /** Why it exists beyond the specification's endpoints; undefined when specified (its `@meta`, spec/lib/operation-meta.tsp). */
+  extension?: string;
+  /** Why it takes no credentials; present exactly when its security admits an anonymous caller. */
+  credentialFree?: string;
+  /** The SDK's method for it, as its path on the client (`auth.apiKeys.create`). */
+  sdk?: string;
+  /** Why the SDK has no method for it; present exactly when `sdk` is absent. */
+  noSdk?: string;
   /** Its success response is JSON (false for streams, binary bodies, HTML and redirects). */
   answersJson: boolean;
   /** The security requirements: each a list of scheme names that must all be present. `[[]]`: none. */

@@ -1,26 +1,30 @@
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { documentedExtensions, operations as byId, readEndpointList, root } from "../support/contract.ts";
+import { operations as metadata } from "../../server/toolkit/contract.ts";
+import { operations as byId, readEndpointList, root } from "../support/contract.ts";
 
+// What each operation is (specified or an extension, credential-free or not, its SDK method) is its
+// `@meta` in the contract (spec/lib/operation-meta.tsp), read here from generated/operations.json.
 const operations = [...byId.values()];
 const key = (op: { method: string; path: string }) => `${op.method} ${op.path}`;
 
 describe("the contract's operations", () => {
-  it("holds exactly the 95 operations of endpoints.txt plus the documented extensions", () => {
+  it("holds exactly the 95 operations of endpoints.txt plus the extensions its metadata names", () => {
     const specified = readEndpointList(resolve(root, "spec", "endpoints.txt"));
     expect(specified).toHaveLength(95);
-    const extensions = documentedExtensions().map(key);
+    const extensions = metadata.filter((op) => op.extension !== undefined);
     expect(extensions.length).toBeGreaterThan(0);
 
-    const inContract = operations.map(key).sort();
-    expect(inContract).toEqual([...specified, ...extensions].sort());
+    expect(metadata.filter((op) => op.extension === undefined).map(key).sort()).toEqual([...specified].sort());
+    expect(operations.map(key).sort()).toEqual([...specified, ...extensions.map(key)].sort());
   });
 
-  it("uses the operationIds that docs/decisions.md gives for the extensions", () => {
-    for (const extension of documentedExtensions()) {
-      const op = operations.find((candidate) => key(candidate) === key(extension));
-      expect(op?.operationId, key(extension)).toBe(extension.operationId);
+  it("gives every operation its metadata: why an extension exists, and its SDK method or why there is none", () => {
+    expect(metadata.map((op) => op.operationId)).toEqual(operations.map((op) => op.operationId));
+    for (const op of metadata) {
+      for (const reason of [op.extension, op.credentialFree, op.sdk, op.noSdk]) if (reason !== undefined) expect(reason.trim(), op.operationId).not.toBe("");
+      expect([op.sdk, op.noSdk].filter((field) => field !== undefined), `${op.operationId}: exactly one of sdk and noSdk`).toHaveLength(1);
     }
   });
 
@@ -36,45 +40,12 @@ describe("the contract's operations", () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 
-  it("asks for credentials everywhere except the credential-free endpoints", () => {
-    const specCredentialFree = [
-      "POST /v1/auth/register",
-      "POST /v1/auth/login",
-      "POST /v1/auth/refresh",
-      "POST /v1/auth/forgot-password",
-      "POST /v1/auth/reset-password",
-      "GET /v1/oauth/authorize",
-      "POST /v1/oauth/token",
-      "GET /v1/marketplace",
-      "GET /v1/marketplace/featured",
-      "GET /v1/marketplace/categories",
-      "GET /v1/marketplace/{id}",
-      "GET /v1/marketplace/{id}/reviews",
-    ];
-    // The extensions are credential-free by design: probes, signed links, form posts, provider callbacks;
-    // except the webhook delivery log, the room event stream and the generations of a conversation,
-    // the caller's own data like the rest of their areas, character cards, and the OpenAI-compatible
-    // prefix, which acts for the caller like the conversations it replies through.
-    const authedExtensions = [
-      "GET /v1/webhooks/{id}/deliveries",
-      "POST /v1/webhooks/{id}/deliveries/{delivery_id}/redeliver",
-      "GET /v1/rooms/{id}/events",
-      "GET /v1/conversations/{id}/generations/{generation_id}",
-      "GET /v1/conversations/{id}/generations/{generation_id}/stream",
-      "POST /v1/conversations/{id}/generations/{generation_id}/stop",
-      // Character cards (issue 22): the personas scopes.
-      "POST /v1/personas/import",
-      "GET /v1/personas/{id}/card",
-      "GET /openai/v1/models",
-      "GET /openai/v1/models/{model}",
-      "POST /openai/v1/chat/completions",
-    ];
-    // Chat control on one's own conversations (issue 21) needs the conversations scopes too.
-    const chatControl = /^(GET|POST) \/v1\/conversations\/\{id\}\//;
-    const extensions = documentedExtensions().map(key).filter((extension) => !authedExtensions.includes(extension) && !chatControl.test(extension));
+  it("asks for credentials everywhere except where the metadata says why not", () => {
+    const credentialFree = new Map(metadata.map((op) => [op.operationId, op.credentialFree]));
+    expect([...credentialFree.values()].filter(Boolean).length).toBeGreaterThan(0);
     for (const op of operations) {
       const open = !op.security?.length || op.security.some((requirement) => Object.keys(requirement).length === 0);
-      if (specCredentialFree.includes(key(op)) || extensions.includes(key(op))) {
+      if (credentialFree.get(op.operationId) !== undefined) {
         expect(open, `${key(op)} must be credential-free`).toBe(true);
         continue;
       }
@@ -83,6 +54,13 @@ describe("the contract's operations", () => {
       expect(schemes, key(op)).toEqual(["ApiKeyAuth", "BearerAuth", "OAuth2Auth"]);
       const scopes = op.security!.find((requirement) => requirement.OAuth2Auth)?.OAuth2Auth;
       expect(scopes, `${key(op)} names the one OAuth scope it needs`).toHaveLength(1);
+    }
+  });
+
+  it("takes an Idempotency-Key exactly where the operation declares the header", () => {
+    for (const op of metadata) {
+      const declared = byId.get(op.operationId)!.parameters.some((p) => p.in === "header" && p.name.toLowerCase() === "idempotency-key");
+      expect(op.idempotent, op.operationId).toBe(declared);
     }
   });
 });

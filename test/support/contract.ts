@@ -107,17 +107,3 @@ export function readEndpointList(file: string): string[] {
     .filter(Boolean)
     .map((line) => line.replace(/:([a-z_]+)/g, "{$1}"));
 }
-
-/** The rows of the "Endpoints beyond the specification" table in docs/decisions.md. */
-export function documentedExtensions(): { method: string; path: string; operationId: string }[] {
-  const text = readFileSync(resolve(root, "docs", "decisions.md"), "utf8");
-  const section = text.split(/^## /m).find((part) => part.startsWith("Endpoints beyond the specification"));
-  if (!section) throw new Error("docs/decisions.md has no 'Endpoints beyond the specification' section");
-  return section
-    .split("\n")
-    .filter((line) => /^\|\s*(GET|POST|PUT|DELETE|PATCH)\s*\|/.test(line))
-    .map((line) => {
-      const [method, path, operationId] = line.split("|").slice(1, 4).map((cell) => cell.trim().replace(/`/g, ""));
-      return { method: method!, path: path!, operationId: operationId! };
-    });
-}

@@ -58,6 +58,49 @@ export class Auth {
   }
 
   /**
+   * Confirms the signed-in user's e-mail address with the token from the verification e-mail; a
+   * spent, expired or unknown token is a BadRequestError.
+   * @example
+   * const { email_verified } = await client.auth.verifyEmail({ token });
+   */
+  verifyEmail(body: RequestBody<"auth_verify_email">, options?: RequestOptions): Promise<ResponseOf<"auth_verify_email">> {
+    return unwrap(this.#core.raw.POST("/v1/auth/verify-email", { body, ...init(options) }));
+  }
+
+  /**
+   * Asks for a password-reset e-mail; needs no credentials. The answer is the same whether or not
+   * the address has an account.
+   * @example
+   * const anonymous = createClient({ baseUrl });
+   * await anonymous.auth.forgotPassword({ email });
+   */
+  forgotPassword(body: RequestBody<"auth_forgot_password">, options?: RequestOptions): Promise<ResponseOf<"auth_forgot_password">> {
+    return unwrap(this.#core.raw.POST("/v1/auth/forgot-password", { body, ...init(options) }));
+  }
+
+  /**
+   * Sets a new password with the token from the reset e-mail; needs no credentials. Every credential
+   * of the account ends (sessions, OAuth grants, API keys; the answer counts them), so sign in again.
+   * A spent or expired token is a BadRequestError.
+   * @example
+   * const { revoked } = await anonymous.auth.resetPassword({ token, new_password: "Cassiopeia7night" });
+   * const session = await anonymous.auth.login({ email, password: "Cassiopeia7night" });
+   */
+  resetPassword(body: RequestBody<"auth_reset_password">, options?: RequestOptions): Promise<ResponseOf<"auth_reset_password">> {
+    return unwrap(this.#core.raw.POST("/v1/auth/reset-password", { body, ...init(options) }));
+  }
+
+  /**
+   * Deletes the signed-in user's account: it is disabled at once and its data purged after the
+   * grace period (`grace_period_ends`). The client's credentials stop working.
+   * @example
+   * const { grace_period_ends } = await client.auth.deleteMe();
+   */
+  deleteMe(options?: RequestOptions): Promise<ResponseOf<"auth_delete_me">> {
+    return unwrap(this.#core.raw.DELETE("/v1/auth/me", init(options)));
+  }
+
+  /**
    * Asks for an export of all the caller's data. A job builds the archive and its signed download
    * link is e-mailed; while one is processing, asking again answers that same export.
    * @example

@@ -28,26 +28,13 @@ import { area as webhooks } from "./areas/webhooks/index.ts";
 /** In data-export archive order: a user's personas first, their account and billing last. */
 export const areas = [personas, cards, conversations, knowledge, studio, marketplace, social, rooms, auth, webhooks, integrations, images, billing, voice, openai, replies, ops] as const;
 
-/** The handler of every operation in the contract: the type fails to check while one is missing. */
-export const handlers: HandlerMap = {
-  ...personas.handlers,
-  ...cards.handlers,
-  ...conversations.handlers,
-  ...knowledge.handlers,
-  ...studio.handlers,
-  ...marketplace.handlers,
-  ...social.handlers,
-  ...rooms.handlers,
-  ...auth.handlers,
-  ...webhooks.handlers,
-  ...integrations.handlers,
-  ...images.handlers,
-  ...billing.handlers,
-  ...voice.handlers,
-  ...openai.handlers,
-  ...replies.handlers,
-  ...ops.handlers,
-};
+type Intersection<U> = (U extends unknown ? (part: U) => void : never) extends (whole: infer I) => void ? I : never;
+
+/**
+ * The handler of every operation in the contract. The type is the intersection of every area's
+ * exact handler type, so the assignment to `HandlerMap` fails to check while one is missing.
+ */
+export const handlers: HandlerMap = Object.assign({}, ...areas.map((area) => area.handlers)) as Intersection<(typeof areas)[number]["handlers"]>;
 
 /**
  * Every area's part of the data export and of the account purge, in archive order;

@@ -1,6 +1,6 @@
 import type { Services } from "../../../toolkit/services.ts";
 import { revokeSession } from "../sessions/service.ts";
-import { deleteClient, listClients, liveGrantsOf } from "./clients-admin-store.ts";
+import { deleteClient, listClients, liveGrantsOf } from "./store.ts";
 
 // Operator actions on OAuth client applications (`persona oauth-clients`): the contract has no
 // endpoint for them. Registration is registerOAuthClient in clients.ts.

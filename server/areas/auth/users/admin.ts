@@ -1,7 +1,7 @@
 import { PLAN_LIMITS, type PlanName } from "../../../quota/plans.ts";
 import { invalidField } from "../../../toolkit/http/error-catalogue.ts";
 import type { Services } from "../../../toolkit/services.ts";
-import { listLiveAccounts, updatePlanOf, type AccountRow } from "./admin-store.ts";
+import { listLiveAccounts, updatePlanOf, type AccountRow } from "./store.ts";
 
 // Operator actions on accounts (`persona users`): the contract has no endpoint for them. Billing
 // changes the plan of a paying user; a server without billing changes it here.

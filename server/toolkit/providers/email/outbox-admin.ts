@@ -1,7 +1,6 @@
 import type { Services } from "../../services.ts";
 import { outboxMailText } from "./sealing.ts";
-import { findOutboxMail, type OutboxRow } from "./store.ts";
-import { listOutboxMails } from "./outbox-admin-store.ts";
+import { findOutboxMail, listOutboxMails, type OutboxRow } from "./store.ts";
 
 // Reading the e-mail outbox for the operator (`persona mail`): no API endpoint exposes it.
 

@@ -132,7 +132,8 @@ async function run() {
   // Admission bounded to what can be worked on at once: the embedded database is one session; on
   // PostgreSQL the service's own CPU (one event loop) saturates first: with the pool's 10, at 2x
   // nearly all was admitted and p99 was 9x. A wait of at most 200 ms. The service's generous
-  // defaults never shed in normal use but do not hold the latency rule (docs/decisions.md).
+  // defaults never shed in normal use but do not hold the latency rule
+  // (docs/adr/0050-load-shedding-answers-429-admission-control-and-an-event.md).
   const admissionEnv = {
     ADMISSION_MAX_IN_FLIGHT: process.env.BENCH_ADMISSION_IN_FLIGHT ?? (scratch ? "4" : "2"),
     ADMISSION_QUEUE: process.env.BENCH_ADMISSION_QUEUE ?? "1024",

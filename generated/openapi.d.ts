@@ -1003,7 +1003,7 @@ export interface paths {
          * @description Fetch a generated image. The `url` of a generated image (and of an automatic avatar) points
          *     here. No credential: the name is 128 random bits, so only those given the link can fetch it,
          *     and avatars of public personas can be shown to anyone. 502 when the blob store (S3) fails. A
-         *     service extension, declared in the project's docs/decisions.md.
+         *     service extension, declared in the project's docs/extensions.md.
          */
         get: operations["images_file"];
         put?: never;
@@ -1559,7 +1559,7 @@ export interface paths {
          *     not JSON, has no `name`, or is over a persona's limits (the error names the field); 413 over
          *     2 MB of JSON or 10 MB of PNG, or an animated PNG too large to decode; 415 for a file that is
          *     neither JSON nor PNG. Nothing is created on any refusal. 402 when the plan's persona limit is
-         *     reached. The mapping is in docs/decisions.md (Character cards).
+         *     reached. The mapping is in docs/design/cards.md.
          */
         post: operations["cards_import"];
         delete?: never;
@@ -1836,7 +1836,7 @@ export interface paths {
         };
         /**
          * Open a share link
-         * @description Open a share link (extension, see docs/decisions.md): counts the open for share analytics and
+         * @description Open a share link (extension, see docs/extensions.md): counts the open for share analytics and
          *     redirects to the persona's public page. No credentials needed. 404 when the code is unknown,
          *     expired, or its persona is no longer public.
          */
@@ -2513,7 +2513,10 @@ export interface components {
             priority?: number;
             id?: number | string;
             comment?: string;
-            /** @description Kept for export; keys are matched as plain text (docs/decisions.md, Character cards). */
+            /**
+             * @description Kept for export; keys are matched as plain text
+             *     (docs/adr/0159-the-lorebook-and-sample-messages-go-into-every-reply-s.md).
+             */
             use_regex?: boolean;
         };
         /**
@@ -3074,7 +3077,8 @@ export interface components {
             offset: number;
         };
         /**
-         * @description Order of the explore feed; see docs/decisions.md for the exact definitions.
+         * @description Order of the explore feed; see
+         *     docs/adr/0101-explore-public-personas-full-text-and-name-search-three.md for the exact definitions.
          * @enum {string}
          */
         ExploreSort: "popular" | "recent" | "trending";
@@ -3826,7 +3830,8 @@ export interface components {
          */
         MarketplaceCopyStatus: "active";
         /**
-         * @description Order of the marketplace list; see docs/decisions.md for the exact definitions.
+         * @description Order of the marketplace list; see
+         *     docs/adr/0168-listing-fields-sorts-and-full-text-search-read-from-stored.md for the exact definitions.
          * @enum {string}
          */
         MarketplaceSort: "popular" | "recent" | "trending" | "top_rated";
@@ -5508,8 +5513,8 @@ export interface components {
          *     marked failed. After 100 consecutive failed deliveries the webhook is disabled (`active` false).
          *     Retries of one event carry the same `id`. Delivery is at least once (a receiver deduplicates by
          *     `id`) and in no guaranteed order. Each delivery also carries the Standard Webhooks headers
-         *     `webhook-id` (the event `id`), `webhook-timestamp` and `webhook-signature` (docs/decisions.md,
-         *     Webhooks, says which key signs them).
+         *     `webhook-id` (the event `id`), `webhook-timestamp` and `webhook-signature` (which key signs them:
+         *     docs/adr/0207-signatures-x-persona-signature-and-the-standard-webhooks.md).
          * @example {
          *       "id": "0193a9f0-8b1c-7d2e-a3f4-5b6c7d8e9f01",
          *       "type": "message.created",

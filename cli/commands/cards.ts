@@ -15,7 +15,7 @@ export function registerImportCommand(program: Command): void {
     .addHelpText(
       "after",
       "\nThe file's content decides whether it is JSON or PNG; a PNG card becomes the persona's avatar.\n" +
-        "The persona is private; the field mapping is in docs/decisions.md (Character cards).\n" +
+        "The persona is private; the field mapping is in docs/design/cards.md.\n" +
         examples(["persona import nova.png", "persona import nova.json --json | jq -r .id"]),
     )
     .action(async (path: string, _options: unknown, command: Command) => {

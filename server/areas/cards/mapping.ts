@@ -2,7 +2,7 @@ import type { components } from "../../../generated/openapi.d.ts";
 import { invalidField } from "../../toolkit/http/error-catalogue.ts";
 import { firstProblem } from "./json-check.ts";
 
-// Character Card V2/V3 <-> persona: the field mapping of docs/decisions.md (Character cards).
+// Character Card V2/V3 <-> persona: the field mapping of docs/design/cards.md.
 
 type Schemas = components["schemas"];
 export type CardData = Schemas["CharacterCardData"];
@@ -28,7 +28,9 @@ export const OWN_EXTENSION = "persona";
  * What a card may carry. The lorebook's keys are bounded for the cost of matching them on every
  * reply (issue 31 H2), the nesting for JSON.stringify, which recurses (issue 31 L4). Real cards stay
  * far below: a big real lorebook has a few hundred entries of a handful of keys, each a name or a
- * short phrase, and card tools nest extensions a few levels deep (docs/decisions.md, Character cards).
+ * short phrase, and card tools nest extensions a few levels deep
+ * (docs/adr/0161-lorebook-limits-refused-at-import.md,
+ * docs/adr/0166-card-json-at-most-64-levels-deep-and-only-text-postgresql.md).
  */
 export const LIMITS = {
   name: 80,

@@ -122,7 +122,8 @@ export async function categories(services: Services) {
 
 /**
  * Samples: the persona's greeting, then the latest replies it gave in its creator's own
- * conversations (never another user's), up to SAMPLE_MESSAGES (docs/decisions.md).
+ * conversations (never another user's), up to SAMPLE_MESSAGES
+ * (docs/adr/0170-a-listing-s-sample-messages-come-from-its-creator-s-own.md).
  */
 export async function sampleMessages(services: Services, listing: ListingView): Promise<string[]> {
   const greeting = listing.greeting_message;

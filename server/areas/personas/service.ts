@@ -137,7 +137,8 @@ export async function updatePersona(services: Services, userId: string, personaI
   if (changes.is_public && !current.is_public) changes.published_at = now;
   const row = await services.db.knex.transaction(async (trx) => {
     const updated = await updateOwnPersona(trx, current.id, userId, { ...changes, updated_at: now });
-    // New instructions are a new active version (docs/decisions.md, Studio and marketplace).
+    // New instructions are a new active version
+    // (docs/adr/0104-instruction-versions-the-active-version-is-the-persona-s.md).
     if (updated && changes.instructions !== undefined && changes.instructions !== current.instructions) {
       await recordActiveVersion(trx, updated.id, changes.instructions, now);
     }

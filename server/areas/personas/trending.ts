@@ -3,8 +3,8 @@ import type { Services } from "../../toolkit/services.ts";
 import { hourBucket, pruneActivity, refreshTrendingScores, refreshTrendingSet } from "./trending-store.ts";
 
 /*
- * "Trending", defined once for explore, the social feed and the marketplace (docs/decisions.md,
- * Social):
+ * "Trending", defined once for explore, the social feed and the marketplace
+ * (docs/adr/0103-trending-defined-once.md):
  * - a persona's trending score is the number of messages stored with it in the last 7 days,
  *   counted from an hourly rollup (so the window starts at the top of the hour 7 days ago);
  * - scores are computed by the refresh every TRENDING_REFRESH_MINUTES and stored; the trending

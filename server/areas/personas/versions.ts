@@ -19,10 +19,11 @@ import {
 export type { InstructionVersionRow } from "./versions-store.ts";
 
 /*
- * Instruction versions (docs/decisions.md, Studio and marketplace): a persona's instructions are
- * the text of its one active version. Creating a persona makes version 1 active; an instructions
- * change through PUT /v1/personas/:id records and activates the next version; the studio creates
- * drafts and activates any version. The caller has already checked ownership.
+ * Instruction versions (docs/adr/0104-instruction-versions-the-active-version-is-the-persona-s.md):
+ * a persona's instructions are the text of its one active version. Creating a persona makes version
+ * 1 active; an instructions change through PUT /v1/personas/:id records and activates the next
+ * version; the studio creates drafts and activates any version. The caller has already checked
+ * ownership.
  */
 
 /** Records `instructions` as the persona's next version and makes it active, in the caller's transaction. */

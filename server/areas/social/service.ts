@@ -28,7 +28,7 @@ import {
   type ShareRow,
 } from "./store.ts";
 
-// Rules of the social area (docs/decisions.md, Social). A user who does not exist or whose account
+// Rules of the social area (docs/design/social.md). A user who does not exist or whose account
 // is deleted (grace period included) is 404 everywhere here; a persona the caller may not see is 404.
 
 /** Random bytes in a share code: 72 bits, 12 characters of base64url. */
@@ -112,7 +112,7 @@ export function shareUrl(services: Services, code: string): string {
 
 /**
  * The persona's public page, where share links lead: `<PUBLIC_BASE_URL>/p/<persona id>`, served by
- * the web front end in front of the API (docs/decisions.md, Social).
+ * the web front end in front of the API (docs/adr/0182-share-links-short-random-codes-a-credential-free-redirect.md).
  */
 export function personaPageUrl(services: Services, personaId: string): string {
   return `${publicBaseUrl(services.config)}/p/${personaId}`;

@@ -4,9 +4,10 @@ import { dailyMessages, ratingsMean, senderFigures } from "./store.ts";
 
 /*
  * Analytics of a persona over the last 7, 30 or 90 UTC days, today included, read from the daily
- * rollups of messages and senders (migration 0014): at most 90 rows each. Retention (docs/decisions.md): of the users who sent a message in the
- * first half of the period (the oldest floor(days / 2) days), the fraction who sent one again in
- * the second half; null when nobody was active in the first half.
+ * rollups of messages and senders (migration 0014): at most 90 rows each. Retention
+ * (docs/adr/0175-studio-analytics-read-daily-rollups-exact-from-the-stored.md): of the users who
+ * sent a message in the first half of the period (the oldest floor(days / 2) days), the fraction
+ * who sent one again in the second half; null when nobody was active in the first half.
  */
 
 const DAY_MS = 86_400_000;

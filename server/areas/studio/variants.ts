@@ -21,9 +21,9 @@ import {
 } from "./store.ts";
 
 /*
- * A/B variants (docs/decisions.md, Studio and marketplace). Shares add up to at most 100, checked
- * under the persona's row lock so that concurrent writes cannot overshoot; the rest of the traffic
- * gets the active instructions. A new conversation is assigned once, when it starts, by a hash of
+ * A/B variants (docs/adr/0173-a-b-variants-exact-shares-a-stable-assignment-per.md). Shares add up
+ * to at most 100, checked under the persona's row lock so that concurrent writes cannot overshoot;
+ * the rest of the traffic gets the active instructions. A new conversation is assigned once, when it starts, by a hash of
  * persona and conversation, and keeps its variant for life.
  */
 

@@ -11,9 +11,10 @@ import {
   type ClaimFilter, type ClaimedDelivery, type OutboxEventRow,
 } from "./store.ts";
 
-// Delivery (DECISIONS: Webhooks; docs/decisions.md, Webhooks). The `webhook_deliveries` row is the
-// source of truth: a worker leases it for one attempt, and a lease left by a worker that died runs
-// out, after which the sweep picks the delivery up again. Hence at least once, never exactly once.
+// Delivery (DECISIONS: Webhooks; docs/adr/0208-delivery-from-the-event-outbox-triggers-a-fan-out-job-one.md).
+// The `webhook_deliveries` row is the source of truth: a worker leases it for one attempt, and a
+// lease left by a worker that died runs out, after which the sweep picks the delivery up again.
+// Hence at least once, never exactly once.
 
 export const FANOUT_TASK = "webhooks_fanout";
 export const DELIVER_TASK = "webhooks_deliver";

@@ -3,7 +3,7 @@ import type { Services } from "../../toolkit/services.ts";
 import { DELIVER_TASK, deliverDue, FANOUT_TASK, fanOut, sweep, SWEEP_TASK } from "./delivery.ts";
 import { purgeDeliveriesBefore } from "./store.ts";
 
-/** The delivery log keeps 30 days (docs/decisions.md, Webhooks). */
+/** The delivery log keeps 30 days (docs/adr/0213-the-delivery-log-is-kept-30-days-webhooks-in-the-export.md). */
 export const DELIVERY_LOG_DAYS = 30;
 const PURGE_TASK = "webhooks_purge";
 

@@ -16,7 +16,10 @@ import {
 type WebhookCreate = components["schemas"]["WebhookCreate"];
 type WebhookUpdate = components["schemas"]["WebhookUpdate"];
 
-/** Webhooks one user may have: each multiplies the deliveries of every event (docs/decisions.md, Webhooks). */
+/**
+ * Webhooks one user may have: each multiplies the deliveries of every event
+ * (docs/adr/0205-webhooks-can-be-paused-and-have-a-delivery-log-and.md).
+ */
 export const MAX_WEBHOOKS_PER_USER = 20;
 
 const badUrl = (message: string) => invalidField("/body/url", message);

@@ -51,7 +51,7 @@ export type Handler<K extends OperationId> = (ctx: HandlerContext<K>) => Promise
 /** One handler per operation of the contract: a missing or mistyped entry fails the type check. */
 export type HandlerMap = { [K in OperationId]: Handler<K> };
 
-/** Handlers for the operations of an area that is not built yet: an honest 501. */
+/** Handlers for the operations of an area that is not built yet: an honest 501. Every area is live; none uses it. */
 export function notLive<const Ids extends readonly OperationId[]>(area: string, ids: Ids): { [K in Ids[number]]: Handler<K> } {
   const handler = async () => {
     throw notImplemented(`The ${area} area is not live on this server yet`);

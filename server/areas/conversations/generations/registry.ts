@@ -18,7 +18,10 @@ type Done = components["schemas"]["ChatStreamDone"];
 const FLUSH_MS = 50;
 /** ...or at once when this many characters are waiting. */
 const FLUSH_CHARS = 4_000;
-/** How long the deltas of an ended generation stay resumable at least (docs/decisions.md). */
+/**
+ * How long the deltas of an ended generation stay resumable at least
+ * (docs/adr/0128-deltas-of-ended-generations-are-purged-by-a-job-after-an.md).
+ */
 export const DELTA_RETENTION_MS = 60 * 60 * 1000;
 /** The job that drops older deltas, every ten minutes: so they stay at most 70 minutes. */
 export const DELTAS_PURGE_TASK = "generation_deltas_purge";

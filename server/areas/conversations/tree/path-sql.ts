@@ -13,7 +13,8 @@
  * Each step reads the parent by its primary key through a LATERAL subquery with LIMIT 1, which the
  * planner cannot turn into a join: as a join it planned a hash join over a sequential scan of all
  * messages whenever its statistics called the table small (a new install, a fresh database),
- * one scan per step, and a 240-message path took 9 ms instead of 0.4 (docs/decisions.md).
+ * one scan per step, and a 240-message path took 9 ms instead of 0.4
+ * (docs/adr/0123-the-path-walk-reads-each-parent-by-primary-key.md).
  */
 export function pathCte(name: string, columns: readonly string[], leafSql: string, floorSql?: string): string {
   return `${name} AS (${pathQuery(name, columns, leafSql, floorSql)})`;

@@ -2,7 +2,7 @@ import type { Knex } from "knex";
 
 /**
  * Rollups that studio analytics, the trending sorts and marketplace search read instead of the
- * messages and the joins behind them (issue 14, benchmark; docs/decisions.md, Studio and marketplace):
+ * messages and the joins behind them (issue 14; bench/README.md#marketplace, docs/design/marketplace.md):
  * - `persona_daily_users` becomes exact: rebuilt from the messages and, from now on, also moved by
  *   deletions (a deleted conversation or a purged account leaves the counts);
  * - `persona_daily_messages`: messages per persona and UTC day;

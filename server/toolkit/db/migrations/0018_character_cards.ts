@@ -1,8 +1,7 @@
 import type { Knex } from "knex";
 
 /**
- * What a character card carries beyond a persona's own columns (docs/decisions.md, Character
- * cards): kept with the persona it was imported into, for its replies (lorebook, sample messages)
+ * What a character card carries beyond a persona's own columns (docs/design/cards.md): kept with the persona it was imported into, for its replies (lorebook, sample messages)
  * and for export. `card_avatars` records the PNGs stored as avatars, so that the purge deletes
  * their files; a file outlives its persona as the user's own, as generated images do.
  */

@@ -32,7 +32,8 @@ let encoding: Encoding | undefined;
 /**
  * gpt-tokenizer, loaded on first use and synchronously (callers count inside synchronous code). Its
  * ranks are a JavaScript module: a fraction of a second and 70 MB, where js-tiktoken's rank file
- * took seconds and 200 MB; nothing loads it at start (measured in docs/decisions.md).
+ * took seconds and 200 MB; nothing loads it at start
+ * (docs/adr/0072-gpt-tokenizer-instead-of-js-tiktoken-loaded-on-first-use.md).
  */
 function getEncoding(): Encoding {
   if (!encoding) {

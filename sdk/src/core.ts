@@ -1,4 +1,5 @@
 import type { Client } from "openapi-fetch";
+import { APIPromise, type Answered } from "./api-promise.ts";
 import { errorFromResponse } from "./errors.ts";
 import { PageIterator, type Cursor, type Query } from "./pagination.ts";
 import type { IdempotentRequestOptions, paths } from "./types.ts";
@@ -12,13 +13,30 @@ export interface Core {
   timeout: number;
 }
 
-/** Resolves a raw call to its data, or throws the typed error of its error answer. */
-export async function unwrap<Result extends { data?: unknown; error?: unknown; response: Response }>(
-  call: Promise<Result>,
-): Promise<NonNullable<Result["data"]>> {
-  const { data, error, response } = await call;
+type RawResult = { data?: unknown; error?: unknown; response: Response };
+
+/** A raw call's data with its Response, or the typed error of its error answer (thrown). */
+export function settle<Result extends RawResult>({ data, error, response }: Result): Answered<NonNullable<Result["data"]>> {
   if (!response.ok) throw errorFromResponse(response, error);
-  return data as NonNullable<Result["data"]>;
+  return { data: data as NonNullable<Result["data"]>, response };
+}
+
+/** Resolves a raw call to its data, or rejects with the typed error of its error answer. */
+export function unwrap<Result extends RawResult>(call: Promise<Result>): APIPromise<NonNullable<Result["data"]>> {
+  return new APIPromise(call.then(settle));
+}
+
+/**
+ * A raw call whose success must carry a body (bytes, a stream): `convert` turns it into the data.
+ * An answer without one is an error, typed by its status.
+ */
+export function unwrapBody<Result extends RawResult, Data>(call: Promise<Result>, convert: (body: NonNullable<Result["data"]>) => Data): APIPromise<Data> {
+  return new APIPromise(
+    call.then(({ data, error, response }) => {
+      if (!response.ok || !data) throw errorFromResponse(response, error);
+      return { data: convert(data as NonNullable<Result["data"]>), response };
+    }),
+  );
 }
 
 /** The fetch options of a helper call: signal and headers, the Idempotency-Key among them. */
@@ -34,5 +52,5 @@ export function list<Item, Page extends { data: Item[] }>(
   query: object = {},
   cursor: Cursor = "offset",
 ): PageIterator<Item, Page> {
-  return new PageIterator<Item, Page>((q) => unwrap(fetchPage(q)) as Promise<Page>, { ...query }, cursor);
+  return new PageIterator<Item, Page>((q) => unwrap(fetchPage(q)) as APIPromise<Page>, { ...query }, cursor);
 }

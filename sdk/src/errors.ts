@@ -1,3 +1,4 @@
+import { rateLimitOf, requestIdOf, type RateLimit } from "./response-meta.ts";
 import type { ErrorCode, Schemas } from "./types.ts";
 
 type Details = NonNullable<Schemas["ErrorInfo"]["details"]>;
@@ -32,6 +33,8 @@ export class PersonaError extends Error {
   readonly details: Details | undefined;
   /** `X-Request-Id` of the answer: quote it when reporting a problem. */
   readonly requestId: string | undefined;
+  /** The rate-limit state the answer reported (`X-RateLimit-*`), as `.withResponse()` gives it on success. */
+  readonly rateLimit: RateLimit | undefined;
   readonly headers: Headers | undefined;
 
   constructor(init: ErrorInit) {
@@ -40,7 +43,8 @@ export class PersonaError extends Error {
     this.code = init.code;
     this.details = init.details;
     this.headers = init.headers;
-    this.requestId = init.headers?.get("x-request-id") ?? undefined;
+    this.requestId = init.headers ? requestIdOf(init.headers) : undefined;
+    this.rateLimit = init.headers ? rateLimitOf(init.headers) : undefined;
   }
 }
 

@@ -6,6 +6,8 @@
  * const client = createClient({ baseUrl: "http://127.0.0.1:3000", apiKey: "pk_..." });
  * const me = await client.auth.me();
  */
+export { APIPromise } from "./api-promise.ts";
+export type { RateLimit, ResponseMeta, WithResponse } from "./response-meta.ts";
 export { createClient, PersonaClient, type ClientCredentials, type ClientOptions, type ListPath } from "./client.ts";
 export type { Credentials, Tokens } from "./credentials.ts";
 export {

@@ -1,3 +1,6 @@
+import { APIPromise } from "./api-promise.ts";
+import type { WithResponse } from "./response-meta.ts";
+
 /** The shape every list answer shares; the paging fields tell which kind of list it is. */
 export interface ListPage<Item> {
   data: Item[];
@@ -42,6 +45,7 @@ export function nextPageQuery(page: ListPage<unknown>, query: Query, cursor: Cur
  * for await (const persona of client.personas.list({ limit: 50 })) console.log(persona.name);
  * const first = await client.personas.list();            // { data, total, limit, offset }
  * const all = await client.auth.apiKeys.list().toArray();
+ * const { data: page, requestId, rateLimit } = await client.personas.list().withResponse();
  */
 export class PageIterator<Item, Page extends { data: Item[] } = ListPage<Item>> implements AsyncIterable<Item>, PromiseLike<Page> {
   readonly #fetchPage: (query: Query) => Promise<Page>;
@@ -74,6 +78,17 @@ export class PageIterator<Item, Page extends { data: Item[] } = ListPage<Item>> 
 
   async *[Symbol.asyncIterator](): AsyncGenerator<Item, void, undefined> {
     for await (const page of this.pages()) yield* page.data;
+  }
+
+  /**
+   * The first page with its answer's Response, request id and rate-limit state (the same request
+   * as awaiting the list: the first page is fetched once). Later pages' answers are not kept; call
+   * `client.raw` for those.
+   */
+  withResponse(): Promise<WithResponse<Page>> {
+    const first = this.#firstPage();
+    if (first instanceof APIPromise) return first.withResponse();
+    return Promise.reject(new TypeError("This page iterator was built over pages without their responses"));
   }
 
   /** Every item of every page in one array; mind the size of long lists. */

@@ -1,6 +1,8 @@
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { ConnectionError, PersonaError, TimeoutError } from "./errors.ts";
+import { responseMeta, type ResponseMeta } from "./response-meta.ts";
 import { isRetryableStatus, retryDelayMs } from "./retry.ts";
+import type { OpenedStream } from "./stream.ts";
 import { anySignal, sleep } from "./signal.ts";
 import type { RequestOptions, Schemas } from "./types.ts";
 
@@ -21,7 +23,7 @@ const STORED = new Set(["message", "member_joined", "member_left", "persona_adde
 const EPHEMERAL = new Set(["delta", "closed"]);
 
 /** Opens the stream once, resuming after `lastEventId`; rejects with the typed error of a refusal. */
-export type OpenRoomEvents = (lastEventId: string | undefined, signal: AbortSignal) => Promise<ReadableStream<Uint8Array>>;
+export type OpenRoomEvents = (lastEventId: string | undefined, signal: AbortSignal) => Promise<OpenedStream>;
 
 export interface RoomEventsOptions extends RequestOptions {
   /** Resume after this event id (one a previous stream gave, kept e.g. across restarts). */
@@ -32,9 +34,10 @@ export interface RoomEventsOptions extends RequestOptions {
   maxReconnects?: number;
   /**
    * Called each time the stream is (re)opened, once the service has answered: every event stored
-   * from then on will arrive, so e.g. history read after the first call cannot leave a gap.
+   * from then on will arrive, so e.g. history read after the first call cannot leave a gap. It gets
+   * that answer's Response, request id and rate-limit state (what `.withResponse()` gives elsewhere).
    */
-  onOpen?: () => void;
+  onOpen?: (opened: ResponseMeta) => void;
 }
 
 /**
@@ -60,7 +63,7 @@ export class RoomEventStream implements AsyncIterable<RoomEvent> {
   readonly #signal: AbortSignal;
   readonly #idleTimeout: number;
   readonly #maxReconnects: number;
-  readonly #onOpen: (() => void) | undefined;
+  readonly #onOpen: ((opened: ResponseMeta) => void) | undefined;
   #lastEventId: string | undefined;
   #reconnects = 0;
   #received = 0;
@@ -97,9 +100,9 @@ export class RoomEventStream implements AsyncIterable<RoomEvent> {
     let failures = 0;
     for (;;) {
       if (this.#signal.aborted) return;
-      let body: ReadableStream<Uint8Array>;
+      let opened: OpenedStream;
       try {
-        body = await this.#open(this.#lastEventId, this.#signal);
+        opened = await this.#open(this.#lastEventId, this.#signal);
       } catch (error) {
         if (this.#signal.aborted) return;
         const delay = this.#retryDelay(error, failures++);
@@ -108,9 +111,9 @@ export class RoomEventStream implements AsyncIterable<RoomEvent> {
         this.#reconnects++;
         continue;
       }
-      this.#onOpen?.();
+      this.#onOpen?.(responseMeta(opened.response));
       const received = this.#received;
-      if ((yield* this.#read(body)) === "closed" || this.#signal.aborted) return;
+      if ((yield* this.#read(opened.body)) === "closed" || this.#signal.aborted) return;
       // The service ended the stream (a restart, a slow reader) or it broke. One that was working is
       // reopened at once; one that ends again and again without an event, with backoff.
       if (this.#received > received) failures = 0;
@@ -126,6 +129,11 @@ export class RoomEventStream implements AsyncIterable<RoomEvent> {
     const queue: RoomEvent[] = [];
     const parser = createParser({ onEvent: (message) => pushEvent(queue, message) });
     let idle: ReturnType<typeof setTimeout> | undefined;
+    // The signal reaches fetch through Requests that undici links weakly; once those are garbage
+    // collected, close() might not end the body: cancel it here (see ChatStream).
+    const cancel = () => reader.cancel().catch(() => undefined);
+    this.#signal.addEventListener("abort", cancel, { once: true });
+    if (this.#signal.aborted) cancel();
     try {
       for (;;) {
         idle = setTimeout(() => reader.cancel(new TimeoutError(`The room event stream sent nothing for ${this.#idleTimeout} ms`)).catch(() => undefined), this.#idleTimeout);
@@ -149,6 +157,7 @@ export class RoomEventStream implements AsyncIterable<RoomEvent> {
       }
     } finally {
       clearTimeout(idle);
+      this.#signal.removeEventListener("abort", cancel);
       reader.cancel().catch(() => undefined);
     }
   }

@@ -1,5 +1,6 @@
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { ConnectionError, StreamError, TimeoutError } from "./errors.ts";
+import { responseMeta, type WithResponse } from "./response-meta.ts";
 import { retryDelayMs } from "./retry.ts";
 import { anySignal } from "./signal.ts";
 import type { Schemas } from "./types.ts";
@@ -14,10 +15,15 @@ const EVENT_TYPES = new Set(["start", "delta", "done", "error"]);
 /** Reconnections in a row without an event in between before a drop is the caller's problem. */
 const MAX_RESUMES = 5;
 
+/** An answer that has started streaming: its body, and the Response whose body it is. */
+export interface OpenedStream {
+  body: ReadableStream<Uint8Array>;
+  response: Response;
+}
 /** Starts the request; rejects with the typed error when the service refuses before streaming. */
-export type OpenStream = (signal: AbortSignal) => Promise<ReadableStream<Uint8Array>>;
+export type OpenStream = (signal: AbortSignal) => Promise<OpenedStream>;
 /** Reconnects to a generation, asking for the events after `lastEventId`. */
-export type ResumeStream = (generationId: string, lastEventId: string | undefined, signal: AbortSignal) => Promise<ReadableStream<Uint8Array>>;
+export type ResumeStream = (generationId: string, lastEventId: string | undefined, signal: AbortSignal) => Promise<OpenedStream>;
 /** Asks the service to stop the generation. */
 export type StopGeneration = (generationId: string) => Promise<Schemas["Generation"]>;
 
@@ -47,7 +53,9 @@ export class ChatStream implements AsyncIterable<ChatStreamEvent> {
   #final: Schemas["ChatStreamDone"] | undefined;
   readonly #controller = new AbortController();
   readonly #userSignal: AbortSignal | undefined;
-  readonly #body: Promise<ReadableStream<Uint8Array>>;
+  /** Aborts on abort() or the caller's signal. */
+  readonly #signal: AbortSignal;
+  readonly #opened: Promise<OpenedStream>;
   readonly #idleTimeout: number;
   readonly #resume: ResumeStream | undefined;
   readonly #stop: StopGeneration | undefined;
@@ -75,9 +83,24 @@ export class ChatStream implements AsyncIterable<ChatStreamEvent> {
     this.#userSignal = options.signal;
     this.#resume = options.resume;
     this.#stop = options.stop;
-    this.#body = open(anySignal([options.signal, this.#controller.signal]));
+    this.#signal = anySignal([options.signal, this.#controller.signal]);
+    this.#opened = open(this.#signal);
     // Observed here so that a stream nobody reads does not raise an unhandled rejection.
-    this.#body.catch(() => undefined);
+    this.#opened.catch(() => undefined);
+  }
+
+  /**
+   * Waits for the service's answer to the opening request (its headers, before any event) and
+   * gives this stream back with that Response, its request id and rate-limit state; read the
+   * stream on from `data`. A refusal (NotFoundError, PlanLimitError, ...) rejects here, and is
+   * thrown again by reading. Reconnections after a drop do not change what it gives.
+   * @example
+   * const { data: stream, requestId } = await client.conversations.stream(id, { content: "Hi" }).withResponse();
+   * for await (const event of stream) if (event.type === "delta") process.stdout.write(event.content);
+   */
+  async withResponse(): Promise<WithResponse<this>> {
+    const { response } = await this.#opened;
+    return { data: this, ...responseMeta(response) };
   }
 
   /** The generation's id, once its `start` event has arrived: resume it elsewhere or stop it. */
@@ -125,7 +148,11 @@ export class ChatStream implements AsyncIterable<ChatStreamEvent> {
     let text = "";
     for await (const event of this) {
       if (event.type === "delta") text += event.content;
-      if (event.type === "error") throw new StreamError({ code: event.code, message: event.message });
+      if (event.type === "error") {
+        // The opening answer's headers: the error names the request (its id) like any other.
+        const { response } = await this.#opened;
+        throw new StreamError({ code: event.code, message: event.message, headers: response.headers });
+      }
     }
     if (this.#final === undefined) throw new ConnectionError("The chat stream ended before its reply was complete");
     return text;
@@ -134,7 +161,7 @@ export class ChatStream implements AsyncIterable<ChatStreamEvent> {
   async *[Symbol.asyncIterator](): AsyncGenerator<ChatStreamEvent, void, undefined> {
     if (this.#started) throw new Error("A ChatStream can be read only once");
     this.#started = true;
-    let body: Promise<ReadableStream<Uint8Array>> = this.#body;
+    let body: Promise<OpenedStream> = this.#opened;
     for (let failures = 0; ; ) {
       try {
         yield* this.#read(body, () => (failures = 0));
@@ -147,17 +174,17 @@ export class ChatStream implements AsyncIterable<ChatStreamEvent> {
         if (this.#aborted) return;
         if (this.#userSignal?.aborted) throw this.#userSignal.reason;
         this.#resumes++;
-        body = this.#resume(generationId, this.#lastEventId, anySignal([this.#userSignal, this.#controller.signal]));
+        body = this.#resume(generationId, this.#lastEventId, this.#signal);
         body.catch(() => undefined);
       }
     }
   }
 
   /** One connection's events; ConnectionError when it breaks (worth resuming once started). */
-  async *#read(opening: Promise<ReadableStream<Uint8Array>>, progressed: () => void): AsyncGenerator<ChatStreamEvent, void, undefined> {
+  async *#read(opening: Promise<OpenedStream>, progressed: () => void): AsyncGenerator<ChatStreamEvent, void, undefined> {
     let body: ReadableStream<Uint8Array>;
     try {
-      body = await opening;
+      ({ body } = await opening);
     } catch (error) {
       if (this.#aborted) return;
       throw error;
@@ -174,6 +201,11 @@ export class ChatStream implements AsyncIterable<ChatStreamEvent> {
     });
     let idle: ReturnType<typeof setTimeout> | undefined;
     let timedOut = false;
+    // The request's signal reaches fetch through intermediate Requests that undici links weakly,
+    // so once they are garbage collected an abort may no longer close the body: cancel it here.
+    const cancel = () => reader.cancel().catch(() => undefined);
+    this.#signal.addEventListener("abort", cancel, { once: true });
+    if (this.#signal.aborted) cancel();
     try {
       for (;;) {
         clearTimeout(idle);
@@ -194,6 +226,7 @@ export class ChatStream implements AsyncIterable<ChatStreamEvent> {
         }
         if (chunk.done) {
           if (this.#aborted) return;
+          if (this.#userSignal?.aborted) throw this.#userSignal.reason;
           if (timedOut) throw new TimeoutError(`The chat stream sent nothing for ${this.#idleTimeout} ms`);
           parser.feed(decoder.decode());
         } else {
@@ -217,6 +250,7 @@ export class ChatStream implements AsyncIterable<ChatStreamEvent> {
       }
     } finally {
       clearTimeout(idle);
+      this.#signal.removeEventListener("abort", cancel);
       reader.cancel().catch(() => undefined);
     }
   }

@@ -1,3 +1,4 @@
+import type { APIPromise } from "../api-promise.ts";
 import { init, list, unwrap, type Core } from "../core.ts";
 import type { PageIterator } from "../pagination.ts";
 import type { IdempotentRequestOptions, RequestBody, RequestOptions, ResponseOf, Schemas } from "../types.ts";
@@ -26,7 +27,7 @@ export class Auth {
    * @example
    * const { user, access_token, refresh_token } = await client.auth.register({ email, username, password });
    */
-  register(body: RequestBody<"auth_register">, options?: IdempotentRequestOptions): Promise<ResponseOf<"auth_register">> {
+  register(body: RequestBody<"auth_register">, options?: IdempotentRequestOptions): APIPromise<ResponseOf<"auth_register">> {
     return unwrap(this.#core.raw.POST("/v1/auth/register", { body, ...init(options) }));
   }
 
@@ -35,7 +36,7 @@ export class Auth {
    * @example
    * const { access_token, refresh_token } = await client.auth.login({ email, password });
    */
-  login(body: RequestBody<"auth_login">, options?: RequestOptions): Promise<ResponseOf<"auth_login">> {
+  login(body: RequestBody<"auth_login">, options?: RequestOptions): APIPromise<ResponseOf<"auth_login">> {
     return unwrap(this.#core.raw.POST("/v1/auth/login", { body, ...init(options) }));
   }
 
@@ -44,7 +45,7 @@ export class Auth {
    * @example
    * const { username, plan } = await client.auth.me();
    */
-  me(options?: RequestOptions): Promise<ResponseOf<"auth_get_me">> {
+  me(options?: RequestOptions): APIPromise<ResponseOf<"auth_get_me">> {
     return unwrap(this.#core.raw.GET("/v1/auth/me", init(options)));
   }
 
@@ -53,7 +54,7 @@ export class Auth {
    * @example
    * await client.auth.updateMe({ display_name: "Ada" });
    */
-  updateMe(body: RequestBody<"auth_update_me">, options?: RequestOptions): Promise<ResponseOf<"auth_update_me">> {
+  updateMe(body: RequestBody<"auth_update_me">, options?: RequestOptions): APIPromise<ResponseOf<"auth_update_me">> {
     return unwrap(this.#core.raw.PUT("/v1/auth/me", { body, ...init(options) }));
   }
 
@@ -63,7 +64,7 @@ export class Auth {
    * @example
    * const { email_verified } = await client.auth.verifyEmail({ token });
    */
-  verifyEmail(body: RequestBody<"auth_verify_email">, options?: RequestOptions): Promise<ResponseOf<"auth_verify_email">> {
+  verifyEmail(body: RequestBody<"auth_verify_email">, options?: RequestOptions): APIPromise<ResponseOf<"auth_verify_email">> {
     return unwrap(this.#core.raw.POST("/v1/auth/verify-email", { body, ...init(options) }));
   }
 
@@ -74,7 +75,7 @@ export class Auth {
    * const anonymous = createClient({ baseUrl });
    * await anonymous.auth.forgotPassword({ email });
    */
-  forgotPassword(body: RequestBody<"auth_forgot_password">, options?: RequestOptions): Promise<ResponseOf<"auth_forgot_password">> {
+  forgotPassword(body: RequestBody<"auth_forgot_password">, options?: RequestOptions): APIPromise<ResponseOf<"auth_forgot_password">> {
     return unwrap(this.#core.raw.POST("/v1/auth/forgot-password", { body, ...init(options) }));
   }
 
@@ -86,7 +87,7 @@ export class Auth {
    * const { revoked } = await anonymous.auth.resetPassword({ token, new_password: "Cassiopeia7night" });
    * const session = await anonymous.auth.login({ email, password: "Cassiopeia7night" });
    */
-  resetPassword(body: RequestBody<"auth_reset_password">, options?: RequestOptions): Promise<ResponseOf<"auth_reset_password">> {
+  resetPassword(body: RequestBody<"auth_reset_password">, options?: RequestOptions): APIPromise<ResponseOf<"auth_reset_password">> {
     return unwrap(this.#core.raw.POST("/v1/auth/reset-password", { body, ...init(options) }));
   }
 
@@ -96,7 +97,7 @@ export class Auth {
    * @example
    * const { grace_period_ends } = await client.auth.deleteMe();
    */
-  deleteMe(options?: RequestOptions): Promise<ResponseOf<"auth_delete_me">> {
+  deleteMe(options?: RequestOptions): APIPromise<ResponseOf<"auth_delete_me">> {
     return unwrap(this.#core.raw.DELETE("/v1/auth/me", init(options)));
   }
 
@@ -106,7 +107,7 @@ export class Auth {
    * @example
    * const { export_id, status } = await client.auth.exportData();
    */
-  exportData(options?: RequestOptions): Promise<ResponseOf<"auth_export_data">> {
+  exportData(options?: RequestOptions): APIPromise<ResponseOf<"auth_export_data">> {
     return unwrap(this.#core.raw.POST("/v1/auth/export-data", init(options)));
   }
 }
@@ -124,7 +125,7 @@ export class ApiKeys {
    * const { key } = await client.auth.apiKeys.create({ name: "ci", scopes: ["personas:read"] });
    * const ci = createClient({ baseUrl, apiKey: key });
    */
-  create(body: RequestBody<"api_keys_create">, options?: IdempotentRequestOptions): Promise<ResponseOf<"api_keys_create">> {
+  create(body: RequestBody<"api_keys_create">, options?: IdempotentRequestOptions): APIPromise<ResponseOf<"api_keys_create">> {
     return unwrap(this.#core.raw.POST("/v1/auth/api-keys", { body, ...init(options) }));
   }
 
@@ -135,7 +136,7 @@ export class ApiKeys {
    * @example
    * const { key } = await client.auth.apiKeys.createSimple({ name: "nightly backup", scopes: ["read"], expires_in_days: 90 });
    */
-  createSimple(body: RequestBody<"api_keys_create_simple">, options?: IdempotentRequestOptions): Promise<ResponseOf<"api_keys_create_simple">> {
+  createSimple(body: RequestBody<"api_keys_create_simple">, options?: IdempotentRequestOptions): APIPromise<ResponseOf<"api_keys_create_simple">> {
     return unwrap(this.#core.raw.POST("/v1/api-keys", { body, ...init(options) }));
   }
 
@@ -153,7 +154,7 @@ export class ApiKeys {
    * @example
    * await client.auth.apiKeys.revoke(key.id);
    */
-  revoke(id: string, options?: RequestOptions): Promise<ResponseOf<"api_keys_revoke">> {
+  revoke(id: string, options?: RequestOptions): APIPromise<ResponseOf<"api_keys_revoke">> {
     return unwrap(this.#core.raw.DELETE("/v1/auth/api-keys/{id}", { params: { path: { id } }, ...init(options) }));
   }
 }

@@ -1,3 +1,4 @@
+import type { APIPromise } from "../api-promise.ts";
 import { init, list, unwrap, type Core } from "../core.ts";
 import type { PageIterator } from "../pagination.ts";
 import type { QueryOf, RequestBody, RequestOptions, ResponseOf, Schemas } from "../types.ts";
@@ -24,7 +25,7 @@ export class Billing {
    * @example
    * const { checkout_url } = await client.billing.checkout({ plan: "pro", interval: "year", success_url, cancel_url });
    */
-  checkout(body: RequestBody<"billing_checkout">, options?: RequestOptions): Promise<ResponseOf<"billing_checkout">> {
+  checkout(body: RequestBody<"billing_checkout">, options?: RequestOptions): APIPromise<ResponseOf<"billing_checkout">> {
     return unwrap(this.#core.raw.POST("/v1/billing/checkout", { body, ...init(options) }));
   }
 
@@ -33,7 +34,7 @@ export class Billing {
    * @example
    * const { plan, current_period_end } = await client.billing.subscription();
    */
-  subscription(options?: RequestOptions): Promise<ResponseOf<"billing_get_subscription">> {
+  subscription(options?: RequestOptions): APIPromise<ResponseOf<"billing_get_subscription">> {
     return unwrap(this.#core.raw.GET("/v1/billing/subscription", { ...init(options) }));
   }
 
@@ -44,7 +45,7 @@ export class Billing {
    * const change = await client.billing.changePlan("pro");
    * console.log(change.proration_amount / 100, change.proration_currency);
    */
-  changePlan(plan: RequestBody<"billing_change_plan">["plan"], options?: RequestOptions): Promise<ResponseOf<"billing_change_plan">> {
+  changePlan(plan: RequestBody<"billing_change_plan">["plan"], options?: RequestOptions): APIPromise<ResponseOf<"billing_change_plan">> {
     return unwrap(this.#core.raw.PUT("/v1/billing/subscription", { body: { plan }, ...init(options) }));
   }
 
@@ -53,7 +54,7 @@ export class Billing {
    * @example
    * const { cancel_at } = await client.billing.cancel();
    */
-  cancel(options?: RequestOptions): Promise<ResponseOf<"billing_cancel">> {
+  cancel(options?: RequestOptions): APIPromise<ResponseOf<"billing_cancel">> {
     return unwrap(this.#core.raw.DELETE("/v1/billing/subscription", { ...init(options) }));
   }
 
@@ -62,7 +63,7 @@ export class Billing {
    * @example
    * const { portal_url } = await client.billing.portal();
    */
-  portal(options?: RequestOptions): Promise<ResponseOf<"billing_portal">> {
+  portal(options?: RequestOptions): APIPromise<ResponseOf<"billing_portal">> {
     return unwrap(this.#core.raw.POST("/v1/billing/portal", { ...init(options) }));
   }
 
@@ -81,7 +82,7 @@ export class Billing {
    * const { usage } = await client.billing.usage();
    * console.log(`${usage.messages_sent} of ${usage.messages_limit} messages`);
    */
-  usage(options?: RequestOptions): Promise<ResponseOf<"billing_usage">> {
+  usage(options?: RequestOptions): APIPromise<ResponseOf<"billing_usage">> {
     return unwrap(this.#core.raw.GET("/v1/billing/usage", { ...init(options) }));
   }
 }

@@ -1,7 +1,8 @@
+import type { APIPromise } from "../api-promise.ts";
 import { init, list, unwrap, type Core } from "../core.ts";
 import type { PageIterator } from "../pagination.ts";
 import { randomKey } from "../signal.ts";
-import { ChatStream } from "../stream.ts";
+import { ChatStream, type OpenedStream } from "../stream.ts";
 import type { IdempotentRequestOptions, QueryOf, RequestBody, RequestOptions, ResponseOf, Schemas } from "../types.ts";
 import { errorFromResponse } from "../errors.ts";
 
@@ -27,7 +28,7 @@ export class Conversations {
    * @example
    * const conversation = await client.conversations.create({ persona_id: persona.id, title: "Stars" });
    */
-  create(body: RequestBody<"conversations_create">, options?: IdempotentRequestOptions): Promise<ResponseOf<"conversations_create">> {
+  create(body: RequestBody<"conversations_create">, options?: IdempotentRequestOptions): APIPromise<ResponseOf<"conversations_create">> {
     return unwrap(this.#core.raw.POST("/v1/conversations", { body, ...init(options) }));
   }
 
@@ -45,7 +46,7 @@ export class Conversations {
    * @example
    * const { title, messages } = await client.conversations.get(id);
    */
-  get(id: string, options?: RequestOptions): Promise<ResponseOf<"conversations_get">> {
+  get(id: string, options?: RequestOptions): APIPromise<ResponseOf<"conversations_get">> {
     return unwrap(this.#core.raw.GET("/v1/conversations/{id}", { params: { path: { id } }, ...init(options) }));
   }
 
@@ -54,7 +55,7 @@ export class Conversations {
    * @example
    * await client.conversations.delete(id);
    */
-  delete(id: string, options?: RequestOptions): Promise<ResponseOf<"conversations_delete">> {
+  delete(id: string, options?: RequestOptions): APIPromise<ResponseOf<"conversations_delete">> {
     return unwrap(this.#core.raw.DELETE("/v1/conversations/{id}", { params: { path: { id } }, ...init(options) }));
   }
 
@@ -63,7 +64,7 @@ export class Conversations {
    * @example
    * const { assistant_message } = await client.conversations.send(id, { content: "What is a nebula?" });
    */
-  send(id: string, body: RequestBody<"conversations_send_message">, options?: IdempotentRequestOptions): Promise<ResponseOf<"conversations_send_message">> {
+  send(id: string, body: RequestBody<"conversations_send_message">, options?: IdempotentRequestOptions): APIPromise<ResponseOf<"conversations_send_message">> {
     return unwrap(this.#core.raw.POST("/v1/conversations/{id}/messages", { params: { path: { id } }, body, ...init(options) }));
   }
 
@@ -90,7 +91,7 @@ export class Conversations {
         });
         if (!response.ok) throw errorFromResponse(response, error);
         if (!data) throw errorFromResponse(response, undefined);
-        return data;
+        return { body: data, response };
       },
       {
         idempotencyKey,
@@ -125,7 +126,7 @@ export class Conversations {
    * @example
    * const { status, reply_message_id } = await client.conversations.getGeneration(id, stream.generationId!);
    */
-  getGeneration(id: string, generationId: string, options?: RequestOptions): Promise<ResponseOf<"conversation_generations_get">> {
+  getGeneration(id: string, generationId: string, options?: RequestOptions): APIPromise<ResponseOf<"conversation_generations_get">> {
     return unwrap(this.#core.raw.GET("/v1/conversations/{id}/generations/{generation_id}", { params: { path: { id, generation_id: generationId } }, ...init(options) }));
   }
 
@@ -134,11 +135,11 @@ export class Conversations {
    * @example
    * const generation = await client.conversations.stopGeneration(id, stream.generationId!);
    */
-  stopGeneration(id: string, generationId: string, options?: RequestOptions): Promise<ResponseOf<"conversation_generations_stop">> {
+  stopGeneration(id: string, generationId: string, options?: RequestOptions): APIPromise<ResponseOf<"conversation_generations_stop">> {
     return unwrap(this.#core.raw.POST("/v1/conversations/{id}/generations/{generation_id}/stop", { params: { path: { id, generation_id: generationId } }, ...init(options) }));
   }
 
-  async #openResume(id: string, generationId: string, lastEventId: string | undefined, signal: AbortSignal): Promise<ReadableStream<Uint8Array>> {
+  async #openResume(id: string, generationId: string, lastEventId: string | undefined, signal: AbortSignal): Promise<OpenedStream> {
     const { data, error, response } = await this.#core.raw.GET("/v1/conversations/{id}/generations/{generation_id}/stream", {
       params: { path: { id, generation_id: generationId }, header: lastEventId === undefined ? {} : { "Last-Event-ID": lastEventId } },
       parseAs: "stream",
@@ -146,7 +147,7 @@ export class Conversations {
     });
     if (!response.ok) throw errorFromResponse(response, error);
     if (!data) throw errorFromResponse(response, undefined);
-    return data;
+    return { body: data, response };
   }
 
   /**
@@ -165,7 +166,7 @@ export class Conversations {
    * @example
    * const again = await client.conversations.regenerate(id, reply.id); // again.alternative_index === 1
    */
-  regenerate(id: string, messageId: string, options?: RequestOptions): Promise<ResponseOf<"conversation_tree_regenerate">> {
+  regenerate(id: string, messageId: string, options?: RequestOptions): APIPromise<ResponseOf<"conversation_tree_regenerate">> {
     return unwrap(this.#core.raw.POST("/v1/conversations/{id}/messages/{message_id}/regenerate", { params: { path: { id, message_id: messageId } }, ...init(options) }));
   }
 
@@ -189,7 +190,7 @@ export class Conversations {
    * @example
    * const conversation = await client.conversations.select(id, firstReply.id);
    */
-  select(id: string, messageId: string, options?: RequestOptions): Promise<ResponseOf<"conversation_tree_select">> {
+  select(id: string, messageId: string, options?: RequestOptions): APIPromise<ResponseOf<"conversation_tree_select">> {
     return unwrap(this.#core.raw.POST("/v1/conversations/{id}/messages/{message_id}/select", { params: { path: { id, message_id: messageId } }, ...init(options) }));
   }
 
@@ -198,7 +199,7 @@ export class Conversations {
    * @example
    * const { assistant_message } = await client.conversations.edit(id, question.id, { content: "And Mars?" });
    */
-  edit(id: string, messageId: string, body: RequestBody<"conversation_tree_edit">, options?: RequestOptions): Promise<ResponseOf<"conversation_tree_edit">> {
+  edit(id: string, messageId: string, body: RequestBody<"conversation_tree_edit">, options?: RequestOptions): APIPromise<ResponseOf<"conversation_tree_edit">> {
     return unwrap(this.#core.raw.POST("/v1/conversations/{id}/messages/{message_id}/edit", { params: { path: { id, message_id: messageId } }, body, ...init(options) }));
   }
 
@@ -232,7 +233,7 @@ export class Conversations {
    * @example
    * await client.conversations.activateBranch(id, branch.leaf_id);
    */
-  activateBranch(id: string, leafId: string, options?: RequestOptions): Promise<ResponseOf<"conversation_tree_activate_branch">> {
+  activateBranch(id: string, leafId: string, options?: RequestOptions): APIPromise<ResponseOf<"conversation_tree_activate_branch">> {
     return unwrap(this.#core.raw.POST("/v1/conversations/{id}/branches/{leaf_id}/activate", { params: { path: { id, leaf_id: leafId } }, ...init(options) }));
   }
 
@@ -250,7 +251,7 @@ export class Conversations {
         const { data, error, response } = await post(signal);
         if (!response.ok) throw errorFromResponse(response, error);
         if (!data) throw errorFromResponse(response, undefined);
-        return data;
+        return { body: data, response };
       },
       {
         idempotencyKey: "",

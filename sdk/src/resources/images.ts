@@ -1,5 +1,5 @@
-import { init, unwrap, type Core } from "../core.ts";
-import { errorFromResponse } from "../errors.ts";
+import type { APIPromise } from "../api-promise.ts";
+import { init, unwrap, unwrapBody, type Core } from "../core.ts";
 import type { RequestBody, RequestOptions, ResponseOf } from "../types.ts";
 
 /**
@@ -22,7 +22,7 @@ export class Images {
    * @example
    * const { url, width, height } = await client.images.generate({ prompt: "Portrait of a wise owl" });
    */
-  async generate(body: RequestBody<"images_generate">, options: RequestOptions = {}): Promise<ResponseOf<"images_generate">> {
+  generate(body: RequestBody<"images_generate">, options: RequestOptions = {}): APIPromise<ResponseOf<"images_generate">> {
     return unwrap(this.#core.raw.POST("/v1/images/generate", { body, ...init(options) }));
   }
 
@@ -31,10 +31,11 @@ export class Images {
    * @example
    * await writeFile("owl.png", await client.images.download(image.url));
    */
-  async download(url: string, options: RequestOptions = {}): Promise<Uint8Array> {
+  download(url: string, options: RequestOptions = {}): APIPromise<Uint8Array> {
     const name = new URL(url).pathname.split("/").pop() ?? "";
-    const { data, error, response } = await this.#core.raw.GET("/v1/images/files/{name}", { params: { path: { name } }, parseAs: "arrayBuffer", ...init(options) });
-    if (!response.ok || !data) throw errorFromResponse(response, error);
-    return new Uint8Array(data as ArrayBuffer);
+    return unwrapBody(
+      this.#core.raw.GET("/v1/images/files/{name}", { params: { path: { name } }, parseAs: "arrayBuffer", ...init(options) }),
+      (data) => new Uint8Array(data as ArrayBuffer),
+    );
   }
 }

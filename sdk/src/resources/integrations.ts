@@ -1,3 +1,4 @@
+import type { APIPromise } from "../api-promise.ts";
 import { init, unwrap, type Core } from "../core.ts";
 import type { IdempotentRequestOptions, RequestBody, RequestOptions, ResponseOf } from "../types.ts";
 
@@ -21,7 +22,7 @@ export class Integrations {
    * @example
    * const { data } = await client.integrations.list();
    */
-  list(options?: RequestOptions): Promise<ResponseOf<"integrations_list">> {
+  list(options?: RequestOptions): APIPromise<ResponseOf<"integrations_list">> {
     return unwrap(this.#core.raw.GET("/v1/integrations", { ...init(options) }));
   }
 
@@ -30,7 +31,7 @@ export class Integrations {
    * @example
    * await client.integrations.connectForum({ persona_id, bot_token, guild_id: "884213597310459904", channel_ids: ["884213597310459907"] });
    */
-  connectForum(body: RequestBody<"integrations_connect_forum">, options?: IdempotentRequestOptions): Promise<ResponseOf<"integrations_connect_forum">> {
+  connectForum(body: RequestBody<"integrations_connect_forum">, options?: IdempotentRequestOptions): APIPromise<ResponseOf<"integrations_connect_forum">> {
     return unwrap(this.#core.raw.POST("/v1/integrations/forum", { body, ...init(options) }));
   }
 
@@ -39,7 +40,7 @@ export class Integrations {
    * @example
    * await client.integrations.connectMessenger({ persona_id, bot_token });
    */
-  connectMessenger(body: RequestBody<"integrations_connect_messenger">, options?: IdempotentRequestOptions): Promise<ResponseOf<"integrations_connect_messenger">> {
+  connectMessenger(body: RequestBody<"integrations_connect_messenger">, options?: IdempotentRequestOptions): APIPromise<ResponseOf<"integrations_connect_messenger">> {
     return unwrap(this.#core.raw.POST("/v1/integrations/messenger", { body, ...init(options) }));
   }
 
@@ -48,7 +49,7 @@ export class Integrations {
    * @example
    * const { events_url } = await client.integrations.connectWorkspace({ persona_id, bot_token, workspace_id: "T04A7QX2M9", channel_ids: ["C05B8RY3N1"], signing_secret });
    */
-  connectWorkspace(body: RequestBody<"integrations_connect_workspace">, options?: IdempotentRequestOptions): Promise<ResponseOf<"integrations_connect_workspace">> {
+  connectWorkspace(body: RequestBody<"integrations_connect_workspace">, options?: IdempotentRequestOptions): APIPromise<ResponseOf<"integrations_connect_workspace">> {
     return unwrap(this.#core.raw.POST("/v1/integrations/workspace", { body, ...init(options) }));
   }
 
@@ -57,7 +58,7 @@ export class Integrations {
    * @example
    * const { message_count, last_error } = await client.integrations.get(id);
    */
-  get(id: string, options?: RequestOptions): Promise<ResponseOf<"integrations_get">> {
+  get(id: string, options?: RequestOptions): APIPromise<ResponseOf<"integrations_get">> {
     return unwrap(this.#core.raw.GET("/v1/integrations/{id}", { params: { path: { id } }, ...init(options) }));
   }
 
@@ -66,7 +67,7 @@ export class Integrations {
    * @example
    * await client.integrations.update(id, { auto_respond: true });
    */
-  update(id: string, body: RequestBody<"integrations_update">, options?: RequestOptions): Promise<ResponseOf<"integrations_update">> {
+  update(id: string, body: RequestBody<"integrations_update">, options?: RequestOptions): APIPromise<ResponseOf<"integrations_update">> {
     return unwrap(this.#core.raw.PUT("/v1/integrations/{id}", { params: { path: { id } }, body, ...init(options) }));
   }
 
@@ -75,7 +76,7 @@ export class Integrations {
    * @example
    * await client.integrations.delete(id);
    */
-  delete(id: string, options?: RequestOptions): Promise<ResponseOf<"integrations_delete">> {
+  delete(id: string, options?: RequestOptions): APIPromise<ResponseOf<"integrations_delete">> {
     return unwrap(this.#core.raw.DELETE("/v1/integrations/{id}", { params: { path: { id } }, ...init(options) }));
   }
 
@@ -84,7 +85,7 @@ export class Integrations {
    * @example
    * const { test_result } = await client.integrations.test(id);
    */
-  test(id: string, options?: RequestOptions): Promise<ResponseOf<"integrations_test">> {
+  test(id: string, options?: RequestOptions): APIPromise<ResponseOf<"integrations_test">> {
     return unwrap(this.#core.raw.POST("/v1/integrations/{id}/test", { params: { path: { id } }, ...init(options) }));
   }
 }

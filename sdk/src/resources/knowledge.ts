@@ -1,4 +1,5 @@
-import { init, list, unwrap, type Core } from "../core.ts";
+import { APIPromise } from "../api-promise.ts";
+import { init, list, settle, unwrap, type Core } from "../core.ts";
 import type { PageIterator } from "../pagination.ts";
 import type { IdempotentRequestOptions, QueryOf, RequestBody, RequestOptions, ResponseOf, Schemas } from "../types.ts";
 import { uploadForm, type Uploadable, type UploadOptions } from "../upload.ts";
@@ -25,16 +26,19 @@ export class Knowledge {
    * await client.knowledge.upload(personaId, new Blob(["# Notes"]), { filename: "notes.md" });
    * await client.knowledge.upload(personaId, await readFile("faq.pdf"), { filename: "faq.pdf" });
    */
-  async upload(personaId: string, file: Uploadable, options: UploadOptions & IdempotentRequestOptions = {}): Promise<ResponseOf<"knowledge_upload">> {
-    const form = await uploadForm(file, options);
-    return unwrap(
-      this.#core.raw.POST("/v1/knowledge/{persona_id}/documents", {
-        params: { path: { persona_id: personaId } },
-        // The contract types the part as a string; the form carries it as a Blob with its file name.
-        body: form as unknown as RequestBody<"knowledge_upload">,
-        bodySerializer: (body: unknown) => body,
-        ...init(options),
-      }),
+  upload(personaId: string, file: Uploadable, options: UploadOptions & IdempotentRequestOptions = {}): APIPromise<ResponseOf<"knowledge_upload">> {
+    return new APIPromise(
+      uploadForm(file, options).then((form) =>
+        this.#core.raw
+          .POST("/v1/knowledge/{persona_id}/documents", {
+            params: { path: { persona_id: personaId } },
+            // The contract types the part as a string; the form carries it as a Blob with its file name.
+            body: form as unknown as RequestBody<"knowledge_upload">,
+            bodySerializer: (body: unknown) => body,
+            ...init(options),
+          })
+          .then(settle),
+      ),
     );
   }
 
@@ -55,7 +59,7 @@ export class Knowledge {
    * @example
    * const { status } = await client.knowledge.get(personaId, docId);
    */
-  get(personaId: string, docId: string, options?: RequestOptions): Promise<ResponseOf<"knowledge_get">> {
+  get(personaId: string, docId: string, options?: RequestOptions): APIPromise<ResponseOf<"knowledge_get">> {
     return unwrap(
       this.#core.raw.GET("/v1/knowledge/{persona_id}/documents/{doc_id}", {
         params: { path: { persona_id: personaId, doc_id: docId } },
@@ -69,7 +73,7 @@ export class Knowledge {
    * @example
    * await client.knowledge.delete(personaId, docId);
    */
-  delete(personaId: string, docId: string, options?: RequestOptions): Promise<ResponseOf<"knowledge_delete">> {
+  delete(personaId: string, docId: string, options?: RequestOptions): APIPromise<ResponseOf<"knowledge_delete">> {
     return unwrap(
       this.#core.raw.DELETE("/v1/knowledge/{persona_id}/documents/{doc_id}", {
         params: { path: { persona_id: personaId, doc_id: docId } },
@@ -83,7 +87,7 @@ export class Knowledge {
    * @example
    * const { results } = await client.knowledge.query(personaId, { query: "launch window", limit: 3 });
    */
-  query(personaId: string, body: RequestBody<"knowledge_query">, options?: RequestOptions): Promise<ResponseOf<"knowledge_query">> {
+  query(personaId: string, body: RequestBody<"knowledge_query">, options?: RequestOptions): APIPromise<ResponseOf<"knowledge_query">> {
     return unwrap(this.#core.raw.POST("/v1/knowledge/{persona_id}/query", { params: { path: { persona_id: personaId } }, body, ...init(options) }));
   }
 }

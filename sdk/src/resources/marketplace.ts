@@ -1,3 +1,4 @@
+import type { APIPromise } from "../api-promise.ts";
 import { init, list, unwrap, type Core } from "../core.ts";
 import type { PageIterator } from "../pagination.ts";
 import type { IdempotentRequestOptions, QueryOf, RequestBody, RequestOptions, ResponseOf, Schemas } from "../types.ts";
@@ -30,7 +31,7 @@ export class Marketplace {
    * @example
    * const { data } = await client.marketplace.featured();
    */
-  featured(options?: RequestOptions): Promise<ResponseOf<"marketplace_featured">> {
+  featured(options?: RequestOptions): APIPromise<ResponseOf<"marketplace_featured">> {
     return unwrap(this.#core.raw.GET("/v1/marketplace/featured", { ...init(options) }));
   }
 
@@ -39,7 +40,7 @@ export class Marketplace {
    * @example
    * const { data } = await client.marketplace.categories();
    */
-  categories(options?: RequestOptions): Promise<ResponseOf<"marketplace_categories">> {
+  categories(options?: RequestOptions): APIPromise<ResponseOf<"marketplace_categories">> {
     return unwrap(this.#core.raw.GET("/v1/marketplace/categories", { ...init(options) }));
   }
 
@@ -48,7 +49,7 @@ export class Marketplace {
    * @example
    * const { data } = await client.marketplace.get(listingId);
    */
-  get(listingId: string, options?: RequestOptions): Promise<ResponseOf<"marketplace_get">> {
+  get(listingId: string, options?: RequestOptions): APIPromise<ResponseOf<"marketplace_get">> {
     return unwrap(this.#core.raw.GET("/v1/marketplace/{id}", { params: { path: { id: listingId } }, ...init(options) }));
   }
 
@@ -57,7 +58,7 @@ export class Marketplace {
    * @example
    * await client.marketplace.rate(listingId, { rating: 5, review: "Great." });
    */
-  rate(listingId: string, body: RequestBody<"marketplace_rate">, options?: IdempotentRequestOptions): Promise<ResponseOf<"marketplace_rate">> {
+  rate(listingId: string, body: RequestBody<"marketplace_rate">, options?: IdempotentRequestOptions): APIPromise<ResponseOf<"marketplace_rate">> {
     return unwrap(this.#core.raw.POST("/v1/marketplace/{id}/rate", { params: { path: { id: listingId } }, body, ...init(options) }));
   }
 
@@ -75,7 +76,7 @@ export class Marketplace {
    * @example
    * const { data } = await client.marketplace.use(listingId);
    */
-  use(listingId: string, options?: RequestOptions): Promise<ResponseOf<"marketplace_use">> {
+  use(listingId: string, options?: RequestOptions): APIPromise<ResponseOf<"marketplace_use">> {
     return unwrap(this.#core.raw.POST("/v1/marketplace/{id}/use", { params: { path: { id: listingId } }, ...init(options) }));
   }
 }

@@ -1,5 +1,5 @@
-import { init, list, unwrap, type Core } from "../core.ts";
-import { errorFromResponse } from "../errors.ts";
+import { APIPromise } from "../api-promise.ts";
+import { init, list, settle, unwrap, unwrapBody, type Core } from "../core.ts";
 import type { PageIterator } from "../pagination.ts";
 import type { IdempotentRequestOptions, QueryOf, RequestBody, RequestOptions, ResponseOf, Schemas } from "../types.ts";
 import { uploadForm, type Uploadable, type UploadOptions } from "../upload.ts";
@@ -25,7 +25,7 @@ export class Personas {
    * @example
    * const persona = await client.personas.create({ name: "Nova", instructions: "Be brief.", is_public: true });
    */
-  create(body: RequestBody<"personas_create">, options?: IdempotentRequestOptions): Promise<ResponseOf<"personas_create">> {
+  create(body: RequestBody<"personas_create">, options?: IdempotentRequestOptions): APIPromise<ResponseOf<"personas_create">> {
     return unwrap(this.#core.raw.POST("/v1/personas", { body, ...init(options) }));
   }
 
@@ -52,7 +52,7 @@ export class Personas {
    * @example
    * const persona = await client.personas.get(id);
    */
-  get(id: string, options?: RequestOptions): Promise<ResponseOf<"personas_get">> {
+  get(id: string, options?: RequestOptions): APIPromise<ResponseOf<"personas_get">> {
     return unwrap(this.#core.raw.GET("/v1/personas/{id}", { params: { path: { id } }, ...init(options) }));
   }
 
@@ -61,7 +61,7 @@ export class Personas {
    * @example
    * await client.personas.update(id, { is_public: false });
    */
-  update(id: string, body: RequestBody<"personas_update">, options?: RequestOptions): Promise<ResponseOf<"personas_update">> {
+  update(id: string, body: RequestBody<"personas_update">, options?: RequestOptions): APIPromise<ResponseOf<"personas_update">> {
     return unwrap(this.#core.raw.PUT("/v1/personas/{id}", { params: { path: { id } }, body, ...init(options) }));
   }
 
@@ -74,15 +74,18 @@ export class Personas {
    * const persona = await client.personas.importCard("./nova.png");
    * const again = await client.personas.importCard(new Blob([JSON.stringify(card)]), { filename: "nova.json" });
    */
-  async importCard(file: Uploadable, options: UploadOptions & IdempotentRequestOptions = {}): Promise<ResponseOf<"cards_import">> {
-    const form = await uploadForm(file, options);
-    return unwrap(
-      this.#core.raw.POST("/v1/personas/import", {
-        // The contract types the part as a string; the form carries it as a Blob with its file name.
-        body: form as unknown as RequestBody<"cards_import">,
-        bodySerializer: (body: unknown) => body,
-        ...init(options),
-      }),
+  importCard(file: Uploadable, options: UploadOptions & IdempotentRequestOptions = {}): APIPromise<ResponseOf<"cards_import">> {
+    return new APIPromise(
+      uploadForm(file, options).then((form) =>
+        this.#core.raw
+          .POST("/v1/personas/import", {
+            // The contract types the part as a string; the form carries it as a Blob with its file name.
+            body: form as unknown as RequestBody<"cards_import">,
+            bodySerializer: (body: unknown) => body,
+            ...init(options),
+          })
+          .then(settle),
+      ),
     );
   }
 
@@ -92,8 +95,8 @@ export class Personas {
    * @example
    * const card = await client.personas.exportCard(id);
    */
-  exportCard(id: string, options?: RequestOptions): Promise<Schemas["CharacterCardV3"]> {
-    return unwrap(this.#core.raw.GET("/v1/personas/{id}/card", { params: { path: { id }, query: { format: "json" } }, ...init(options) })) as Promise<Schemas["CharacterCardV3"]>;
+  exportCard(id: string, options?: RequestOptions): APIPromise<Schemas["CharacterCardV3"]> {
+    return unwrap(this.#core.raw.GET("/v1/personas/{id}/card", { params: { path: { id }, query: { format: "json" } }, ...init(options) })) as APIPromise<Schemas["CharacterCardV3"]>;
   }
 
   /**
@@ -101,14 +104,11 @@ export class Personas {
    * @example
    * await writeFile("nova.png", await client.personas.exportCardPng(id));
    */
-  async exportCardPng(id: string, options?: RequestOptions): Promise<Uint8Array> {
-    const { data, error, response } = await this.#core.raw.GET("/v1/personas/{id}/card", {
-      params: { path: { id }, query: { format: "png" } },
-      parseAs: "arrayBuffer",
-      ...init(options),
-    });
-    if (!response.ok || !data) throw errorFromResponse(response, error);
-    return new Uint8Array(data as ArrayBuffer);
+  exportCardPng(id: string, options?: RequestOptions): APIPromise<Uint8Array> {
+    return unwrapBody(
+      this.#core.raw.GET("/v1/personas/{id}/card", { params: { path: { id }, query: { format: "png" } }, parseAs: "arrayBuffer", ...init(options) }),
+      (data) => new Uint8Array(data as ArrayBuffer),
+    );
   }
 
   /**
@@ -116,7 +116,7 @@ export class Personas {
    * @example
    * await client.personas.delete(id);
    */
-  delete(id: string, options?: RequestOptions): Promise<ResponseOf<"personas_delete">> {
+  delete(id: string, options?: RequestOptions): APIPromise<ResponseOf<"personas_delete">> {
     return unwrap(this.#core.raw.DELETE("/v1/personas/{id}", { params: { path: { id } }, ...init(options) }));
   }
 }

@@ -1,3 +1,4 @@
+import type { APIPromise } from "../api-promise.ts";
 import { init, list, unwrap, type Core } from "../core.ts";
 import { errorFromResponse } from "../errors.ts";
 import type { PageIterator } from "../pagination.ts";
@@ -25,7 +26,7 @@ export class Rooms {
    * @example
    * const room = await client.rooms.create({ name: "Stargazers", is_public: true });
    */
-  create(body: RequestBody<"rooms_create">, options?: IdempotentRequestOptions): Promise<ResponseOf<"rooms_create">> {
+  create(body: RequestBody<"rooms_create">, options?: IdempotentRequestOptions): APIPromise<ResponseOf<"rooms_create">> {
     return unwrap(this.#core.raw.POST("/v1/rooms", { body, ...init(options) }));
   }
 
@@ -43,7 +44,7 @@ export class Rooms {
    * @example
    * const { members, personas } = await client.rooms.get(id);
    */
-  get(id: string, options?: RequestOptions): Promise<ResponseOf<"rooms_get">> {
+  get(id: string, options?: RequestOptions): APIPromise<ResponseOf<"rooms_get">> {
     return unwrap(this.#core.raw.GET("/v1/rooms/{id}", { params: { path: { id } }, ...init(options) }));
   }
 
@@ -52,7 +53,7 @@ export class Rooms {
    * @example
    * await client.rooms.update(id, { is_public: true });
    */
-  update(id: string, body: RequestBody<"rooms_update">, options?: RequestOptions): Promise<ResponseOf<"rooms_update">> {
+  update(id: string, body: RequestBody<"rooms_update">, options?: RequestOptions): APIPromise<ResponseOf<"rooms_update">> {
     return unwrap(this.#core.raw.PUT("/v1/rooms/{id}", { params: { path: { id } }, body, ...init(options) }));
   }
 
@@ -61,7 +62,7 @@ export class Rooms {
    * @example
    * await client.rooms.delete(id);
    */
-  delete(id: string, options?: RequestOptions): Promise<ResponseOf<"rooms_delete">> {
+  delete(id: string, options?: RequestOptions): APIPromise<ResponseOf<"rooms_delete">> {
     return unwrap(this.#core.raw.DELETE("/v1/rooms/{id}", { params: { path: { id } }, ...init(options) }));
   }
 
@@ -79,7 +80,7 @@ export class Rooms {
    * @example
    * const { persona_responses } = await client.rooms.send(id, { content: "@Quill, a poem please" });
    */
-  send(id: string, body: RequestBody<"rooms_send_message">, options?: IdempotentRequestOptions): Promise<ResponseOf<"rooms_send_message">> {
+  send(id: string, body: RequestBody<"rooms_send_message">, options?: IdempotentRequestOptions): APIPromise<ResponseOf<"rooms_send_message">> {
     return unwrap(this.#core.raw.POST("/v1/rooms/{id}/messages", { params: { path: { id } }, body, ...init(options) }));
   }
 
@@ -104,7 +105,7 @@ export class Rooms {
         });
         if (!response.ok) throw errorFromResponse(response, error);
         if (!data) throw errorFromResponse(response, undefined);
-        return data;
+        return { body: data, response };
       },
       { ...options, idleTimeout: this.#core.timeout },
     );
@@ -115,7 +116,7 @@ export class Rooms {
    * @example
    * await client.rooms.addMember(id, userId);
    */
-  addMember(id: string, userId: string, options?: RequestOptions): Promise<ResponseOf<"rooms_add_member">> {
+  addMember(id: string, userId: string, options?: RequestOptions): APIPromise<ResponseOf<"rooms_add_member">> {
     return unwrap(this.#core.raw.POST("/v1/rooms/{id}/members", { params: { path: { id } }, body: { user_id: userId }, ...init(options) }));
   }
 
@@ -124,7 +125,7 @@ export class Rooms {
    * @example
    * await client.rooms.removeMember(id, myUserId); // leave
    */
-  removeMember(id: string, userId: string, options?: RequestOptions): Promise<ResponseOf<"rooms_remove_member">> {
+  removeMember(id: string, userId: string, options?: RequestOptions): APIPromise<ResponseOf<"rooms_remove_member">> {
     return unwrap(this.#core.raw.DELETE("/v1/rooms/{id}/members/{user_id}", { params: { path: { id, user_id: userId } }, ...init(options) }));
   }
 
@@ -133,7 +134,7 @@ export class Rooms {
    * @example
    * await client.rooms.addPersona(id, personaId);
    */
-  addPersona(id: string, personaId: string, options?: RequestOptions): Promise<ResponseOf<"rooms_add_persona">> {
+  addPersona(id: string, personaId: string, options?: RequestOptions): APIPromise<ResponseOf<"rooms_add_persona">> {
     return unwrap(this.#core.raw.POST("/v1/rooms/{id}/personas", { params: { path: { id } }, body: { persona_id: personaId }, ...init(options) }));
   }
 
@@ -142,7 +143,7 @@ export class Rooms {
    * @example
    * await client.rooms.removePersona(id, personaId);
    */
-  removePersona(id: string, personaId: string, options?: RequestOptions): Promise<ResponseOf<"rooms_remove_persona">> {
+  removePersona(id: string, personaId: string, options?: RequestOptions): APIPromise<ResponseOf<"rooms_remove_persona">> {
     return unwrap(this.#core.raw.DELETE("/v1/rooms/{id}/personas/{persona_id}", { params: { path: { id, persona_id: personaId } }, ...init(options) }));
   }
 }

@@ -1,4 +1,5 @@
-import { init, list, unwrap, type Core } from "../core.ts";
+import { APIPromise } from "../api-promise.ts";
+import { init, list, settle, unwrap, type Core } from "../core.ts";
 import type { PageIterator } from "../pagination.ts";
 import type { QueryOf, RequestBody, RequestOptions, ResponseOf, Schemas } from "../types.ts";
 
@@ -22,7 +23,7 @@ export class Social {
    * @example
    * const follow = await client.social.follow(userId);
    */
-  follow(userId: string, options?: RequestOptions): Promise<ResponseOf<"social_follow">> {
+  follow(userId: string, options?: RequestOptions): APIPromise<ResponseOf<"social_follow">> {
     return unwrap(this.#core.raw.POST("/v1/social/follow/{user_id}", { params: { path: { user_id: userId } }, ...init(options) }));
   }
 
@@ -31,8 +32,9 @@ export class Social {
    * @example
    * await client.social.unfollow(userId);
    */
-  async unfollow(userId: string, options?: RequestOptions): Promise<void> {
-    await unwrap(this.#core.raw.DELETE("/v1/social/follow/{user_id}", { params: { path: { user_id: userId } }, ...init(options) }));
+  unfollow(userId: string, options?: RequestOptions): APIPromise<void> {
+    const call = this.#core.raw.DELETE("/v1/social/follow/{user_id}", { params: { path: { user_id: userId } }, ...init(options) });
+    return new APIPromise(call.then((result) => ({ data: undefined, response: settle(result).response })));
   }
 
   /**
@@ -58,7 +60,7 @@ export class Social {
    * @example
    * const { follower_count } = await client.social.profile(userId);
    */
-  profile(userId: string, options?: RequestOptions): Promise<ResponseOf<"social_profile">> {
+  profile(userId: string, options?: RequestOptions): APIPromise<ResponseOf<"social_profile">> {
     return unwrap(this.#core.raw.GET("/v1/social/profile/{user_id}", { params: { path: { user_id: userId } }, ...init(options) }));
   }
 
@@ -67,7 +69,7 @@ export class Social {
    * @example
    * const { data, total } = await client.social.search("mara", { limit: 5 });
    */
-  search(q: string, query: Omit<QueryOf<"social_search">, "q"> = {}, options?: RequestOptions): Promise<ResponseOf<"social_search">> {
+  search(q: string, query: Omit<QueryOf<"social_search">, "q"> = {}, options?: RequestOptions): APIPromise<ResponseOf<"social_search">> {
     return unwrap(this.#core.raw.GET("/v1/social/search", { params: { query: { ...query, q } }, ...init(options) }));
   }
 
@@ -76,7 +78,7 @@ export class Social {
    * @example
    * await client.social.like(personaId);
    */
-  like(personaId: string, options?: RequestOptions): Promise<ResponseOf<"social_like">> {
+  like(personaId: string, options?: RequestOptions): APIPromise<ResponseOf<"social_like">> {
     return unwrap(this.#core.raw.POST("/v1/social/likes/{persona_id}", { params: { path: { persona_id: personaId } }, ...init(options) }));
   }
 
@@ -85,7 +87,7 @@ export class Social {
    * @example
    * await client.social.unlike(personaId);
    */
-  unlike(personaId: string, options?: RequestOptions): Promise<ResponseOf<"social_unlike">> {
+  unlike(personaId: string, options?: RequestOptions): APIPromise<ResponseOf<"social_unlike">> {
     return unwrap(this.#core.raw.DELETE("/v1/social/likes/{persona_id}", { params: { path: { persona_id: personaId } }, ...init(options) }));
   }
 
@@ -112,7 +114,7 @@ export class Social {
    * @example
    * const { share_url } = await client.social.share(personaId, { platform: "link" });
    */
-  share(personaId: string, body: RequestBody<"social_share">, options?: RequestOptions): Promise<ResponseOf<"social_share">> {
+  share(personaId: string, body: RequestBody<"social_share">, options?: RequestOptions): APIPromise<ResponseOf<"social_share">> {
     return unwrap(this.#core.raw.POST("/v1/social/share/{persona_id}", { params: { path: { persona_id: personaId } }, body, ...init(options) }));
   }
 }

@@ -1,3 +1,4 @@
+import type { APIPromise } from "../api-promise.ts";
 import { init, unwrap, type Core } from "../core.ts";
 import type { IdempotentRequestOptions, QueryOf, RequestBody, RequestOptions, ResponseOf } from "../types.ts";
 
@@ -22,7 +23,7 @@ export class Studio {
    * @example
    * const { data } = await client.studio.versions(personaId);
    */
-  versions(personaId: string, options?: RequestOptions): Promise<ResponseOf<"studio_list_versions">> {
+  versions(personaId: string, options?: RequestOptions): APIPromise<ResponseOf<"studio_list_versions">> {
     return unwrap(this.#core.raw.GET("/v1/studio/{persona_id}/versions", { params: { path: { persona_id: personaId } }, ...init(options) }));
   }
 
@@ -31,7 +32,7 @@ export class Studio {
    * @example
    * const draft = await client.studio.createVersion(personaId, { instructions: "Be brief.", changelog: "Shorter" });
    */
-  createVersion(personaId: string, body: RequestBody<"studio_create_version">, options?: IdempotentRequestOptions): Promise<ResponseOf<"studio_create_version">> {
+  createVersion(personaId: string, body: RequestBody<"studio_create_version">, options?: IdempotentRequestOptions): APIPromise<ResponseOf<"studio_create_version">> {
     return unwrap(this.#core.raw.POST("/v1/studio/{persona_id}/versions", { params: { path: { persona_id: personaId } }, body, ...init(options) }));
   }
 
@@ -40,7 +41,7 @@ export class Studio {
    * @example
    * await client.studio.activateVersion(personaId, versionId);
    */
-  activateVersion(personaId: string, versionId: string, options?: RequestOptions): Promise<ResponseOf<"studio_activate_version">> {
+  activateVersion(personaId: string, versionId: string, options?: RequestOptions): APIPromise<ResponseOf<"studio_activate_version">> {
     return unwrap(
       this.#core.raw.POST("/v1/studio/{persona_id}/versions/{version_id}/activate", { params: { path: { persona_id: personaId, version_id: versionId } }, ...init(options) }),
     );
@@ -51,7 +52,7 @@ export class Studio {
    * @example
    * const { output, latency_ms } = await client.studio.testChat(personaId, { message: "Why is Mars red?" });
    */
-  testChat(personaId: string, body: RequestBody<"studio_test_chat">, options?: RequestOptions): Promise<ResponseOf<"studio_test_chat">> {
+  testChat(personaId: string, body: RequestBody<"studio_test_chat">, options?: RequestOptions): APIPromise<ResponseOf<"studio_test_chat">> {
     return unwrap(this.#core.raw.POST("/v1/studio/{persona_id}/test-chat", { params: { path: { persona_id: personaId } }, body, ...init(options) }));
   }
 
@@ -60,7 +61,7 @@ export class Studio {
    * @example
    * const { data } = await client.studio.variants(personaId);
    */
-  variants(personaId: string, options?: RequestOptions): Promise<ResponseOf<"studio_list_variants">> {
+  variants(personaId: string, options?: RequestOptions): APIPromise<ResponseOf<"studio_list_variants">> {
     return unwrap(this.#core.raw.GET("/v1/studio/{persona_id}/variants", { params: { path: { persona_id: personaId } }, ...init(options) }));
   }
 
@@ -69,7 +70,7 @@ export class Studio {
    * @example
    * await client.studio.createVariant(personaId, { name: "Pirate", instructions: "Arr.", traffic_percentage: 20 });
    */
-  createVariant(personaId: string, body: RequestBody<"studio_create_variant">, options?: IdempotentRequestOptions): Promise<ResponseOf<"studio_create_variant">> {
+  createVariant(personaId: string, body: RequestBody<"studio_create_variant">, options?: IdempotentRequestOptions): APIPromise<ResponseOf<"studio_create_variant">> {
     return unwrap(this.#core.raw.POST("/v1/studio/{persona_id}/variants", { params: { path: { persona_id: personaId } }, body, ...init(options) }));
   }
 
@@ -78,7 +79,7 @@ export class Studio {
    * @example
    * await client.studio.updateVariant(personaId, variantId, { traffic_percentage: 35 });
    */
-  updateVariant(personaId: string, variantId: string, body: RequestBody<"studio_update_variant">, options?: RequestOptions): Promise<ResponseOf<"studio_update_variant">> {
+  updateVariant(personaId: string, variantId: string, body: RequestBody<"studio_update_variant">, options?: RequestOptions): APIPromise<ResponseOf<"studio_update_variant">> {
     return unwrap(
       this.#core.raw.PUT("/v1/studio/{persona_id}/variants/{variant_id}", { params: { path: { persona_id: personaId, variant_id: variantId } }, body, ...init(options) }),
     );
@@ -89,7 +90,7 @@ export class Studio {
    * @example
    * const { message_count, daily_breakdown } = await client.studio.analytics(personaId, { period: "7d" });
    */
-  analytics(personaId: string, query: QueryOf<"studio_analytics"> = {}, options?: RequestOptions): Promise<ResponseOf<"studio_analytics">> {
+  analytics(personaId: string, query: QueryOf<"studio_analytics"> = {}, options?: RequestOptions): APIPromise<ResponseOf<"studio_analytics">> {
     return unwrap(this.#core.raw.GET("/v1/studio/{persona_id}/analytics", { params: { path: { persona_id: personaId }, query }, ...init(options) }));
   }
 
@@ -98,7 +99,7 @@ export class Studio {
    * @example
    * const { marketplace_url } = await client.studio.publish(personaId, { category: "education", tags: ["space"], pricing: "free" });
    */
-  publish(personaId: string, body: RequestBody<"studio_publish">, options?: RequestOptions): Promise<ResponseOf<"studio_publish">> {
+  publish(personaId: string, body: RequestBody<"studio_publish">, options?: RequestOptions): APIPromise<ResponseOf<"studio_publish">> {
     return unwrap(this.#core.raw.POST("/v1/studio/{persona_id}/publish", { params: { path: { persona_id: personaId } }, body, ...init(options) }));
   }
 }

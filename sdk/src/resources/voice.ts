@@ -1,5 +1,5 @@
-import { init, unwrap, type Core } from "../core.ts";
-import { errorFromResponse } from "../errors.ts";
+import { APIPromise } from "../api-promise.ts";
+import { init, settle, unwrapBody, type Core } from "../core.ts";
 import type { RequestBody, RequestOptions, ResponseOf } from "../types.ts";
 import { uploadForm, type Uploadable, type UploadOptions } from "../upload.ts";
 
@@ -26,16 +26,12 @@ export class Voice {
    * const stream = await client.voice.tts({ text: "Hi" }, { stream: true });
    * await stream.pipeTo(Writable.toWeb(createWriteStream("hi.mp3")));
    */
-  tts(body: RequestBody<"voice_tts">, options?: RequestOptions & { stream?: false }): Promise<Uint8Array>;
-  tts(body: RequestBody<"voice_tts">, options: RequestOptions & { stream: true }): Promise<ReadableStream<Uint8Array>>;
-  async tts(body: RequestBody<"voice_tts">, options: RequestOptions & { stream?: boolean } = {}): Promise<Uint8Array | ReadableStream<Uint8Array>> {
-    const { data, error, response } = await this.#core.raw.POST("/v1/voice/tts", {
-      body,
-      parseAs: options.stream ? "stream" : "arrayBuffer",
-      ...init(options),
-    });
-    if (!response.ok || !data) throw errorFromResponse(response, error);
-    return data instanceof ArrayBuffer ? new Uint8Array(data) : (data as ReadableStream<Uint8Array>);
+  tts(body: RequestBody<"voice_tts">, options?: RequestOptions & { stream?: false }): APIPromise<Uint8Array>;
+  tts(body: RequestBody<"voice_tts">, options: RequestOptions & { stream: true }): APIPromise<ReadableStream<Uint8Array>>;
+  tts(body: RequestBody<"voice_tts">, options: RequestOptions & { stream?: boolean } = {}): APIPromise<Uint8Array | ReadableStream<Uint8Array>> {
+    return unwrapBody(this.#core.raw.POST("/v1/voice/tts", { body, parseAs: options.stream ? "stream" : "arrayBuffer", ...init(options) }), (data) =>
+      data instanceof ArrayBuffer ? new Uint8Array(data) : (data as ReadableStream<Uint8Array>),
+    );
   }
 
   /**
@@ -47,15 +43,18 @@ export class Voice {
    * const heard = await client.voice.stt(await readFile("q.webm"), { filename: "q.webm" });
    * console.log(heard.text, heard.language, heard.confidence);
    */
-  async stt(audio: Uploadable, options: UploadOptions & RequestOptions = {}): Promise<ResponseOf<"voice_stt">> {
-    const form = await uploadForm(audio, options, "audio");
-    return unwrap(
-      this.#core.raw.POST("/v1/voice/stt", {
-        // The contract types the part as a string; the form carries it as a Blob with its file name.
-        body: form as unknown as RequestBody<"voice_stt">,
-        bodySerializer: (body: unknown) => body,
-        ...init(options),
-      }),
+  stt(audio: Uploadable, options: UploadOptions & RequestOptions = {}): APIPromise<ResponseOf<"voice_stt">> {
+    return new APIPromise(
+      uploadForm(audio, options, "audio").then((form) =>
+        this.#core.raw
+          .POST("/v1/voice/stt", {
+            // The contract types the part as a string; the form carries it as a Blob with its file name.
+            body: form as unknown as RequestBody<"voice_stt">,
+            bodySerializer: (body: unknown) => body,
+            ...init(options),
+          })
+          .then(settle),
+      ),
     );
   }
 }

@@ -1,3 +1,4 @@
+import type { APIPromise } from "../api-promise.ts";
 import { init, list, unwrap, type Core } from "../core.ts";
 import type { PageIterator } from "../pagination.ts";
 import type { IdempotentRequestOptions, QueryOf, RequestBody, RequestOptions, ResponseOf, Schemas } from "../types.ts";
@@ -21,7 +22,7 @@ export class Webhooks {
    * @example
    * const { id, secret } = await client.webhooks.create({ url: "https://example.com/hooks", events: ["message.created"] });
    */
-  create(body: RequestBody<"webhooks_create">, options?: IdempotentRequestOptions): Promise<ResponseOf<"webhooks_create">> {
+  create(body: RequestBody<"webhooks_create">, options?: IdempotentRequestOptions): APIPromise<ResponseOf<"webhooks_create">> {
     return unwrap(this.#core.raw.POST("/v1/webhooks", { body, ...init(options) }));
   }
 
@@ -30,7 +31,7 @@ export class Webhooks {
    * @example
    * const { data } = await client.webhooks.list();
    */
-  list(options?: RequestOptions): Promise<ResponseOf<"webhooks_list">> {
+  list(options?: RequestOptions): APIPromise<ResponseOf<"webhooks_list">> {
     return unwrap(this.#core.raw.GET("/v1/webhooks", { ...init(options) }));
   }
 
@@ -39,7 +40,7 @@ export class Webhooks {
    * @example
    * await client.webhooks.update(id, { active: true });
    */
-  update(id: string, body: RequestBody<"webhooks_update">, options?: RequestOptions): Promise<ResponseOf<"webhooks_update">> {
+  update(id: string, body: RequestBody<"webhooks_update">, options?: RequestOptions): APIPromise<ResponseOf<"webhooks_update">> {
     return unwrap(this.#core.raw.PUT("/v1/webhooks/{id}", { params: { path: { id } }, body, ...init(options) }));
   }
 
@@ -48,7 +49,7 @@ export class Webhooks {
    * @example
    * await client.webhooks.delete(id);
    */
-  delete(id: string, options?: RequestOptions): Promise<ResponseOf<"webhooks_delete">> {
+  delete(id: string, options?: RequestOptions): APIPromise<ResponseOf<"webhooks_delete">> {
     return unwrap(this.#core.raw.DELETE("/v1/webhooks/{id}", { params: { path: { id } }, ...init(options) }));
   }
 
@@ -70,7 +71,7 @@ export class Webhooks {
    * @example
    * await client.webhooks.redeliver(webhookId, deliveryId);
    */
-  redeliver(id: string, deliveryId: string, options?: RequestOptions): Promise<ResponseOf<"webhooks_redeliver">> {
+  redeliver(id: string, deliveryId: string, options?: RequestOptions): APIPromise<ResponseOf<"webhooks_redeliver">> {
     return unwrap(
       this.#core.raw.POST("/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver", { params: { path: { id, delivery_id: deliveryId } }, ...init(options) }),
     );

@@ -121,6 +121,20 @@ export default {
       to: { path: "^server/toolkit/http/", pathNot: "^server/toolkit/http/(errors|paging)\\.ts$" },
     },
     {
+      name: "unit-lane-no-service",
+      comment: "A unit test (*.unit.test.ts) starts no service and opens no database, not even through a helper (docs/testing.md).",
+      severity: "error",
+      from: { path: "\\.unit\\.test\\.ts$" },
+      to: { path: "^(test/support/(service|database|processes|browser)\\.ts|server/(main|runtime|admin-runtime)\\.ts|server/toolkit/db/(database|embedded)\\.ts)$", reachable: true },
+    },
+    {
+      name: "service-lane-no-processes",
+      comment: "A service-lane test runs the service in-process: child processes, terminals and browsers belong to *.e2e.test.ts (docs/testing.md).",
+      severity: "error",
+      from: { path: "^test/.*\\.test\\.ts$", pathNot: "\\.(unit|e2e)\\.test\\.ts$" },
+      to: { path: "^test/(support/(processes|browser)\\.ts|cli/(run-cli|tmux)\\.ts|resilience/support\\.ts)$", reachable: true },
+    },
+    {
       name: "config-at-the-bottom",
       comment: "Settings are read once in config.ts, which depends on nothing of the service.",
       severity: "error",

@@ -11,7 +11,8 @@ import { join } from "node:path";
 import { startMailCatcher, type MailCatcher } from "./driver/mail-catcher.ts";
 import { startPlatformFakes } from "./driver/platforms.ts";
 import { formatCoverage, type Coverage } from "./support/coverage.ts";
-import { freePort, runToEnd, startProcess, type RunningProcess } from "../test/support/processes.ts";
+import { runToEnd, startProcess, type RunningProcess } from "../test/support/processes.ts";
+import { freePort } from "../test/support/ports.ts";
 
 type Target = "real" | "mock" | "proxy";
 const TARGETS: Target[] = ["real", "mock", "proxy"];

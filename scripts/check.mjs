@@ -43,6 +43,9 @@ process.stdout.write("check: docs/scopes.md is up to date\n");
   }
 }
 step("docs/extensions.md and the README's operation counts are up to date", process.execPath, [join(root, "scripts", "operation-docs.ts"), "--check"]);
+step("the docs agree with the code (commands, Node versions, the README's mock calls)", process.execPath, [join(root, "scripts", "docs-check.ts")]);
+step("docs/adr/README.md's index is up to date", process.execPath, [join(root, "scripts", "adr-index.ts"), "--check"]);
+step("the README's settings table is up to date", process.execPath, [join(root, "scripts", "settings-table.ts"), "--check"]);
 step("lint the OpenAPI document (Redocly)", "redocly", ["lint", "generated/openapi.yaml", "--format", "stylish"]);
 step("type-check (tsc)", "tsc", ["--noEmit", "-p", "tsconfig.json"]);
 step("type-check the SDK on its own terms (no Node types)", "tsc", ["--noEmit", "-p", "sdk/tsconfig.json"]);

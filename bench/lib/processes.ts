@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 
-export { freePort } from "../../test/support/processes.ts";
+export { freePort } from "../../test/support/ports.ts";
 
 export interface Child {
   name: string;

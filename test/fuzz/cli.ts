@@ -1,5 +1,5 @@
 // `npm run fuzz -- --budget N --seed S [--op operationId] [--case N] [--seconds N]`: runs the
-// contract fuzzer (test/fuzz/fuzz.test.ts) with a larger budget than CI's, or replays a finding.
+// contract fuzzer (test/fuzz/fuzz.e2e.test.ts) with a larger budget than CI's, or replays a finding.
 // The database is the tests' (TEST_DATABASE_URL, else embedded PGlite).
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
@@ -16,7 +16,7 @@ const { values } = parseArgs({
 });
 
 const root = join(import.meta.dirname, "..", "..");
-const result = spawnSync(join(root, "node_modules", ".bin", "vitest"), ["run", "test/fuzz/fuzz.test.ts", "--testTimeout", "0"], {
+const result = spawnSync(join(root, "node_modules", ".bin", "vitest"), ["run", "test/fuzz/fuzz.e2e.test.ts", "--testTimeout", "0"], {
   cwd: root,
   stdio: "inherit",
   env: {

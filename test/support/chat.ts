@@ -25,7 +25,8 @@ export async function createConversation(service: TestService, user: TestUser, p
   });
   const body = await response.json();
   expect(response.status, JSON.stringify(body)).toBe(201);
-  return body as { id: string; persona_id: string; title: string | null; message_count: number };
+  // `active_message_id`: the greeting, stored as the first message when the conversation is created.
+  return body as { id: string; persona_id: string; title: string | null; message_count: number; active_message_id: string | null };
 }
 
 export function sendStream(service: TestService, user: TestUser, conversationId: string, content: string, extra: RequestInit & { headers?: Record<string, string> } = {}) {
@@ -43,15 +44,4 @@ export function sendBlocking(service: TestService, user: TestUser, conversationI
     headers: { ...jsonHeaders, ...user.auth, ...headers },
     body: JSON.stringify({ content }),
   });
-}
-
-/** Polls `check` until it answers something truthy, or fails after `ms`. */
-export async function eventually<T>(check: () => Promise<T | undefined | null | false>, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }

@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, realpathSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { root } from "./contract.ts";
 
@@ -10,18 +9,6 @@ import { root } from "./contract.ts";
 const binDir = join(root, "node_modules", ".bin");
 const projectEnv = (env: Record<string, string> = {}) => ({ ...process.env, PATH: `${binDir}:${process.env.PATH}`, ...env });
 
-/** A free loopback port, found by letting the OS pick one. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => (typeof address === "object" && address ? resolvePort(address.port) : reject(new Error("no port"))));
-    });
-  });
-}
 
 export interface RunningProcess {
   name: string;

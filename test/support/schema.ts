@@ -26,7 +26,8 @@ export function toJsonSchema(schema: unknown): unknown {
   }
   if (nullable !== true) return out;
   if (typeof out.type === "string" && !out.$ref) {
-    return { ...out, type: [out.type, "null"], ...(Array.isArray(out.enum) ? { enum: [...out.enum, null] } : {}) };
+    // A nullable enum of the contract lists null already (scripts/gen.mjs); others get it here.
+    return { ...out, type: [out.type, "null"], ...(Array.isArray(out.enum) && !out.enum.includes(null) ? { enum: [...out.enum, null] } : {}) };
   }
   return { anyOf: [out, { type: "null" }] };
 }

@@ -1,46 +1,13 @@
-import { randomBytes } from "node:crypto";
 import type { TaskList } from "graphile-worker";
-import pg from "pg";
 import { loadConfig, type Config } from "../../server/toolkit/config.ts";
 import type { HandlerMap } from "../../server/toolkit/http/router.ts";
 import type { Logger } from "../../server/toolkit/logger.ts";
 import type { Providers } from "../../server/toolkit/providers/types.ts";
 import { startService, type RunningService } from "../../server/runtime.ts";
 import { createApiClient, type ApiClient } from "./api.ts";
+import { createTestDatabase, type TestDatabase } from "./database.ts";
 
-/**
- * Where tests run their database: `TEST_DATABASE_URL` (a PostgreSQL server with pgvector, on
- * which each service gets a fresh database) or, when unset, the embedded PGlite default.
- */
-export const testDatabaseUrl = process.env.TEST_DATABASE_URL || undefined;
-export const databaseKind = testDatabaseUrl ? "postgres" : "embedded";
-
-export interface TestDatabase {
-  /** DATABASE_URL for the service, or undefined for the embedded default. */
-  url: string | undefined;
-  drop: () => Promise<void>;
-}
-
-/** A fresh, empty database of the kind under test. */
-export async function createTestDatabase(): Promise<TestDatabase> {
-  if (!testDatabaseUrl) return { url: undefined, drop: async () => undefined };
-  const name = `persona_test_${randomBytes(6).toString("hex")}`;
-  const admin = new pg.Client({ connectionString: testDatabaseUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(testDatabaseUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const client = new pg.Client({ connectionString: testDatabaseUrl });
-      await client.connect();
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await client.end();
-    },
-  };
-}
+export { createTestDatabase, databaseKind, testDatabaseUrl, type TestDatabase } from "./database.ts";
 
 export interface TestServiceOptions {
   env?: Record<string, string>;
@@ -53,6 +20,11 @@ export interface TestServiceOptions {
   database?: TestDatabase;
   /** Providers instead of the configured ones (fakes, or ones that fail), e.g. `{ llm }`. */
   providers?: Partial<Providers>;
+  /**
+   * A service of the file's own on an empty database, never a lent one: for tests of what the whole
+   * service holds (global orders, counts of every row).
+   */
+  fresh?: boolean;
 }
 
 export interface TestService extends RunningService {
@@ -69,26 +41,80 @@ export interface TestService extends RunningService {
 /**
  * Starts the whole service on a free loopback port, with every JSON response validated against the
  * contract (a mismatch answers 500 and fails the test). Logs are silent unless TEST_LOG_LEVEL is set.
+ *
+ * In the service lane (vitest.config.ts) a worker runs its files one after another in one module
+ * graph, and a file that asks only for settings (`env`) and a clock (`now`) borrows the worker's
+ * service of those settings instead of booting one: its `close()` gives it back and puts the real
+ * clock back. A file keeps to itself by its own users, which every file registers anew. Fakes
+ * (`providers`, `handlers`, `extraTasks`, `log`, `overrides`), a given `database` or `fresh: true`
+ * always get a service of their own, as does every file of the other lanes.
  */
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
-  const database = options.database ?? (await createTestDatabase());
-  const config = loadConfig(
-    {
-      PORT: "0",
-      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
-      VALIDATE_RESPONSES: "true",
-      EMBEDDED_DB_IN_MEMORY: "true",
-      WORKER_POLL_INTERVAL_MS: "100",
-      // Nothing of a test is on its way when it stops its service (the shutdown tests set their own).
-      SHUTDOWN_IDLE_GRACE_MS: "50",
-      // Every test client is 127.0.0.1: the auth limits have their own tests with low values.
-      AUTH_ATTEMPTS_PER_IP: "100000",
-      AUTH_ATTEMPTS_PER_EMAIL: "100000",
-      ...(database.url ? { DATABASE_URL: database.url } : {}),
-      ...options.env,
+  const key = shareKey(options);
+  if (key === undefined) return startOwnService(options);
+  let entry = shared.get(key);
+  if (!entry) {
+    const clock: Clock = { now: undefined };
+    entry = { clock, borrowed: false, service: startOwnService({ ...options, now: () => (clock.now ? clock.now() : new Date()) }) };
+    shared.set(key, entry);
+  }
+  // A second service of the same settings in one file (a restart, a second process) is its own.
+  if (entry.borrowed) return startOwnService(options);
+  const { clock } = entry;
+  const borrowed = entry;
+  borrowed.borrowed = true;
+  clock.now = options.now;
+  const service = await borrowed.service;
+  return {
+    ...service,
+    // Stopping a lent service would take it from the worker's later files: a test that stops or
+    // restarts its service takes one of its own.
+    stop: async () => {
+      throw new Error("a lent test service is given back with close(), not stopped: pass a fake or `overrides` for a service of your own");
     },
-    options.overrides,
-  );
+    close: async () => {
+      clock.now = undefined;
+      borrowed.borrowed = false;
+    },
+  };
+}
+
+interface Clock {
+  now: (() => Date) | undefined;
+}
+
+/** What every test service runs with unless its test says otherwise. */
+const TEST_SETTINGS: Record<string, string> = {
+  PORT: "0",
+  LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
+  VALIDATE_RESPONSES: "true",
+  EMBEDDED_DB_IN_MEMORY: "true",
+  WORKER_POLL_INTERVAL_MS: "100",
+  // Nothing of a test is on its way when it stops its service (the shutdown tests set their own).
+  SHUTDOWN_IDLE_GRACE_MS: "50",
+  // Every test client is 127.0.0.1, and a lent service serves many files: the request and auth
+  // limits have their own tests with low values.
+  RATE_LIMIT_PER_MINUTE: "100000",
+  AUTH_ATTEMPTS_PER_IP: "100000",
+  AUTH_ATTEMPTS_PER_EMAIL: "100000",
+  // An automatic avatar is a job for every persona made; the avatar tests turn them on.
+  AUTO_AVATARS: "false",
+};
+
+/** The worker's services to lend, by their settings. */
+const shared = new Map<string, { clock: Clock; borrowed: boolean; service: Promise<TestService> }>();
+
+/** The settings that name a service to lend, or undefined when this one must be the caller's own. */
+function shareKey(options: TestServiceOptions): string | undefined {
+  if (process.env.PERSONA_TEST_LANE !== "service") return undefined;
+  const { env, now: _now, ...rest } = options;
+  if (Object.values(rest).some((value) => value !== undefined && value !== false)) return undefined;
+  return JSON.stringify(Object.entries({ ...TEST_SETTINGS, ...env }).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+async function startOwnService(options: TestServiceOptions): Promise<TestService> {
+  const database = options.database ?? (await createTestDatabase());
+  const config = loadConfig({ ...TEST_SETTINGS, ...(database.url ? { DATABASE_URL: database.url } : {}), ...options.env }, options.overrides);
   const service = await startService(config, {
     ...(options.handlers ? { handlers: options.handlers } : {}),
     ...(options.extraTasks ? { extraTasks: options.extraTasks } : {}),

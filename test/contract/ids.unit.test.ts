@@ -1,7 +1,5 @@
-import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { contract, operations, root, type JsonSchema } from "../support/contract.ts";
+import { contract, operations, type JsonSchema } from "../support/contract.ts";
 
 // The service generates a UUIDv7 for every id, so the contract declares every id `format: uuid`:
 // a malformed id is a 400 from the validator everywhere, and clients and mocks know the shape
@@ -114,27 +112,6 @@ describe("ids in the contract", () => {
       .filter(({ parameter }) => parameter.in === "path" && isUuidSchema(parameter.schema, false))
       .filter(({ parameter }) => typeof parameter.example !== "string" || !UUID.test(parameter.example))
       .map(({ key, parameter }) => `${key}: ${JSON.stringify(parameter.example)}`);
-    expect(wrong).toEqual([]);
-  });
-
-  it("uses ids the contract accepts in the README's calls of the mock", () => {
-    const readme = readFileSync(resolve(root, "README.md"), "utf8");
-    const urls = [...readme.matchAll(/http:\/\/127\.0\.0\.1:4010(\/v1\/[^\s'"`)]+)/g)].map((m) => m[1]!);
-    expect(urls.length).toBeGreaterThan(0);
-    const wrong: string[] = [];
-    for (const path of urls) {
-      const op = [...operations.values()].find((o) => new RegExp(`^${o.path.replace(/\{[^}]+\}/g, "[^/]+")}$`).test(path.split("?")[0]!));
-      if (!op) {
-        wrong.push(`${path}: no operation of the contract`);
-        continue;
-      }
-      const names = [...op.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
-      const values = path.split("?")[0]!.match(new RegExp(`^${op.path.replace(/\{[^}]+\}/g, "([^/]+)")}$`))!.slice(1);
-      names.forEach((name, i) => {
-        const parameter = op.parameters.find((p) => p.in === "path" && p.name === name);
-        if (isUuidSchema(parameter?.schema, false) && !UUID.test(values[i]!)) wrong.push(`${path}: ${name} ${values[i]} is not a UUID`);
-      });
-    }
     expect(wrong).toEqual([]);
   });
 });

@@ -4,13 +4,15 @@ import type { Server } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
 import { admission, leaveAdmission, type AdmissionLimits } from "../../server/toolkit/http/admission.ts";
 import { errorHandler } from "../../server/toolkit/http/error-handler.ts";
-import { sleep, until } from "./support.ts";
+import { sleep, until } from "../support/wait.ts";
 
 // The admission rule (server/toolkit/http/admission.ts) on its own, in an app of its own on loopback: each
 // request to /hold stays in flight until the test lets it go, so the places taken are exact.
 
 interface Rig {
   url: string;
+  /** Requests to /hold that admission has taken (worked on, queued or refused). */
+  arrived: () => number;
   /** Requests that reached the handler, in order; `release(i)` answers the i-th. */
   reached: () => number;
   release: (i: number) => void;
@@ -25,8 +27,14 @@ afterEach(async () => {
 
 async function rig(limits: AdmissionLimits): Promise<Rig> {
   const gates: (() => void)[] = [];
+  let arrived = 0;
   const app = express();
-  app.use(admission(limits));
+  const admit = admission(limits);
+  // Admission decides at once: once it returned, the request is in flight, in the queue or refused.
+  app.use((req, res, next) => {
+    admit(req, res, next);
+    if (req.path === "/hold") arrived++;
+  });
   app.get("/hold", (_req, res) => {
     gates.push(() => res.json({ ok: true }));
   });
@@ -41,7 +49,7 @@ async function rig(limits: AdmissionLimits): Promise<Rig> {
   server = app.listen(0, "127.0.0.1");
   await new Promise((resolve) => server!.once("listening", resolve));
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, reached: () => gates.length, release: (i) => gates[i]!() };
+  return { url: `http://127.0.0.1:${port}`, arrived: () => arrived, reached: () => gates.length, release: (i) => gates[i]!() };
 }
 
 const refusedAsOverloaded = async (response: Response) => {
@@ -52,12 +60,12 @@ const refusedAsOverloaded = async (response: Response) => {
 
 describe("admission control", () => {
   it("works on at most maxInFlight requests, queues maxQueue more in order, and refuses the rest at once with 429 and Retry-After", async () => {
-    const { url, reached, release } = await rig({ maxInFlight: 2, maxQueue: 1, queueMs: 60_000 });
+    const { url, arrived, reached, release } = await rig({ maxInFlight: 2, maxQueue: 1, queueMs: 60_000 });
     const first = fetch(`${url}/hold`);
     const second = fetch(`${url}/hold`);
     await until("two in flight", async () => reached() === 2);
     const queued = fetch(`${url}/hold`);
-    await sleep(100);
+    await until("the third queued", async () => arrived() === 3);
     await refusedAsOverloaded(await fetch(`${url}/hold`));
     expect(reached()).toBe(2);
     // Probes are never held back.
@@ -86,17 +94,18 @@ describe("admission control", () => {
   });
 
   it("gives the place of a client that left the queue to the next one", async () => {
-    const { url, reached, release } = await rig({ maxInFlight: 1, maxQueue: 1, queueMs: 60_000 });
+    const { url, arrived, reached, release } = await rig({ maxInFlight: 1, maxQueue: 1, queueMs: 60_000 });
     const first = fetch(`${url}/hold`);
     await until("one in flight", async () => reached() === 1);
     const leaving = new AbortController();
     const left = fetch(`${url}/hold`, { signal: leaving.signal }).catch(() => "aborted");
-    await sleep(100);
+    await until("the second queued", async () => arrived() === 2);
     leaving.abort();
     expect(await left).toBe("aborted");
     // The queue's one place is free again: this one waits instead of being refused.
     const waiting = await until("queued", async () => {
       const attempt = fetch(`${url}/hold`);
+      // The fixed time is the point: a refusal is answered at once, a queued request is not.
       const early = await Promise.race([attempt, sleep(200).then(() => undefined)]);
       if (early) return (await early.arrayBuffer(), undefined);
       return { attempt };

@@ -54,10 +54,8 @@ async function dryRunInstall(node: string): Promise<string> {
 }
 
 describe("the project's Node version", () => {
-  it("is the same minimum in the README and in engines, and the pinned runtime meets it", () => {
-    const readme = readFileSync(resolve(root, "README.md"), "utf8");
-    const claimed = readme.match(/Requires Node\.js (\d+\.\d+) or newer/)?.[1];
-    expect(claimed).toBe(`${minimum.major}.${minimum.minor}`);
+  // The READMEs' claims of these versions are checked by `npm run check` (scripts/docs-check.ts).
+  it("is met by the pinned runtime", () => {
     expect(semver.satisfies(pinned, manifest.engines.node)).toBe(true);
     expect(process.version.slice(1)).toBe(pinned);
   });
@@ -99,9 +97,4 @@ describe("the SDK's Node version", () => {
     expect(refusing(sdkMinimum.version, shipped)).toEqual([]);
   });
 
-  it("is what the READMEs claim", () => {
-    const claim = new RegExp(`Node ${sdkMinimum.major}\\+ and browsers`);
-    expect(readFileSync(resolve(root, "sdk", "README.md"), "utf8")).toMatch(claim);
-    expect(readFileSync(resolve(root, "README.md"), "utf8")).toMatch(claim);
-  });
 });

@@ -9,8 +9,27 @@ export interface ChatTarget {
   personaId: string;
   /** Undefined when the persona cannot be read (e.g. no longer public): the chat still works. */
   persona: Schemas["Persona"] | undefined;
-  /** No messages yet: the persona's greeting opens it. */
+  /** Nothing said yet: its greeting opens it. */
   isNew: boolean;
+  /** The greeting a new conversation starts with: its first message, stored by the server. */
+  greeting: Schemas["Message"] | undefined;
+}
+
+/** The conversation's greeting among its messages (the first one, marked `greeting`), if it has one. */
+export function greetingOf(messages: readonly Schemas["Message"][]): Schemas["Message"] | undefined {
+  return messages.find((message) => message.greeting === true);
+}
+
+/**
+ * The greeting a conversation just made starts with, read back from the server. A key that may
+ * start conversations but not read them (`conversations:write` alone) chats without it shown.
+ */
+export async function storedGreeting(client: PersonaClient, conversationId: string): Promise<Schemas["Message"] | undefined> {
+  try {
+    return greetingOf((await client.conversations.get(conversationId)).messages);
+  } catch {
+    return undefined;
+  }
 }
 
 interface SessionOptions {
@@ -50,17 +69,21 @@ export function runChatSession({ client, baseUrl, out, target, history }: Sessio
 
   const rl = createInterface({ input: process.stdin, output: screen, terminal, prompt: terminal ? PROMPT : "" });
 
-  const opened = (isNew: boolean) => {
+  const opened = (isNew: boolean, greeting: Schemas["Message"] | undefined) => {
     if (out.json) {
       emit({ type: "conversation", conversation_id: conversationId, persona_id: target.personaId, new: isNew });
       // The greeting is the persona's first turn, for scripts as for people.
-      if (isNew && target.persona?.greeting_message) emit({ type: "greeting", content: target.persona.greeting_message });
+      if (isNew && greeting) emit({ type: "greeting", content: greeting.content, message_id: greeting.id });
       return;
     }
     show(`Chatting with ${bold(name)} (conversation ${conversationId}).\n`);
     if (terminal) show(`Ctrl-C (or /stop) stops a reply, /new starts a new conversation, /exit quits.\n${TREE_HELP}\n`);
-    // The greeting is the persona's first turn of every new conversation; it is not stored.
-    if (isNew && target.persona?.greeting_message) show(`\n${bold(`${name}>`)} ${target.persona.greeting_message}\n`);
+    // The greeting is the conversation's first message, stored by the server: shown once, here.
+    if (isNew && greeting) {
+      show(`\n${bold(`${name}>`)} ${greeting.content}\n`);
+      const others = (greeting.alternative_count ?? 1) - 1;
+      if (others > 0 && terminal) show(dim(`(${others} other greeting${others === 1 ? "" : "s"}: /branch lists them)\n`));
+    }
     show("\n");
   };
 
@@ -112,7 +135,7 @@ export function runChatSession({ client, baseUrl, out, target, history }: Sessio
     try {
       const conversation = await client.conversations.create({ persona_id: target.personaId });
       conversationId = conversation.id;
-      opened(true);
+      opened(true, await storedGreeting(client, conversation.id));
     } catch (error) {
       process.stderr.write(`persona: ${describeError(error, baseUrl).message}\n`);
     }
@@ -190,7 +213,7 @@ export function runChatSession({ client, baseUrl, out, target, history }: Sessio
     if (!out.json && history.length) {
       for (const m of history) show(`${m.role === "user" ? PROMPT : `${bold(`${name}>`)} `}${m.content}\n`);
     }
-    opened(target.isNew);
+    opened(target.isNew, target.greeting);
     rl.prompt();
   });
 }

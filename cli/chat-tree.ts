@@ -26,7 +26,8 @@ export function treeCommands(context: TreeCommandContext): (line: string) => Pro
     const argument = line.slice(command!.length).trim();
     if (command === "/regen" && rest.length === 0) {
       const last = (await activePath()).at(-1);
-      if (last?.role !== "assistant") show("(there is no reply to regenerate yet)\n");
+      // A greeting is no reply: its alternatives are branches (/branch).
+      if (last?.role !== "assistant" || last.greeting) show("(there is no reply to regenerate yet)\n");
       else {
         await play(client.conversations.regenerateStream(context.conversationId(), last.id));
         const now = (await activePath()).at(-1);

@@ -120,7 +120,19 @@ describe("auth", () => {
 
   op("auth_delete_me", async () => {
     const leaving = await registerUser("leaving");
-    await call("auth_delete_me", { token: leaving.token, expect: [200] });
+    await call("auth_delete_me", { token: leaving.token, json: { password: leaving.password }, expect: [200] });
     await call("auth_get_me", { token: leaving.token, expect: [401] });
+    await call("auth_login", { json: { email: leaving.email, password: leaving.password }, expect: [403] });
+  });
+
+  op("auth_restore_me", async () => {
+    const returning = await registerUser("returning");
+    await call("auth_delete_me", { token: returning.token, expect: [200] });
+    const answer = await call("auth_restore_me", { json: { email: returning.email, password: returning.password }, expect: [200] });
+    if (target.stateful) {
+      const restored = answer.json as { user: { id: string }; access_token: string };
+      expect(restored.user.id).toBe(returning.id);
+      await call("auth_get_me", { token: restored.access_token, expect: [200] });
+    }
   });
 });

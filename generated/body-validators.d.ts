@@ -9,6 +9,8 @@ export declare const body_api_keys_create_0: CompiledValidator;
 export declare const body_auth_forgot_password_0: CompiledValidator;
 export declare const body_auth_login_0: CompiledValidator;
 export declare const body_auth_update_me_0: CompiledValidator;
+export declare const body_auth_delete_me_0: CompiledValidator;
+export declare const body_auth_restore_me_0: CompiledValidator;
 export declare const body_auth_refresh_0: CompiledValidator;
 export declare const body_auth_register_0: CompiledValidator;
 export declare const body_auth_reset_password_0: CompiledValidator;

@@ -334,7 +334,10 @@ export interface paths {
         put?: never;
         /**
          * Log in
-         * @description Exchange e-mail and password for an access token and a refresh token. Rate-limited per IP and e-mail.
+         * @description Exchange e-mail and password for an access token and a refresh token. Rate-limited per IP and
+         *     e-mail. For an account scheduled for deletion, the right password answers 403
+         *     `account_pending_deletion` (when it ends, and whether it can still be restored with
+         *     `POST /v1/auth/me/restore`); a wrong one is the usual 401.
          */
         post: operations["auth_login"];
         delete?: never;
@@ -363,9 +366,37 @@ export interface paths {
         post?: never;
         /**
          * Delete your account
-         * @description Disable the caller's account now and schedule its data for purging after 30 days.
+         * @description Disable the caller's account now and schedule its data for purging after 30 days. The account's
+         *     `password` in the body confirms the deletion; a session token from a login of the last 10 minutes
+         *     may leave it out. Without either, 400 naming `/body/password`; a wrong password is 403 and deletes
+         *     nothing. Until `grace_period_ends`, a login answers 403 `account_pending_deletion` and
+         *     `POST /v1/auth/me/restore` undoes the deletion.
          */
         delete: operations["auth_delete_me"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/me/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore a deleted account
+         * @description Undo an account's deletion during its grace period (extension): the account named by the e-mail
+         *     and password is live again with everything it owns (personas, conversations, knowledge, rooms,
+         *     publications, follows) and the API keys the deletion revoked, and the answer signs it in with a
+         *     new session. 401 for a wrong e-mail or password, as a login; 409 when the account is not
+         *     scheduled for deletion, or its grace period has ended. Rate-limited per IP and e-mail, like a login.
+         */
+        post: operations["auth_restore_me"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -552,6 +583,7 @@ export interface paths {
         /**
          * Get your subscription
          * @description The caller's subscription, also after its cancellation has taken effect (then `plan` is free).
+         *     A downgrade waiting for the period end shows in `pending_plan` and `pending_change_at`.
          *     404 when the caller has never subscribed.
          */
         get: operations["billing_get_subscription"];
@@ -633,7 +665,11 @@ export interface paths {
         /**
          * Start a conversation
          * @description Start a conversation with a persona the caller owns or a public one; any other persona answers
-         *     404. It starts with no stored messages.
+         *     404. It starts with the persona's greeting stored as its first assistant message
+         *     (`Message.greeting`; read it with the conversation or the message list), and a character card's
+         *     alternate greetings stored as alternatives of it (choose one with `select`); greetings cost no
+         *     message quota and `message_count` stays 0. A persona whose greeting is not generated yet has it
+         *     generated first; when the model fails then, the answer is 502 and nothing is stored.
          */
         post: operations["conversations_create"];
         delete?: never;
@@ -932,7 +968,8 @@ export interface paths {
          *     of the old one (same user message, same context before it) and becomes the active leaf; the
          *     old one is kept (`select` brings it back). Counts one message against the monthly quota (402
          *     when used up; nothing is stored then); a provider failure (502) stores nothing and gives the
-         *     count back. 409 when `message_id` is not the active path's last message or not a reply, or
+         *     count back. 409 when `message_id` is not the active path's last message or not a reply (a
+         *     greeting is not one: its alternatives are chosen with `select`), or
          *     while another regeneration or edit of the conversation is being answered. Another user's
          *     conversation or an unknown message is 404.
          */
@@ -980,9 +1017,10 @@ export interface paths {
         put?: never;
         /**
          * Choose an alternative
-         * @description Choose a message (an alternative reply, an edited user message) to continue from: the newest
-         *     leaf under it becomes the active leaf (the message itself when nothing follows it), so only the
-         *     chosen alternative is in later context. Answers the conversation as read afterwards.
+         * @description Choose a message (an alternative reply, an edited user message, one of the greetings) to
+         *     continue from: the newest leaf under it becomes the active leaf (the message itself when nothing
+         *     follows it), so only the chosen alternative is in later context. Answers the conversation as
+         *     read afterwards.
          */
         post: operations["conversation_tree_select"];
         delete?: never;
@@ -2346,6 +2384,73 @@ export interface components {
              */
             grace_period_ends: string;
         };
+        /**
+         * @description Confirms an account deletion (extension). The body is optional, so that a call without one right
+         *     after logging in keeps working: only a session token from a login (or registration) of the last
+         *     10 minutes may leave out the password.
+         */
+        AccountDeletionRequest: {
+            /**
+             * Format: password
+             * @description The account's password. Required with an API key, an OAuth token, or a session token whose login
+             *     is more than 10 minutes old; a wrong one is 403 and nothing is deleted.
+             */
+            password?: string;
+        };
+        /**
+         * @description A login's refusal for an account scheduled for deletion, given only for the right password.
+         *     `details`: `deleted_at`, `grace_period_ends`, `restorable` (false once the grace period has ended
+         *     and the purge is due) and `restore`, the operation that undoes the deletion.
+         * @example {
+         *       "error": {
+         *         "code": "account_pending_deletion",
+         *         "message": "This account is scheduled for deletion on 2026-12-21: restore it with POST /v1/auth/me/restore (the same e-mail and password) to use it again",
+         *         "details": {
+         *           "deleted_at": "2026-11-21T11:00:00Z",
+         *           "grace_period_ends": "2026-12-21T11:00:00Z",
+         *           "restorable": true,
+         *           "restore": "POST /v1/auth/me/restore"
+         *         }
+         *       }
+         *     }
+         */
+        AccountPendingDeletionRefusal: {
+            error: components["schemas"]["ErrorInfo"];
+        };
+        /** @description The account to restore, named and proven as for a login. */
+        AccountRestoreRequest: {
+            email: components["schemas"]["EmailAddress"];
+            /**
+             * Format: password
+             * @description Not checked against the password rules here; a wrong one is 401.
+             */
+            password: string;
+        };
+        /** @description The account, live again and signed in: a new session (the sessions the deletion ended stay ended). */
+        AccountRestored: {
+            message: string;
+            /** @description JWT for `Authorization: Bearer ...`. */
+            access_token: string;
+            /** @enum {string} */
+            token_type: "Bearer";
+            /**
+             * Format: int32
+             * @description Lifetime of the access token in seconds (3600).
+             */
+            expires_in: number;
+            /** @description Single-use; presenting it again revokes every token of the login. */
+            refresh_token: string;
+            user: components["schemas"]["LoginUser"];
+            restored: components["schemas"]["AccountRestoredItems"];
+        };
+        /** @description What a restore brought back besides the account itself and everything it owns. */
+        AccountRestoredItems: {
+            /**
+             * Format: int32
+             * @description API keys that the deletion revoked, live again; keys minted through an OAuth grant stay revoked with their grant.
+             */
+            api_keys: number;
+        };
         /** @description One UTC day of an analytics snapshot. */
         AnalyticsDay: {
             /** Format: date */
@@ -2707,13 +2812,15 @@ export interface components {
             updated_at: string;
             /**
              * Format: int32
-             * @description Stored user and assistant messages on the active path; 0 at creation (the persona's greeting is
-             *     not stored). Messages of other branches are kept but not counted here.
+             * @description Exchanged user and assistant messages on the active path; 0 at creation: the greeting is stored
+             *     as the first message but not counted (`Message.greeting`). Messages of other branches are kept
+             *     but not counted here.
              */
             message_count: number;
             /**
              * Format: uuid
-             * @description The last message of the active path (the branch lists, reads and replies follow); null before the first.
+             * @description The last message of the active path (the branch lists, reads and replies follow): the greeting
+             *     at creation; null only for a conversation without any message.
              */
             active_message_id?: string | null;
             /** @description The tokens of all its replies together (stopped ones included); zeros at creation. */
@@ -2731,7 +2838,8 @@ export interface components {
             fork_point_id: string | null;
             /**
              * Format: int32
-             * @description Messages on the branch, from the first to the leaf.
+             * @description Messages on the branch, from the first to the leaf: its greeting included (one more than the
+             *     conversation's `message_count`, which counts the exchanged messages, while the branch is active).
              */
             message_count: number;
             last_message: components["schemas"]["Message"];
@@ -2769,13 +2877,15 @@ export interface components {
             updated_at: string;
             /**
              * Format: int32
-             * @description Stored user and assistant messages on the active path; 0 at creation (the persona's greeting is
-             *     not stored). Messages of other branches are kept but not counted here.
+             * @description Exchanged user and assistant messages on the active path; 0 at creation: the greeting is stored
+             *     as the first message but not counted (`Message.greeting`). Messages of other branches are kept
+             *     but not counted here.
              */
             message_count: number;
             /**
              * Format: uuid
-             * @description The last message of the active path (the branch lists, reads and replies follow); null before the first.
+             * @description The last message of the active path (the branch lists, reads and replies follow): the greeting
+             *     at creation; null only for a conversation without any message.
              */
             active_message_id?: string | null;
             /** @description The tokens of all its replies together (stopped ones included); zeros at creation. */
@@ -3013,7 +3123,7 @@ export interface components {
          * @description Every machine-readable error code the service answers with.
          * @enum {string}
          */
-        ErrorCode: "invalid_request" | "unauthorized" | "plan_limit_exceeded" | "forbidden" | "not_found" | "conflict" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "internal_error" | "not_implemented" | "upstream_error" | "provider_unavailable" | "service_unavailable";
+        ErrorCode: "invalid_request" | "unauthorized" | "plan_limit_exceeded" | "forbidden" | "not_found" | "conflict" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "internal_error" | "not_implemented" | "upstream_error" | "provider_unavailable" | "service_unavailable" | "account_pending_deletion";
         /** @description Known keys by status; other keys may appear and are documented with the operation. */
         ErrorDetails: {
             /** @description 400: each input field that failed. */
@@ -3035,6 +3145,10 @@ export interface components {
              * @description 429: seconds until a retry may succeed (also in `Retry-After`).
              */
             retry_after?: number;
+            /** @description 403 for a missing scope: the scope the operation needs (docs/scopes.md). */
+            required_scope?: string;
+            /** @description 403 for a missing scope: every scope of either key vocabulary that grants the operation. */
+            granting_scopes?: string[];
         } & {
             [key: string]: unknown;
         };
@@ -3196,7 +3310,15 @@ export interface components {
          * @example {
          *       "error": {
          *         "code": "forbidden",
-         *         "message": "This credential lacks the \"personas:write\" scope this operation needs"
+         *         "message": "This credential lacks the \"conversations:write\" scope this operation needs; \"conversations:write\" of the fine-grained scopes or \"chat\" of the read/chat/admin scopes grants it (as does \"admin\")",
+         *         "details": {
+         *           "required_scope": "conversations:write",
+         *           "granting_scopes": [
+         *             "conversations:write",
+         *             "chat",
+         *             "admin"
+         *           ]
+         *         }
          *       }
          *     }
          */
@@ -3872,6 +3994,14 @@ export interface components {
              * @enum {boolean}
              */
             stopped?: true;
+            /**
+             * @description Present (true) only on a greeting: the persona's opening message, stored when the conversation
+             *     was created as its first message (`parent_id` null), or one of its character card's alternate
+             *     greetings, stored beside it as its alternatives. Greetings count in neither `message_count` nor
+             *     the message quota.
+             * @enum {boolean}
+             */
+            greeting?: true;
         };
         MessageCreate: {
             content: string;
@@ -4495,12 +4625,21 @@ export interface components {
         /** @enum {string} */
         PublicationStatus: "published";
         /**
-         * @description Marketplace categories a persona can be published under.
+         * @description The marketplace shelf a persona is published under: the one shelf vocabulary, the same slugs as
+         *     `MarketplaceCategory` (every shelf the categories endpoint lists can be filled). The spec's six
+         *     (productivity, education, entertainment, lifestyle, developer-tools, other) are shelves of their
+         *     own; a persona's category maps onto a shelf as docs/design/marketplace.md shows.
          * @enum {string}
          */
-        PublishCategory: "productivity" | "education" | "entertainment" | "lifestyle" | "developer-tools" | "other";
+        PublishCategory: "assistant" | "creative" | "education" | "entertainment" | "productivity" | "roleplay" | "companion" | "lifestyle" | "developer-tools" | "other";
         PublishInput: {
-            category: components["schemas"]["PublishCategory"];
+            /**
+             * @description The shelf. Omitted: a listing already published keeps its shelf; a new one goes on the shelf of
+             *     the persona's own category (assistant → assistant, tutor → education, character → roleplay,
+             *     coach → lifestyle, companion → companion, creative → creative, developer → developer-tools,
+             *     other → other).
+             */
+            category?: components["schemas"]["PublishCategory"];
             tags: components["schemas"]["PublishTag"][];
             pricing: components["schemas"]["PublishPricing"];
         };
@@ -5036,6 +5175,18 @@ export interface components {
              * @description When the cancellation was requested; null when none was.
              */
             canceled_at: string | null;
+            /**
+             * @description The plan a scheduled downgrade moves to at `pending_change_at` (extension); until then `plan`
+             *     and the limits stay the current plan's. Null when no change is pending: none was asked for, it
+             *     took effect, it was dropped (`PUT` with the current plan) or a cancellation replaced it.
+             * @enum {string|null}
+             */
+            pending_plan: "plus" | "pro" | "creator" | null;
+            /**
+             * Format: date-time
+             * @description When `pending_plan` takes effect: the end of the current period (extension); null when no change is pending.
+             */
+            pending_change_at: string | null;
             /** Format: date-time */
             created_at: string;
             /** @description The customer's id at the payment provider. */
@@ -5055,7 +5206,8 @@ export interface components {
         /**
          * @description The subscription after a plan change. `plan` is the plan asked for. An upgrade applies at once;
          *     a downgrade takes effect at the end of the current period (`scheduled_change_at`), and until then
-         *     `GET /v1/billing/subscription` still shows the current plan.
+         *     `GET /v1/billing/subscription` still shows the current plan, with the downgrade in `pending_plan`
+         *     and `pending_change_at`.
          */
         SubscriptionChange: {
             id: components["schemas"]["Uuid"];
@@ -5077,6 +5229,18 @@ export interface components {
              * @description When the cancellation was requested; null when none was.
              */
             canceled_at: string | null;
+            /**
+             * @description The plan a scheduled downgrade moves to at `pending_change_at` (extension); until then `plan`
+             *     and the limits stay the current plan's. Null when no change is pending: none was asked for, it
+             *     took effect, it was dropped (`PUT` with the current plan) or a cancellation replaced it.
+             * @enum {string|null}
+             */
+            pending_plan: "plus" | "pro" | "creator" | null;
+            /**
+             * Format: date-time
+             * @description When `pending_plan` takes effect: the end of the current period (extension); null when no change is pending.
+             */
+            pending_change_at: string | null;
             /** Format: date-time */
             created_at: string;
             /** @description The customer's id at the payment provider. */
@@ -5786,6 +5950,11 @@ export interface components {
     pathItems: never;
 }
 export type SchemaAccountDeletion = components['schemas']['AccountDeletion'];
+export type SchemaAccountDeletionRequest = components['schemas']['AccountDeletionRequest'];
+export type SchemaAccountPendingDeletionRefusal = components['schemas']['AccountPendingDeletionRefusal'];
+export type SchemaAccountRestoreRequest = components['schemas']['AccountRestoreRequest'];
+export type SchemaAccountRestored = components['schemas']['AccountRestored'];
+export type SchemaAccountRestoredItems = components['schemas']['AccountRestoredItems'];
 export type SchemaAnalyticsDay = components['schemas']['AnalyticsDay'];
 export type SchemaAnalyticsPeriod = components['schemas']['AnalyticsPeriod'];
 export type SchemaAnalyticsSnapshot = components['schemas']['AnalyticsSnapshot'];
@@ -7181,6 +7350,18 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            /** @description The e-mail and password are right, but the account is scheduled for deletion (extension): restore it with `POST /v1/auth/me/restore`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountPendingDeletionRefusal"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -7297,7 +7478,16 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "password": "Orion2026nights"
+                 *     }
+                 */
+                "application/json": components["schemas"]["AccountDeletionRequest"];
+            };
+        };
         responses: {
             /** @description Success. */
             200: {
@@ -7310,7 +7500,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "message": "Account scheduled for deletion.",
+                     *       "message": "Account scheduled for deletion on 2026-12-21. Until then, POST /v1/auth/me/restore with your e-mail and password undoes it.",
                      *       "deleted_at": "2026-11-21T11:00:00Z",
                      *       "grace_period_ends": "2026-12-21T11:00:00Z"
                      *     }
@@ -7321,6 +7511,70 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    auth_restore_me: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "mara.lindqvist@persona.example",
+                 *       "password": "Orion2026nights"
+                 *     }
+                 */
+                "application/json": components["schemas"]["AccountRestoreRequest"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Account restored.",
+                     *       "access_token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIwMTkzYTZjMC0xMWFhLTdlMDEtOGMzZC01YTZiN2M4ZDllMDEiLCJpYXQiOjE3OTQ5OTk2MDAsImV4cCI6MTc5NTAwMzIwMH0.Jp3k1z8vQm7W4rT0yXc2L9bN5hD6sF1gA8eK3uR2oYw",
+                     *       "token_type": "Bearer",
+                     *       "expires_in": 3600,
+                     *       "refresh_token": "Xk7pQ2mZr9VbT4cLw8NdF1sHy6JgA3eUo5RiK0tMqWz",
+                     *       "user": {
+                     *         "id": "0193a6c0-11aa-7e01-8c3d-5a6b7c8d9e01",
+                     *         "email": "mara.lindqvist@persona.example",
+                     *         "username": "mara_l",
+                     *         "display_name": "Mara Lindqvist",
+                     *         "avatar_url": "https://cdn.persona.example/avatars/users/0193a6c0-11aa.png",
+                     *         "email_verified": true
+                     *       },
+                     *       "restored": {
+                     *         "api_keys": 2
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AccountRestored"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
@@ -7797,6 +8051,8 @@ export interface operations {
                      *       "current_period_end": "2026-12-05T09:00:00Z",
                      *       "cancel_at": null,
                      *       "canceled_at": null,
+                     *       "pending_plan": null,
+                     *       "pending_change_at": null,
                      *       "created_at": "2026-10-05T09:00:00Z",
                      *       "payment_customer_id": "cus_Q8x2LmN4pRt7Vw"
                      *     }
@@ -7851,6 +8107,8 @@ export interface operations {
                      *       "current_period_end": "2026-12-05T09:00:00Z",
                      *       "cancel_at": null,
                      *       "canceled_at": null,
+                     *       "pending_plan": null,
+                     *       "pending_change_at": null,
                      *       "created_at": "2026-10-05T09:00:00Z",
                      *       "payment_customer_id": "cus_Q8x2LmN4pRt7Vw",
                      *       "previous_plan": "plus",
@@ -8143,6 +8401,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
+            502: components["responses"]["UpstreamError"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

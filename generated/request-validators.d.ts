@@ -23,6 +23,7 @@ export declare const request_auth_login: CompiledValidator;
 export declare const request_auth_get_me: CompiledValidator;
 export declare const request_auth_update_me: CompiledValidator;
 export declare const request_auth_delete_me: CompiledValidator;
+export declare const request_auth_restore_me: CompiledValidator;
 export declare const request_auth_refresh: CompiledValidator;
 export declare const request_auth_register: CompiledValidator;
 export declare const request_auth_reset_password: CompiledValidator;

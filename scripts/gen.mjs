@@ -48,6 +48,8 @@ if (outDir === join(root, "generated")) {
   const scopes = execFileSync(process.execPath, [join(root, "scripts", "scope-table.ts")], { cwd: root, env, encoding: "utf8" });
   writeFileSync(join(root, "docs", "scopes.md"), scopes);
   execFileSync(process.execPath, [join(root, "scripts", "operation-docs.ts")], { cwd: root, env, stdio: ["ignore", "inherit", "inherit"] });
+  execFileSync(process.execPath, [join(root, "scripts", "settings-table.ts"), "--write"], { cwd: root, env, stdio: ["ignore", "inherit", "inherit"] });
+  execFileSync(process.execPath, [join(root, "scripts", "adr-index.ts")], { cwd: root, env, stdio: ["ignore", "inherit", "inherit"] });
 }
 
 /**
@@ -57,7 +59,7 @@ if (outDir === join(root, "generated")) {
  *   status, so both are hoisted into `components` and referenced, which keeps the document readable;
  * - `HttpsUrl | null` comes out as `allOf: [$ref HttpsUrl]` + `nullable: true`, which OpenAPI 3.0
  *   validators read as "never null" (the referenced scalar is not nullable), so such a named scalar is
- *   inlined next to `nullable: true`;
+ *   inlined next to `nullable: true` (an enum with null added to its values);
  * - free-text string query parameters (search `q`, OAuth `scope`, `state`, `redirect_uri`, ...) get
  *   `allowReserved: true`: validators otherwise refuse `+` (a form-encoded space), `(`, `'` and the
  *   like in the raw query, although clients (URLSearchParams, encodeURIComponent) send them so.
@@ -150,6 +152,8 @@ function inlineNullableScalars(node, schemas) {
   if (target && target.type !== "object" && !target.allOf && !target.anyOf && !target.oneOf) {
     delete node.allOf;
     for (const [key, value] of Object.entries(target)) if (!(key in node)) node[key] = value;
+    // A nullable enum lists null among its values, as OpenAPI 3.0.3 asks (`PaidPlan | null`).
+    if (Array.isArray(node.enum) && !node.enum.includes(null)) node.enum = [...node.enum, null];
   }
   for (const value of Object.values(node)) inlineNullableScalars(value, schemas);
 }

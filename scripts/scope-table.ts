@@ -1,20 +1,14 @@
 // `npm run -s scope-table`: the scope table of docs/scopes.md, from the contract and the service's
 // own scope rule (server/areas/auth/scopes.ts), so the docs say exactly what the server enforces.
 // `npm run check` fails when docs/scopes.md differs from what this prints.
-import { allows } from "../server/areas/auth/scopes.ts";
+import { grantingScopes } from "../server/areas/auth/scopes.ts";
 import { operations } from "../server/toolkit/contract.ts";
-import type { Principal } from "../server/toolkit/http/principal.ts";
-
-const keyWith = (scope: string): Principal => ({ userId: "-", kind: "api_key", scopes: new Set([scope]), apiKeyId: "-" });
-const FINE = ["personas:read", "personas:write", "conversations:read", "conversations:write", "voice", "admin"];
-const COARSE = ["read", "chat", "admin"];
 
 const rows = operations
   .filter((op) => op.scope)
   .sort((a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method))
   .map((op) => {
-    const fine = FINE.filter((scope) => allows(keyWith(scope), op));
-    const coarse = COARSE.filter((scope) => allows(keyWith(scope), op));
+    const [fine, coarse] = grantingScopes(op).map((vocabulary) => vocabulary.scopes) as [string[], string[]];
     return `| ${op.method} | \`${op.path}\` | \`${op.operationId}\` | \`${op.scope}\` | ${fine.map((s) => `\`${s}\``).join(", ")} | ${coarse.map((s) => `\`${s}\``).join(", ")} |`;
   });
 
@@ -28,7 +22,11 @@ process.stdout.write(
     "fails when this file is stale. A session token (login) has every scope. An API key or OAuth token",
     "carries scopes of one of two vocabularies (DECISIONS.md, Scopes): the fine-grained one, or the",
     "alternative `read` / `chat` / `admin`. Each row names the scope the contract requires and every scope",
-    "of either vocabulary that grants the operation. Anything else is 403 `forbidden`.",
+    "of either vocabulary that grants the operation. Anything else is 403 `forbidden`, whose message and",
+    "`details` (`required_scope`, `granting_scopes`) name the scope needed and what grants it. `chat` is",
+    "`read` plus what a chat client does: start conversations, send, stream, stop, regenerate, select,",
+    "edit and switch branches, room messages, voice, the OpenAI-compatible completion and its own account",
+    "(docs/adr/0292-a-chat-key-runs-a-whole-chat.md).",
     "",
     "| method | path | operationId | contract scope | fine-grained scopes that grant it | alternative scopes that grant it |",
     "|---|---|---|---|---|---|",

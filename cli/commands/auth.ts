@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { contextOf } from "../context.ts";
 import { credentialsPath, removeLogin, saveLogin } from "../credentials.ts";
+import { CliError, EXIT } from "../errors.ts";
 import { examples } from "../help.ts";
 import { printFields } from "../output.ts";
 import { valueOrAsk } from "../prompt.ts";
@@ -14,6 +15,14 @@ async function readStdin(): Promise<string> {
 
 const isStatus = (error: unknown, status: number) => (error as { status?: unknown }).status === status;
 
+/** A login refused because the account is scheduled for deletion (issue 34): say how to get it back from here. */
+function pendingDeletion(error: unknown): CliError | undefined {
+  const { code, message, details } = error as { code?: unknown; message?: string; details?: { restorable?: unknown } };
+  if (code !== "account_pending_deletion") return undefined;
+  const hint = details?.restorable === true ? "; run the same command with --restore to restore it and log in" : "";
+  return new CliError(`${message ?? "This account is scheduled for deletion"}${hint}`, EXIT.auth, "account_pending_deletion");
+}
+
 /** login, logout, whoami: the stored credentials the other client commands use. */
 export function registerAuthCommands(program: Command): void {
   program
@@ -22,18 +31,22 @@ export function registerAuthCommands(program: Command): void {
     .option("--email <email>", "account e-mail (prompted for on a terminal)")
     .option("--password <password>", "password (prompted for on a terminal; prefer --password-stdin in scripts)")
     .option("--password-stdin", "read the password from stdin")
+    .option("--restore", "restore an account scheduled for deletion (during its 30-day grace period), then log in")
     .addHelpText(
       "after",
       "\nWith the global --api-key, stores that key instead of logging in with a password.\n" +
         "The login is kept per server (base URL); PERSONA_CONFIG_DIR moves the config directory.\n" +
+        "A deleted account can be restored until its grace period ends: --restore brings it back with\n" +
+        "everything it owns and the API keys its deletion revoked.\n" +
         examples([
           "persona login",
           "persona --base-url https://persona.example.com login --email ada@example.com",
           "printf '%s' \"$PASSWORD\" | persona login --email ada@example.com --password-stdin --json",
           "persona login --api-key pk_…",
+          "persona login --restore --email ada@example.com",
         ]),
     )
-    .action(async (options: { email?: string; password?: string; passwordStdin?: boolean }, command: Command) => {
+    .action(async (options: { email?: string; password?: string; passwordStdin?: boolean; restore?: boolean }, command: Command) => {
       const ctx = await contextOf(command);
       const apiKey = command.optsWithGlobals<{ apiKey?: string }>().apiKey;
       if (apiKey) {
@@ -53,7 +66,19 @@ export function registerAuthCommands(program: Command): void {
       }
       const email = await valueOrAsk(options.email, "--email", "E-mail: ");
       const password = options.passwordStdin ? await readStdin() : await valueOrAsk(options.password, "--password", "Password: ", true);
-      const answer = await ctx.anonymousClient().auth.login({ email, password });
+      const anonymous = ctx.anonymousClient();
+      let restored: { api_keys: number } | undefined;
+      let answer;
+      if (options.restore) {
+        answer = await anonymous.auth.restoreMe({ email, password });
+        restored = answer.restored;
+      } else {
+        try {
+          answer = await anonymous.auth.login({ email, password });
+        } catch (error) {
+          throw pendingDeletion(error) ?? error;
+        }
+      }
       const user = { id: answer.user.id, email: answer.user.email, username: answer.user.username };
       await saveLogin(ctx.env.configDir, {
         base_url: ctx.baseUrl,
@@ -61,8 +86,11 @@ export function registerAuthCommands(program: Command): void {
         user,
       });
       // Tokens stay in the file: printing them would put secrets into shell histories and CI logs.
-      const result = { base_url: ctx.baseUrl, auth: "session", user, config_file: credentialsPath(ctx.env.configDir) };
-      ctx.out.result(result, () => ctx.out.line(`Logged in to ${ctx.baseUrl} as ${user.username} (${user.email}).`));
+      const result = { base_url: ctx.baseUrl, auth: "session", user, config_file: credentialsPath(ctx.env.configDir), ...(restored ? { restored } : {}) };
+      ctx.out.result(result, () => {
+        if (restored) ctx.out.line(`Restored the account ${user.username} (${user.email}); API keys live again: ${restored.api_keys}.`);
+        ctx.out.line(`Logged in to ${ctx.baseUrl} as ${user.username} (${user.email}).`);
+      });
     });
 
   program

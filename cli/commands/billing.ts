@@ -54,7 +54,7 @@ export function registerBillingCommands(program: Command): void {
 
   group
     .command("subscription")
-    .description("Show your subscription: plan, period, pending cancellation")
+    .description("Show your subscription: plan, period, a pending downgrade or cancellation")
     .action(async (_options: unknown, command: Command) => {
       const ctx = await contextOf(command);
       const subscription = await ctx.client().billing.subscription();
@@ -65,6 +65,7 @@ export function registerBillingCommands(program: Command): void {
           ["interval", subscription.interval],
           ["status", subscription.status],
           ["current_period", `${subscription.current_period_start} - ${subscription.current_period_end}`],
+          ["pending_change", subscription.pending_plan ? `${subscription.pending_plan} from ${subscription.pending_change_at}` : "-"],
           ["cancel_at", subscription.cancel_at ?? "-"],
           ["customer", subscription.payment_customer_id],
         ]),

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import type { PersonaClient, Schemas } from "../../sdk/src/index.ts";
-import { runChatSession, type ChatTarget } from "../chat-session.ts";
+import { greetingOf, runChatSession, storedGreeting, type ChatTarget } from "../chat-session.ts";
 import { contextOf } from "../context.ts";
 import { examples } from "../help.ts";
 import { nonNegativeInt } from "../parse.ts";
@@ -11,18 +11,22 @@ const status = (error: unknown) => (error as { status?: unknown }).status;
 /**
  * What `chat <ref>` talks to: an existing conversation (by id), or a new conversation with a
  * persona (by id or name). Ids of both kinds are UUIDs, so a UUID is tried as a conversation first.
+ * A conversation nothing was said in yet opens with its stored greeting, shown once; one with an
+ * exchange shows its recent messages (the greeting among them while it is recent).
  */
 async function resolveTarget(client: PersonaClient, ref: string, title: string | undefined): Promise<ChatTarget & { history: Schemas["Message"][] }> {
   if (isUuid(ref)) {
     try {
       const conversation = await client.conversations.get(ref);
       const persona = await client.personas.get(conversation.persona_id).catch(() => undefined);
+      const isNew = conversation.message_count === 0;
       return {
         conversationId: conversation.id,
         personaId: conversation.persona_id,
         persona,
-        isNew: conversation.message_count === 0,
-        history: conversation.messages,
+        isNew,
+        greeting: isNew ? greetingOf(conversation.messages) : undefined,
+        history: isNew ? [] : conversation.messages,
       };
     } catch (error) {
       if (status(error) !== 404) throw error;
@@ -31,7 +35,7 @@ async function resolveTarget(client: PersonaClient, ref: string, title: string |
   const personaId = await resolvePersonaId(client, ref);
   const persona = await client.personas.get(personaId);
   const conversation = await client.conversations.create({ persona_id: personaId, ...(title ? { title } : {}) });
-  return { conversationId: conversation.id, personaId, persona, isNew: true, history: [] };
+  return { conversationId: conversation.id, personaId, persona, isNew: true, greeting: await storedGreeting(client, conversation.id), history: [] };
 }
 
 export function registerChatCommand(program: Command): void {

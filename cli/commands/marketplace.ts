@@ -27,19 +27,19 @@ export function registerMarketplaceCommands(program: Command): void {
   const group = program
     .command("marketplace")
     .description("Browse the marketplace, rate listings and copy personas; curate the featured shelf")
-    .addHelpText("after", examples(["persona marketplace list --q astronomy --sort top_rated", "persona marketplace use 0193a6d2-…", "persona marketplace feature 0193a6d2-… --reason 'Staff pick'"]));
+    .addHelpText("after", examples(["persona marketplace list --category roleplay --sort top_rated", "persona marketplace use 0193a6d2-…", "persona marketplace feature 0193a6d2-… --reason 'Staff pick'"]));
 
   group
     .command("list", { isDefault: true })
     .description("Published listings (the default subcommand)")
     .option("--q <text>", "free text over name, description and tags")
-    .option("--category <slug>", "only this category")
+    .addOption(enumOption("--category <shelf>", "only this shelf (persona marketplace categories lists them)", "MarketplaceCategory"))
     .addOption(enumOption("--sort <order>", "order", "MarketplaceSort").default("popular"))
     .option("--limit <n>", "page size (1-100)", positiveInt, 20)
     .option("--offset <n>", "skip this many", nonNegativeInt, 0)
-    .action(async (options: { q?: string; category?: string; sort: "popular"; limit: number; offset: number }, command: Command) => {
+    .action(async (options: { q?: string; category?: Schemas["MarketplaceCategory"]; sort: "popular"; limit: number; offset: number }, command: Command) => {
       const ctx = await contextOf(command);
-      const page = await ctx.client().marketplace.list({ q: options.q, category: options.category as Schemas["MarketplaceCategory"] | undefined, sort: options.sort, limit: options.limit, offset: options.offset });
+      const page = await ctx.client().marketplace.list({ q: options.q, category: options.category, sort: options.sort, limit: options.limit, offset: options.offset });
       ctx.out.result(page, () => {
         printTable(page.data, listingColumns, "(no listings)");
         printPageFooter(page.data.length, page.total, page.offset);

@@ -1,4 +1,5 @@
 import { InvalidArgumentError, type Command } from "commander";
+import type { Schemas } from "../../sdk/src/index.ts";
 import { contextOf } from "../context.ts";
 import { enumOption } from "../contract-enums.ts";
 import { examples } from "../help.ts";
@@ -19,7 +20,7 @@ export function registerStudioCommands(program: Command): void {
   const group = program
     .command("studio")
     .description("Shape your personas: instruction versions, test chat, A/B variants, analytics, publishing")
-    .addHelpText("after", "\nA <persona> is an id or the name of one of your personas.\n" + examples(["persona studio versions Orion", "persona studio test Orion 'Hello?' --version 0193…", "persona studio publish Orion --category education --tag space"]));
+    .addHelpText("after", "\nA <persona> is an id or the name of one of your personas.\n" + examples(["persona studio versions Orion", "persona studio test Orion 'Hello?' --version 0193…", "persona studio publish Orion --category roleplay --tag space"]));
 
   group
     .command("versions")
@@ -145,13 +146,14 @@ export function registerStudioCommands(program: Command): void {
     .command("publish")
     .description("List the persona in the marketplace, or update its listing")
     .argument("<persona>", "id or name")
-    .addOption(enumOption("--category <slug>", "category", "PublishCategory").makeOptionMandatory())
+    .addOption(enumOption("--category <shelf>", "the marketplace shelf (default: the listing keeps its shelf; a new one goes on the shelf of the persona's category)", "PublishCategory"))
     .option("--tag <tag>", "a tag (repeat, or comma-separated; up to 5)", collect)
     .addOption(enumOption("--pricing <pricing>", "free or premium", "PublishPricing").default("free"))
-    .action(async (ref: string, options: { category: "education"; tag?: string[]; pricing: "free" | "premium" }, command: Command) => {
+    .action(async (ref: string, options: { category?: Schemas["PublishCategory"]; tag?: string[]; pricing: Schemas["PublishPricing"] }, command: Command) => {
       const ctx = await contextOf(command);
       const client = ctx.client();
-      const listing = await client.studio.publish(await resolvePersonaId(client, ref), { category: options.category, tags: options.tag ?? [], pricing: options.pricing });
-      ctx.out.result(listing, () => ctx.out.line(`Published: ${listing.marketplace_url}`));
+      const body = { ...(options.category ? { category: options.category } : {}), tags: options.tag ?? [], pricing: options.pricing };
+      const listing = await client.studio.publish(await resolvePersonaId(client, ref), body);
+      ctx.out.result(listing, () => ctx.out.line(`Published on the ${listing.category} shelf: ${listing.marketplace_url}`));
     });
 }

@@ -41,12 +41,12 @@ export const settings = {
   SECRETS_KEY: { key: "secretsKey", schema: z.string().min(32, "must be at least 32 characters").optional(), doc: "Encrypts secrets at rest (bot tokens, webhook secrets, e-mails waiting to be sent, stored idempotent answers). Unset: generated once and kept in the database." },
   SMTP_URL: { key: "smtpUrl", schema: z.string().regex(/^smtps?:\/\//, "must be an smtp:// or smtps:// URL").optional(), doc: "Send e-mail through this SMTP server. Unset: e-mails stay in the outbox table (`persona mail`); the log names each one, never its links." },
   MAIL_FROM: { key: "mailFrom", schema: z.string().min(3).default("Persona <no-reply@persona.local>"), doc: "Sender of the service's e-mails." },
-  AUTH_ATTEMPTS_PER_IP: { key: "authAttemptsPerIp", schema: int(1, 1_000_000).default(50), doc: "Register, login, forgot-password and token calls per client IP per 15 minutes." },
+  AUTH_ATTEMPTS_PER_IP: { key: "authAttemptsPerIp", schema: int(1, 1_000_000).default(50), doc: "Register, login, account restore, forgot-password and token calls, and account deletions confirmed by password, per client IP per 15 minutes." },
   DEFAULT_PLAN: { key: "defaultPlan", schema: z.enum(["free", "plus", "pro", "creator"]).default("free"), doc: "Plan of new accounts (a self-hosted server without billing may give everyone more; `persona users set-plan` changes one account)." },
-  AUTH_ATTEMPTS_PER_EMAIL: { key: "authAttemptsPerEmail", schema: int(1, 1_000_000).default(10), doc: "Login and forgot-password calls per e-mail address per 15 minutes." },
-  LLM_PROVIDER: { key: "llm.provider", schema: z.enum(["openai", "local"]).optional(), doc: "Chat model provider: `openai` (any OpenAI-compatible API) or `local` (the offline deterministic model). Default: `openai` when `OPENAI_BASE_URL` or `OPENAI_API_KEY` is set, else `local`." },
-  OPENAI_BASE_URL: { key: "llm.baseUrl", schema: z.url().optional(), doc: "Base URL of the OpenAI-compatible API (e.g. `http://127.0.0.1:11434/v1`). Unset: api.openai.com." },
-  OPENAI_API_KEY: { key: "llm.apiKey", schema: z.string().min(1).optional(), doc: "API key for the OpenAI-compatible API." },
+  AUTH_ATTEMPTS_PER_EMAIL: { key: "authAttemptsPerEmail", schema: int(1, 1_000_000).default(10), doc: "Login, account restore and forgot-password calls per e-mail address (and account deletions confirmed by password per account) per 15 minutes." },
+  LLM_PROVIDER: { key: "llm.provider", schema: z.enum(["openai", "local"]).optional(), doc: "Chat model provider: `openai` (any OpenAI-compatible API) or `local` (the offline deterministic model). Default: `openai` when `OPENAI_BASE_URL` or `OPENAI_API_KEY` is set, else `local`. Only chat follows these: embeddings, speech and images have their own `*_PROVIDER`." },
+  OPENAI_BASE_URL: { key: "llm.baseUrl", schema: z.url().optional(), doc: "Base URL of the OpenAI-compatible chat API (e.g. `http://127.0.0.1:11434/v1`). Unset: api.openai.com. Also used by `EMBEDDINGS_PROVIDER`, `SPEECH_PROVIDER` or `IMAGES_PROVIDER` `=openai` without their own `*_BASE_URL`." },
+  OPENAI_API_KEY: { key: "llm.apiKey", schema: z.string().min(1).optional(), doc: "API key of the OpenAI-compatible chat API; also sent by an `openai` embeddings, speech or image provider without its own `*_API_KEY` when it reaches the same server (never to another one)." },
   CHAT_MODEL: { key: "llm.model", schema: z.string().min(1).optional(), doc: "Default model of new personas. Default: `gpt-4o-mini`, or `local-offline-v1` with the local provider." },
   CHAT_MODELS: { key: "llm.models", schema: z.string().min(1).optional(), doc: "Comma-separated models a persona may use (400 otherwise). Default: just `CHAT_MODEL`." },
   CHAT_CONTEXT_TOKENS: { key: "llm.contextTokens", schema: int(512, 2_000_000).default(8192), doc: "Token budget of the context sent to the model (instructions, knowledge, history)." },
@@ -57,17 +57,24 @@ export const settings = {
   GENERATION_LEASE_MS: { key: "generationLeaseMs", schema: int(1_000, 600_000).default(30_000), doc: "How long a running streamed reply stays held without its process renewing it (renewed every quarter of it); past it, the next reader records the reply as failed: its process died." },
   STREAM_KEEPALIVE_MS: { key: "streamKeepAliveMs", schema: int(100, 600_000).default(15_000), doc: "Interval of the comment line that keeps a chat stream open through proxies." },
   STREAMS_PER_USER: { key: "streamsPerUser", schema: int(1, 100_000).default(20), doc: "Server-sent event streams one user may hold open at once in one API process (room events, reply streams, generation resumes, OpenAI `stream: true`); one more gets 429 `rate_limited` with Retry-After. Counted per process: with N processes a user may hold up to N times this. See docs/operations.md." },
-  EMBEDDINGS_PROVIDER: { key: "embeddings.provider", schema: z.enum(["openai", "local"]).optional(), doc: "Embeddings provider: `openai` or `local` (hashed lexical, no model files). Default: as `LLM_PROVIDER`." },
+  EMBEDDINGS_PROVIDER: { key: "embeddings.provider", schema: z.enum(["openai", "local"]).optional(), doc: "Embeddings provider: `openai` (an OpenAI-compatible API: `EMBEDDINGS_BASE_URL`, else `OPENAI_BASE_URL`) or `local` (hashed lexical, no model files). Default: `local`, whatever the chat provider. Documents embedded by one provider are not found by another: re-upload them after a change." },
+  EMBEDDINGS_BASE_URL: { key: "embeddings.baseUrl", schema: z.url().optional(), doc: "Base URL of the `openai` embeddings provider. Unset: `OPENAI_BASE_URL` (or api.openai.com)." },
+  EMBEDDINGS_API_KEY: { key: "embeddings.apiKey", schema: z.string().min(1).optional(), doc: "API key of the `openai` embeddings provider. Unset: `OPENAI_API_KEY`, when it reaches the same server as chat." },
   EMBEDDINGS_MODEL: { key: "embeddings.model", schema: z.string().min(1).optional(), doc: "Embeddings model. Default: `text-embedding-3-small`, or `local-hashed-lexical-v1` with the local provider." },
   EMBEDDINGS_BATCH_SIZE: { key: "embeddings.batchSize", schema: int(1, 2048).default(64), doc: "Chunks embedded per provider call." },
   KNOWLEDGE_CONTEXT_CHUNKS: { key: "knowledgeContextChunks", schema: int(0, 50).default(4), doc: "Most knowledge chunks put into a reply's context (within the token budget)." },
+  KNOWLEDGE_MIN_SIMILARITY: { key: "knowledgeMinSimilarity", schema: z.coerce.number().min(0).max(1).optional(), doc: "Least cosine similarity at which a knowledge chunk counts as relevant on the vector side of retrieval (a chunk may still be found by its words). Default: 0.15 with the `local` embeddings, 0.8 with `text-embedding-ada-002`, 0.3 with other models (set for OpenAI's text-embedding-3; measure another model with `node bench/relevance-floors.ts`)." },
   WEBHOOKS_ALLOW_PRIVATE_URLS: { key: "webhooks.allowPrivateUrls", schema: bool.default(false), doc: "Let webhooks use `http://` and loopback, private or link-local addresses (local development and tests only)." },
   WEBHOOKS_TIMEOUT_MS: { key: "webhooks.timeoutMs", schema: int(100, 60_000).default(5_000), doc: "How long a webhook receiver has to answer 2xx before the attempt counts as failed." },
   WEBHOOKS_RETRY_BASE_MS: { key: "webhooks.retryBaseMs", schema: int(10, 3_600_000).default(10_000), doc: "Delay before a webhook delivery's first retry; the second waits 6 times as long, the third 36 times (each ±25%)." },
-  SPEECH_PROVIDER: { key: "speech.provider", schema: z.enum(["openai", "local"]).optional(), doc: "Speech provider: `openai` (text to speech and speech to text) or `local` (offline Flite voices; speech to text answers 503 provider_unavailable). Default: as `LLM_PROVIDER`." },
+  SPEECH_PROVIDER: { key: "speech.provider", schema: z.enum(["openai", "local"]).optional(), doc: "Speech provider: `openai` (text to speech and speech to text through an OpenAI-compatible API: `SPEECH_BASE_URL`, else `OPENAI_BASE_URL`) or `local` (offline Flite voices; speech to text answers 503 provider_unavailable). Default: `local`, whatever the chat provider." },
+  SPEECH_BASE_URL: { key: "speech.baseUrl", schema: z.url().optional(), doc: "Base URL of the `openai` speech provider. Unset: `OPENAI_BASE_URL` (or api.openai.com)." },
+  SPEECH_API_KEY: { key: "speech.apiKey", schema: z.string().min(1).optional(), doc: "API key of the `openai` speech provider. Unset: `OPENAI_API_KEY`, when it reaches the same server as chat." },
   TTS_MODEL: { key: "speech.ttsModel", schema: z.string().min(1).default("tts-1"), doc: "Text-to-speech model of the `openai` speech provider." },
   STT_MODEL: { key: "speech.sttModel", schema: z.string().min(1).default("whisper-1"), doc: "Speech-to-text model of the `openai` speech provider (asked for `verbose_json`)." },
-  IMAGES_PROVIDER: { key: "images.provider", schema: z.enum(["openai", "local", "off"]).optional(), doc: "Image provider: `openai`, `local` (deterministic procedural PNGs, DiceBear avatars) or `off` (503 provider_unavailable, no automatic avatars). Default: as `LLM_PROVIDER`." },
+  IMAGES_PROVIDER: { key: "images.provider", schema: z.enum(["openai", "local", "off"]).optional(), doc: "Image provider: `openai` (an OpenAI-compatible API: `IMAGES_BASE_URL`, else `OPENAI_BASE_URL`), `local` (deterministic procedural PNGs, DiceBear avatars) or `off` (503 provider_unavailable, no automatic avatars). Default: `local`, whatever the chat provider." },
+  IMAGES_BASE_URL: { key: "images.baseUrl", schema: z.url().optional(), doc: "Base URL of the `openai` image provider. Unset: `OPENAI_BASE_URL` (or api.openai.com)." },
+  IMAGES_API_KEY: { key: "images.apiKey", schema: z.string().min(1).optional(), doc: "API key of the `openai` image provider. Unset: `OPENAI_API_KEY`, when it reaches the same server as chat." },
   IMAGE_MODEL: { key: "images.model", schema: z.string().min(1).default("gpt-image-1"), doc: "Image model of the `openai` image provider (`gpt-image-1`, `dall-e-3`, ...)." },
   AUTO_AVATARS: { key: "images.autoAvatars", schema: bool.default(true), doc: "Give a persona created without `avatar_url` a generated avatar (a job, within seconds)." },
   BLOB_STORE: { key: "blobStore", schema: z.enum(["local", "memory", "s3"]).optional(), doc: "Where generated images are kept: `local` (files under `PERSONA_DATA_DIR/blobs`), `memory` (lost on restart) or `s3` (a bucket, `S3_BUCKET`). Default: `memory` with `EMBEDDED_DB_IN_MEMORY`, else `local`." },
@@ -121,7 +128,8 @@ function nest(flat: Record<string, unknown>): Read {
 function derive(read: Read) {
   const embedded = !read.databaseUrl;
   const llmProvider = read.llm.provider ?? (read.llm.baseUrl || read.llm.apiKey ? "openai" : "local");
-  const embeddingsProvider = read.embeddings.provider ?? llmProvider;
+  // Only chat follows OPENAI_*: a chat-only server (Ollama, llama.cpp) must not take the rest (issue 34, item 9).
+  const embeddingsProvider = read.embeddings.provider ?? "local";
   const chatModel = read.llm.model ?? (llmProvider === "local" ? LOCAL_CHAT_MODEL : "gpt-4o-mini");
   const chatModels = [chatModel, ...(read.llm.models ?? "").split(",").map((m) => m.trim()).filter(Boolean)];
   return {
@@ -137,15 +145,13 @@ function derive(read: Read) {
     },
     speech: {
       ...read.speech,
-      provider: read.speech.provider ?? llmProvider,
-      baseUrl: read.llm.baseUrl,
-      apiKey: read.llm.apiKey,
+      provider: read.speech.provider ?? "local",
+      ...endpointOf(read.speech, read.llm),
     },
     images: {
       ...read.images,
-      provider: read.images.provider ?? llmProvider,
-      baseUrl: read.llm.baseUrl,
-      apiKey: read.llm.apiKey,
+      provider: read.images.provider ?? "local",
+      ...endpointOf(read.images, read.llm),
     },
     billing: {
       ...read.billing,
@@ -156,12 +162,24 @@ function derive(read: Read) {
     embeddings: {
       ...read.embeddings,
       provider: embeddingsProvider,
-      // One OpenAI-compatible endpoint serves both.
-      baseUrl: read.llm.baseUrl,
-      apiKey: read.llm.apiKey,
+      ...endpointOf(read.embeddings, read.llm),
       model: read.embeddings.model ?? (embeddingsProvider === "local" ? LOCAL_EMBEDDINGS_MODEL : "text-embedding-3-small"),
     },
   };
+}
+
+/** api.openai.com, where an `openai` provider goes without a base URL. */
+export const OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1";
+
+/**
+ * Where an `openai` embeddings, speech or image provider is reached: its own base URL, else chat's
+ * (`OPENAI_BASE_URL`, else api.openai.com); its own key, else chat's `OPENAI_API_KEY`, but only when
+ * both reach the same server: chat's key is never sent to another one.
+ */
+function endpointOf(own: { baseUrl?: string | undefined; apiKey?: string | undefined }, llm: { baseUrl?: string | undefined; apiKey?: string | undefined }) {
+  const same = (url: string | undefined) => (url ?? OPENAI_DEFAULT_BASE_URL).replace(/(?<!\/)\/+$/, "");
+  const baseUrl = own.baseUrl ?? llm.baseUrl;
+  return { baseUrl, apiKey: own.apiKey ?? (same(baseUrl) === same(llm.baseUrl) ? llm.apiKey : undefined) };
 }
 
 type Derived = ReturnType<typeof derive>;

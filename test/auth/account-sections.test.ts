@@ -17,7 +17,7 @@ beforeAll(async () => {
   service = await startTestService({ env: { WEBHOOKS_ALLOW_PRIVATE_URLS: "true" } });
 });
 afterAll(async () => {
-  await service?.stop();
+  await service?.close();
 });
 
 const claimed = (sections: readonly AccountDataSection[]) => sections.flatMap((section) => [...section.tables]);

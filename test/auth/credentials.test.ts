@@ -3,7 +3,8 @@ import { SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { revokedCredentials } from "../../server/areas/auth/credential-cache.ts";
 import { sha256 } from "../../server/toolkit/tokens.ts";
-import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
+import type { ApiAnswer } from "../support/api.ts";
+import { startTestService, type TestService } from "../support/service.ts";
 import { apiKeyFor, registerUser } from "../support/users.ts";
 import { expectError } from "../support/assertions.ts";
 
@@ -140,13 +141,9 @@ describe("expiry of access tokens", () => {
     now += 2_000;
     await expectError(await get(user.accessToken), 401, "unauthorized");
 
-    const renewed = await clocked.fetch("/v1/auth/refresh", {
-      method: "POST",
-      headers: jsonHeaders,
-      body: JSON.stringify({ refresh_token: user.refreshToken }),
-    });
-    expect(renewed.status).toBe(200);
-    expect((await get((await renewed.json()).access_token)).status).toBe(200);
+    const renewed = await clocked.api.POST("/v1/auth/refresh", { body: { refresh_token: user.refreshToken } });
+    expect(renewed.response.status).toBe(200);
+    expect((await get(renewed.data!.access_token)).status).toBe(200);
   });
 
   it("writes an API key's last_used_at at most once a minute", async () => {
@@ -168,12 +165,7 @@ describe("expiry of access tokens", () => {
   it("refuses a refresh token after its 30 days", async () => {
     const user = await registerUser(clocked);
     now += 30 * 24 * 3600_000 + 1000;
-    const response = await clocked.fetch("/v1/auth/refresh", {
-      method: "POST",
-      headers: jsonHeaders,
-      body: JSON.stringify({ refresh_token: user.refreshToken }),
-    });
-    await expectError(response, 401, "unauthorized");
+    await expectError(await clocked.api.POST("/v1/auth/refresh", { body: { refresh_token: user.refreshToken } }), 401, "unauthorized");
   });
 });
 
@@ -238,61 +230,63 @@ describe("API keys", () => {
 });
 
 describe("scopes", () => {
-  const call = (method: string, path: string, key: string, body?: unknown) =>
-    service.fetch(path, {
-      method,
-      headers: { "x-api-key": key, ...(body === undefined ? {} : jsonHeaders) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
   const persona = { name: "Ada", instructions: "Be kind." };
   const message = { content: "Hello" };
+  const withKey = (key: string) => service.clientFor({ auth: { "x-api-key": key } });
+  const getMe = (key: string) => withKey(key).GET("/v1/auth/me");
+  const listPersonas = (key: string) => withKey(key).GET("/v1/personas");
+  const listConversations = (key: string) => withKey(key).GET("/v1/conversations");
+  const createPersona = (key: string) => withKey(key).POST("/v1/personas", { body: persona });
+  const sendMessage = (key: string) => withKey(key).POST("/v1/conversations/{id}/messages", { params: { path: { id: randomUUID() } }, body: message });
   // Anything but 401/403 (a 2xx, or 404 for the random conversation id) proves the request got past auth.
-  const passedAuth = async (response: Response) => {
-    const body = await response.json();
-    expect([200, 201, 404], JSON.stringify(body)).toContain(response.status);
+  const passedAuth = ({ data, error, response }: ApiAnswer) => {
+    expect([200, 201, 404], JSON.stringify(error ?? data)).toContain(response.status);
   };
 
   it("a personas:read key reads personas but not the account", async () => {
     const key = await apiKeyFor(service, await registerUser(service), ["personas:read"]);
-    const body = await expectError(await call("GET", "/v1/auth/me", key), 403, "forbidden");
+    const body = await expectError(await getMe(key), 403, "forbidden");
     expect(body.error.message).toMatch(/admin/);
-    await passedAuth(await call("GET", "/v1/personas", key));
-    await expectError(await call("POST", "/v1/personas", key, persona), 403, "forbidden");
+    passedAuth(await listPersonas(key));
+    await expectError(await createPersona(key), 403, "forbidden");
   });
 
   it("a read key may GET personas but not POST them", async () => {
     const key = await apiKeyFor(service, await registerUser(service), ["read"]);
-    await passedAuth(await call("GET", "/v1/personas", key));
-    await passedAuth(await call("GET", "/v1/conversations", key));
-    await expectError(await call("POST", "/v1/personas", key, persona), 403, "forbidden");
-    await expectError(await call("POST", `/v1/conversations/${randomUUID()}/messages`, key, message), 403, "forbidden");
+    passedAuth(await listPersonas(key));
+    passedAuth(await listConversations(key));
+    await expectError(await createPersona(key), 403, "forbidden");
+    await expectError(await sendMessage(key), 403, "forbidden");
     // read excludes the admin-only areas, GETs included.
-    await expectError(await call("GET", "/v1/auth/me", key), 403, "forbidden");
+    await expectError(await getMe(key), 403, "forbidden");
   });
 
-  it("a chat key may send messages but not create personas", async () => {
-    const key = await apiKeyFor(service, await registerUser(service), ["chat"]);
-    await passedAuth(await call("POST", `/v1/conversations/${randomUUID()}/messages`, key, message));
-    await passedAuth(await call("GET", "/v1/personas", key));
-    await expectError(await call("POST", "/v1/personas", key, persona), 403, "forbidden");
-    await expectError(await call("GET", "/v1/auth/me", key), 403, "forbidden");
+  it("a chat key may send messages and read its own account but not create personas", async () => {
+    const user = await registerUser(service);
+    const key = await apiKeyFor(service, user, ["chat"]);
+    passedAuth(await sendMessage(key));
+    passedAuth(await listPersonas(key));
+    await expectError(await createPersona(key), 403, "forbidden");
+    // A chat client shows whose chat it is (docs/adr/0292-a-chat-key-runs-a-whole-chat.md).
+    const { data, response } = await getMe(key);
+    expect(response.status).toBe(200);
+    expect(data!.id).toBe(user.id);
   });
 
   it("an admin key passes everything", async () => {
     const user = await registerUser(service);
     const key = await apiKeyFor(service, user, ["admin"]);
-    const response = await call("GET", "/v1/auth/me", key);
+    const { data, response } = await getMe(key);
     expect(response.status).toBe(200);
-    expect((await response.json()).id).toBe(user.id);
-    await passedAuth(await call("GET", "/v1/personas", key));
-    await passedAuth(await call("POST", "/v1/personas", key, persona));
-    await passedAuth(await call("POST", `/v1/conversations/${randomUUID()}/messages`, key, message));
+    expect(data!.id).toBe(user.id);
+    passedAuth(await listPersonas(key));
+    passedAuth(await createPersona(key));
+    passedAuth(await sendMessage(key));
   });
 
   it("a session token has every scope", async () => {
     const user = await registerUser(service);
-    const headers = { ...user.auth, ...jsonHeaders };
-    await passedAuth(await service.fetch("/v1/personas", { method: "POST", headers, body: JSON.stringify(persona) }));
+    passedAuth(await service.clientFor(user).POST("/v1/personas", { body: persona }));
     expect((await me(user.auth)).status).toBe(200);
   });
 
@@ -301,31 +295,23 @@ describe("scopes", () => {
     const key = await apiKeyFor(service, user, ["personas:read"]);
     await keyRow(key).update({ revoked_at: new Date() });
     await changedInSql(user.id);
-    await expectError(await call("GET", "/v1/auth/me", key), 401, "unauthorized");
+    await expectError(await getMe(key), 401, "unauthorized");
   });
 });
 
 describe("credential-free operations", () => {
   it("ignore a bad credential", async () => {
     const user = await registerUser(service);
-    const headers = { ...jsonHeaders, authorization: "garbage", "x-api-key": "pk_nope" };
-    const login = await service.fetch("/v1/auth/login", {
-      method: "POST",
-      headers,
-      body: JSON.stringify({ email: user.email, password: user.password }),
+    const bad = service.clientFor({ auth: { authorization: "garbage", "x-api-key": "pk_nope" } });
+    const login = await bad.POST("/v1/auth/login", { body: { email: user.email, password: user.password } });
+    expect(login.response.status).toBe(200);
+    const refresh = await service.clientFor({ auth: { authorization: "Bearer not.a.jwt" } }).POST("/v1/auth/refresh", {
+      body: { refresh_token: login.data!.refresh_token },
     });
-    expect(login.status).toBe(200);
-    const refresh = await service.fetch("/v1/auth/refresh", {
-      method: "POST",
-      headers: { ...jsonHeaders, authorization: "Bearer not.a.jwt" },
-      body: JSON.stringify({ refresh_token: (await login.json()).refresh_token }),
+    expect(refresh.response.status).toBe(200);
+    const register = await bad.POST("/v1/auth/register", {
+      body: { email: `x_${randomUUID()}@example.com`, username: `x_${randomUUID().slice(0, 8)}`, password: "Passw0rdOK" },
     });
-    expect(refresh.status).toBe(200);
-    const register = await service.fetch("/v1/auth/register", {
-      method: "POST",
-      headers,
-      body: JSON.stringify({ email: `x_${randomUUID()}@example.com`, username: `x_${randomUUID().slice(0, 8)}`, password: "Passw0rdOK" }),
-    });
-    expect(register.status).toBe(201);
+    expect(register.response.status).toBe(201);
   });
 });

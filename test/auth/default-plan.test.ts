@@ -19,12 +19,8 @@ describe("DEFAULT_PLAN", () => {
     const me = await (await service.fetch("/v1/auth/me", { headers: user.auth })).json();
     expect(me.plan).toBe("pro");
     for (let i = 0; i < 4; i++) {
-      const created = await service.fetch("/v1/personas", {
-        method: "POST",
-        headers: { ...user.auth, "content-type": "application/json" },
-        body: JSON.stringify({ name: `Pro ${i}`, instructions: "Be brief." }),
-      });
-      expect(created.status).toBe(201);
+      const created = await service.clientFor(user).POST("/v1/personas", { body: { name: `Pro ${i}`, instructions: "Be brief." } });
+      expect(created.response.status).toBe(201);
     }
   });
 });

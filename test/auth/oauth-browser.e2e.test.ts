@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { registerOAuthClient, type RegisteredClient } from "../../server/areas/auth/oauth/clients.ts";
-import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
+import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
 import { browserTestRuns, launchChromium } from "../support/browser.ts";
 
@@ -71,12 +71,10 @@ describe.runIf(runs)("the consent page in a browser", () => {
     expect(code).toMatch(/^[A-Za-z0-9_-]{43}$/);
 
     // The code the browser carried is a real one.
-    const exchanged = await service.fetch("/v1/oauth/token", {
-      method: "POST",
-      headers: jsonHeaders,
-      body: JSON.stringify({ grant_type: "authorization_code", code, redirect_uri: redirectUri, client_id: client.client_id, client_secret: client.client_secret }),
+    const exchanged = await service.api.POST("/v1/oauth/token", {
+      body: { grant_type: "authorization_code", code: code!, redirect_uri: redirectUri, client_id: client.client_id, client_secret: client.client_secret },
     });
-    expect(exchanged.status).toBe(200);
-    expect((await exchanged.json()).scope).toBe("personas:read");
+    expect(exchanged.response.status).toBe(200);
+    expect(exchanged.data!.scope).toBe("personas:read");
   });
 });

@@ -3,7 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { registerOAuthClient, type RegisteredClient } from "../../server/areas/auth/oauth/clients.ts";
 import { sha256 } from "../../server/toolkit/tokens.ts";
 import { ApiError } from "../../server/toolkit/http/errors.ts";
-import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
+import type { Schemas } from "../../sdk/src/types.ts";
+import type { ApiAnswer } from "../support/api.ts";
+import { sendRaw } from "../support/raw.ts";
+import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
 
 // The authorization-code flow end to end over HTTP, as a browser and a client backend would drive it.
@@ -80,21 +83,27 @@ async function approve(overrides: Params = {}, as: TestUser = user): Promise<{ c
   return { code: location.searchParams.get("code")!, state: location.searchParams.get("state")!, location };
 }
 
-function token(body: Params, form = false): Promise<Response> {
+type TokenRequest = Schemas["OAuthTokenRequest"];
+
+/** The token endpoint with a JSON body. */
+const token = (body: TokenRequest) => service.api.POST("/v1/oauth/token", { body });
+
+/** The token endpoint with a form-encoded body, as many OAuth clients send it. */
+function tokenForm(body: Params): Promise<Response> {
   return service.fetch("/v1/oauth/token", {
     method: "POST",
-    headers: form ? { "content-type": "application/x-www-form-urlencoded" } : jsonHeaders,
-    body: form ? new URLSearchParams(body).toString() : JSON.stringify(body),
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams(body).toString(),
   });
 }
 
-const exchange = (code: string, extra: Params = {}) =>
+const exchange = (code: string, extra: Partial<TokenRequest> = {}) =>
   token({ grant_type: "authorization_code", code, redirect_uri: REDIRECT, client_id: client.client_id, client_secret: client.client_secret, ...extra });
 
 const bearer = (accessToken: string) => ({ authorization: `Bearer ${accessToken}` });
 
-async function expectJsonError(response: Response, status: number, code = "invalid_request") {
-  const text = await response.text();
+async function expectJsonError(answer: Response | ApiAnswer, status: number, code = "invalid_request") {
+  const [response, text] = answer instanceof Response ? [answer, await answer.text()] : [answer.response, JSON.stringify(answer.error ?? answer.data)];
   expect(response.status, text).toBe(status);
   expect(response.headers.get("location")).toBeNull();
   expect(response.headers.get("content-type")).toMatch(/^application\/json/);
@@ -136,10 +145,7 @@ describe("the authorization-code flow", () => {
     const code = location.searchParams.get("code")!;
     expect(code).toMatch(/^[A-Za-z0-9_-]{43}$/);
 
-    const exchanged = await token(
-      { grant_type: "authorization_code", code, redirect_uri: REDIRECT, client_id: client.client_id, client_secret: client.client_secret },
-      true,
-    );
+    const exchanged = await tokenForm({ grant_type: "authorization_code", code, redirect_uri: REDIRECT, client_id: client.client_id, client_secret: client.client_secret });
     const tokens = await exchanged.json();
     expect(exchanged.status, JSON.stringify(tokens)).toBe(200);
     expect(exchanged.headers.get("cache-control")).toBe("no-store");
@@ -157,24 +163,20 @@ describe("the authorization-code flow", () => {
       client_id: client.client_id,
       client_secret: client.client_secret,
     });
-    const pair = await refreshed.json();
-    expect(refreshed.status, JSON.stringify(pair)).toBe(200);
+    const pair = refreshed.data!;
+    expect(refreshed.response.status, JSON.stringify(refreshed.error ?? pair)).toBe(200);
     expect(pair).toMatchObject({ token_type: "Bearer", expires_in: 3600, scope: "personas:read conversations:write" });
     expect(pair.refresh_token).not.toBe(tokens.refresh_token);
     expect((await service.fetch("/v1/personas", { headers: bearer(pair.access_token) })).status).toBe(200);
 
     // The grant's refresh token needs its client's credentials.
-    const wrongSecret = { grant_type: "refresh_token", refresh_token: pair.refresh_token, client_id: client.client_id, client_secret: "cs_wrong" };
+    const wrongSecret: TokenRequest = { grant_type: "refresh_token", refresh_token: pair.refresh_token, client_id: client.client_id, client_secret: "cs_wrong" };
     await expectJsonError(await token(wrongSecret), 401, "unauthorized");
     await expectJsonError(await token({ ...wrongSecret, client_id: other.client_id, client_secret: other.client_secret }), 401, "unauthorized");
-    await expectJsonError(
-      await service.fetch("/v1/auth/refresh", { method: "POST", headers: jsonHeaders, body: JSON.stringify({ refresh_token: pair.refresh_token }) }),
-      401,
-      "unauthorized",
-    );
+    await expectJsonError(await service.api.POST("/v1/auth/refresh", { body: { refresh_token: pair.refresh_token } }), 401, "unauthorized");
     // No client_secret at all breaks the contract: 400 before any handler runs.
     const { client_secret: _, ...noSecret } = { ...wrongSecret };
-    await expectJsonError(await token(noSecret), 400);
+    await expectJsonError(await sendRaw(service, "POST", "/v1/oauth/token", { body: noSecret }), 400);
   });
 
   it("redirects a denial with error=access_denied and the state", async () => {
@@ -215,7 +217,7 @@ describe("the authorization-code flow", () => {
     const { code } = await approve({ redirect_uri: "http://127.0.0.1:8123/cb" });
     await expectJsonError(await exchange(code, { redirect_uri: REDIRECT }), 400);
     const ok = await exchange(code, { redirect_uri: "http://127.0.0.1:8123/cb" });
-    expect(ok.status, await ok.clone().text()).toBe(200);
+    expect(ok.response.status, JSON.stringify(ok.error ?? ok.data)).toBe(200);
   });
 });
 
@@ -319,8 +321,8 @@ describe("codes", () => {
   it("are single-use: a replay answers 400 and revokes the tokens of the first exchange", async () => {
     const { code } = await approve();
     const first = await exchange(code);
-    const tokens = await first.json();
-    expect(first.status, JSON.stringify(tokens)).toBe(200);
+    const tokens = first.data!;
+    expect(first.response.status, JSON.stringify(first.error ?? tokens)).toBe(200);
     expect((await service.fetch("/v1/personas", { headers: bearer(tokens.access_token) })).status).toBe(200);
 
     await expectJsonError(await exchange(code), 400);
@@ -341,11 +343,11 @@ describe("codes", () => {
     const answers = await Promise.all([exchange(code), exchange(code)]);
     // The loser answers 400; the winner answers 200 with tokens the replay then revokes, or, when
     // the replay came first, 400 itself.
-    const statuses = answers.map((r) => r.status).sort();
+    const statuses = answers.map((r) => r.response.status).sort();
     expect([[200, 400], [400, 400]]).toContainEqual(statuses);
-    const won = answers.find((r) => r.status === 200);
+    const won = answers.find((r) => r.response.status === 200);
     if (won) {
-      const tokens = await won.json();
+      const tokens = won.data!;
       await expectJsonError(await service.fetch("/v1/personas", { headers: bearer(tokens.access_token) }), 401, "unauthorized");
     }
     const sessions = await service.services.db.knex("sessions").where({ user_id: user.id, client_id: client.client_id }).whereNull("revoked_at");
@@ -365,7 +367,7 @@ describe("codes", () => {
     }
     offset += 9 * 60 * 1000;
     try {
-      expect((await exchange(inTime)).status).toBe(200);
+      expect((await exchange(inTime)).response.status).toBe(200);
     } finally {
       offset -= 9 * 60 * 1000;
     }
@@ -380,13 +382,13 @@ describe("codes", () => {
     const noCode = await expectJsonError(await token({ grant_type: "authorization_code", redirect_uri: REDIRECT, client_id: client.client_id, client_secret: client.client_secret }), 400);
     expect(noCode.error.message).toMatch(/code is required/);
     // None of the refusals above spent the code.
-    expect((await exchange(code)).status).toBe(200);
+    expect((await exchange(code)).response.status).toBe(200);
   });
 
   it("carry the user who approved: each user's tokens act for that user only", async () => {
     const second = await registerUser(service);
     const { code } = await approve({ scope: "admin" }, second);
-    const tokens = await (await exchange(code)).json();
+    const tokens = (await exchange(code)).data!;
     expect(tokens.scope).toBe("admin");
     const me = await service.fetch("/v1/auth/me", { headers: bearer(tokens.access_token) });
     const body = await me.json();
@@ -408,7 +410,7 @@ describe("PKCE (S256)", () => {
     await expectJsonError(await exchange(code, { code_verifier: verifierPair().verifier }), 400);
     await expectJsonError(await exchange(code, { code_verifier: "short" }), 400);
     const ok = await exchange(code, { code_verifier: verifier });
-    expect(ok.status, await ok.clone().text()).toBe(200);
+    expect(ok.response.status, JSON.stringify(ok.error ?? ok.data)).toBe(200);
   });
 
   it("refuses plain or a half-given challenge, and a stripped challenge on the form", async () => {
@@ -423,7 +425,7 @@ describe("PKCE (S256)", () => {
 
   it("is optional: without a challenge a verifier is not needed", async () => {
     const { code } = await approve();
-    expect((await exchange(code)).status).toBe(200);
+    expect((await exchange(code)).response.status).toBe(200);
   });
 });
 
@@ -445,19 +447,18 @@ describe("client registration", () => {
 
 describe("API keys minted through a grant (issue 31 I2)", () => {
   const mint = async (auth: Record<string, string>, name: string) => {
-    const response = await service.fetch("/v1/auth/api-keys", { method: "POST", headers: { ...jsonHeaders, ...auth }, body: JSON.stringify({ name, scopes: ["admin"] }) });
-    const body = await response.json();
-    expect(response.status, JSON.stringify(body)).toBe(201);
-    return { id: body.id as string, auth: { "x-api-key": body.key as string } };
+    const { data, error, response } = await service.clientFor({ auth }).POST("/v1/auth/api-keys", { body: { name, scopes: ["admin"] } });
+    expect(response.status, JSON.stringify(error ?? data)).toBe(201);
+    return { id: data!.id, auth: { "x-api-key": data!.key } };
   };
   const me = (auth: Record<string, string>) => service.fetch("/v1/auth/me", { headers: auth });
 
   it("die with the grant, also keys those keys minted; a key minted by the user's own login stays", async () => {
     const owner = await registerUser(service);
     // Grant A ends by a reused refresh token, grant B by a replayed code.
-    const a = await (await exchange((await approve({ scope: "admin" }, owner)).code)).json();
+    const a = (await exchange((await approve({ scope: "admin" }, owner)).code)).data!;
     const codeB = (await approve({ scope: "admin" }, owner)).code;
-    const b = await (await exchange(codeB)).json();
+    const b = (await exchange(codeB)).data!;
     const viaA = await mint(bearer(a.access_token), "minted by app A");
     const viaAKey = await mint(viaA.auth, "minted by A's key");
     const viaB = await mint(bearer(b.access_token), "minted by app B");
@@ -465,8 +466,8 @@ describe("API keys minted through a grant (issue 31 I2)", () => {
     // Each used once, so each sits in the credential cache when its grant ends.
     for (const key of [viaA, viaAKey, viaB, own]) expect((await me(key.auth)).status).toBe(200);
 
-    const refreshA = { grant_type: "refresh_token", refresh_token: a.refresh_token, client_id: client.client_id, client_secret: client.client_secret };
-    expect((await token(refreshA)).status).toBe(200);
+    const refreshA: TokenRequest = { grant_type: "refresh_token", refresh_token: a.refresh_token, client_id: client.client_id, client_secret: client.client_secret };
+    expect((await token(refreshA)).response.status).toBe(200);
     await expectJsonError(await token(refreshA), 401, "unauthorized");
     await expectJsonError(await me(viaA.auth), 401, "unauthorized");
     await expectJsonError(await me(viaAKey.auth), 401, "unauthorized");

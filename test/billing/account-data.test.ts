@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { taskList } from "../../server/areas.ts";
 import { expectOk } from "../support/assertions.ts";
 import { outboxMails } from "../support/outbox.ts";
+import { until } from "../support/wait.ts";
 import { checkout, DAY, keyedUser, startStripeWorld, type StripeWorld } from "./support.ts";
 
 // Billing's part of the account's data, end to end through the API: the data export carries the
@@ -29,12 +30,10 @@ describe("billing records in the data export and the account purge", () => {
     const subscription = await expectOk(service.clientFor(user).GET("/v1/billing/subscription"));
 
     const requested = await expectOk(service.clientFor(user).POST("/v1/auth/export-data"));
-    let link: string | undefined;
-    for (let waited = 0; !link && waited < 20_000; waited += 100) {
+    const link = await until("the data export's link", async () => {
       const mail = (await outboxMails(service, { to: user.email, kind: "data_export" })).find((kept) => kept.text?.includes(requested.export_id));
-      link = mail && /https?:\/\/\S+\/download\?\S+/.exec(mail.text!)?.[0];
-      if (!link) await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+      return mail && /https?:\/\/\S+\/download\?\S+/.exec(mail.text!)?.[0];
+    }, 20_000);
     expect(link).toBeDefined();
     const archive = (await (await fetch(link!)).json()) as { billing: Record<string, unknown>[] };
     expect(archive.billing.map((row) => row.record)).toEqual(["customer", "subscription", "invoice"]);
@@ -43,7 +42,7 @@ describe("billing records in the data export and the account purge", () => {
     expect(JSON.stringify(archive.billing)).not.toMatch(/card|payment_method|last4|brand/i);
 
     const providerId = (await knex("billing_subscriptions").where({ user_id: user.id }).first()).provider_subscription_id as string;
-    await expectOk(service.clientFor(user).DELETE("/v1/auth/me"));
+    await expectOk(service.clientFor(user).DELETE("/v1/auth/me", { body: { password: user.password } }));
     await knex("users").where({ id: user.id }).update({ deleted_at: new Date(world.clock.now().getTime() - 31 * DAY) });
     await taskList(service.services).account_purge!({}, {} as JobHelpers);
     expect(fake.subscriptions.get(providerId)).toMatchObject({ status: "canceled" });

@@ -67,6 +67,17 @@ describe("persona billing", () => {
     const shown = await runCli(["billing", "subscription"], { env });
     expect(shown.code, shown.stderr).toBe(0);
     expect(shown.stdout).toMatch(/plan:\s+creator/);
+    expect(shown.stdout).toMatch(/pending_change:\s+-/);
+
+    // A downgrade waits for the period end: the subscription shows it, in words and in JSON (issue 34).
+    const downgrade = await service.clientFor(user).PUT("/v1/billing/subscription", { body: { plan: "plus" } });
+    expect(downgrade.response.status).toBe(200);
+    const pending = await runCli(["billing", "subscription"], { env });
+    expect(pending.code, pending.stderr).toBe(0);
+    expect(pending.stdout).toMatch(/plan:\s+creator/);
+    expect(pending.stdout).toMatch(new RegExp(`pending_change:\\s+plus from ${downgrade.data!.scheduled_change_at}`));
+    const json = await runCli(["billing", "subscription", "--json"], { env });
+    expect(json.json()).toMatchObject({ plan: "creator", pending_plan: "plus", pending_change_at: downgrade.data!.scheduled_change_at });
     const human = await runCli(["billing", "usage"], { env });
     expect(human.stdout).toMatch(/plan:\s+creator/);
     expect(human.stdout).toMatch(/personas\s+0\s+200/);

@@ -125,24 +125,36 @@ describe("billing on the offline provider", () => {
     expect(upgraded).toMatchObject({ plan: "creator", previous_plan: "plus", proration_amount: expectedProration(999, 4999, start / 1000, end / 1000, clock.seconds) });
     expect(await userPlan(bob)).toBe("creator");
 
+    expect(upgraded).toMatchObject({ pending_plan: null, pending_change_at: null });
     const downgrade = await expectOk(service.clientFor(bob).PUT("/v1/billing/subscription", { body: { plan: "pro" } }));
     expect(downgrade).toMatchObject({ plan: "pro", previous_plan: "creator", proration_amount: 0, scheduled_change_at: started.current_period_end });
+    expect(downgrade).toMatchObject({ pending_plan: "pro", pending_change_at: started.current_period_end });
     expect(await userPlan(bob)).toBe("creator");
+    // The read shows the plan paid for now and the downgrade waiting for the period end (issue 34).
+    expect(await expectOk(service.clientFor(bob).GET("/v1/billing/subscription"))).toMatchObject({ plan: "creator", pending_plan: "pro", pending_change_at: started.current_period_end });
     // Asking for the current plan while a downgrade waits drops the downgrade; asking again is a 409.
     const kept = await expectOk(service.clientFor(bob).PUT("/v1/billing/subscription", { body: { plan: "creator" } }));
-    expect(kept).toMatchObject({ plan: "creator", previous_plan: "creator", scheduled_change_at: null });
+    expect(kept).toMatchObject({ plan: "creator", previous_plan: "creator", scheduled_change_at: null, pending_plan: null, pending_change_at: null });
+    expect(await expectOk(service.clientFor(bob).GET("/v1/billing/subscription"))).toMatchObject({ plan: "creator", pending_plan: null, pending_change_at: null });
     await expectApiError(service.clientFor(bob).PUT("/v1/billing/subscription", { body: { plan: "creator" } }), 409, "conflict");
     await expectOk(service.clientFor(bob).PUT("/v1/billing/subscription", { body: { plan: "pro" } }));
+    // A second downgrade replaces the first: one change waits at a time.
+    await expectOk(service.clientFor(bob).PUT("/v1/billing/subscription", { body: { plan: "plus" } }));
+    expect(await expectOk(service.clientFor(bob).GET("/v1/billing/subscription"))).toMatchObject({ plan: "creator", pending_plan: "plus" });
+    await expectOk(service.clientFor(bob).PUT("/v1/billing/subscription", { body: { plan: "pro" } }));
+    expect(await expectOk(service.clientFor(bob).GET("/v1/billing/subscription"))).toMatchObject({ plan: "creator", pending_plan: "pro", pending_change_at: started.current_period_end });
 
     // Nothing happens before the period end.
     clock.set(new Date(end - 60_000));
     await periodEndTask(bob);
     expect(await userPlan(bob)).toBe("creator");
+    expect(await expectOk(service.clientFor(bob).GET("/v1/billing/subscription"))).toMatchObject({ plan: "creator", pending_plan: "pro" });
     clock.set(new Date(end + 60_000));
     await periodEndTask(bob);
     expect(await userPlan(bob)).toBe("pro");
     const renewed = await expectOk(service.clientFor(bob).GET("/v1/billing/subscription"));
-    expect(renewed).toMatchObject({ plan: "pro", current_period_start: started.current_period_end });
+    // Taken effect: the plan is the new one and nothing is pending any more.
+    expect(renewed).toMatchObject({ plan: "pro", current_period_start: started.current_period_end, pending_plan: null, pending_change_at: null });
     const invoices = await expectOk(service.clientFor(bob).GET("/v1/billing/invoices"));
     expect(invoices.data.map((invoice) => [invoice.plan, invoice.amount])).toEqual([
       ["pro", 1999],
@@ -161,6 +173,25 @@ describe("billing on the offline provider", () => {
     expect(await outboxTypes(service, bob.id)).toEqual(["subscription.created", "subscription.cancelled"]);
     const portal = await expectOk(service.clientFor(bob).POST("/v1/billing/portal"));
     expect(portal.portal_url).toBe(service.url);
+  });
+
+  it("a cancellation replaces a pending downgrade: the read shows the cancellation and nothing pending; another account sees none of it", async () => {
+    const cleo = await keyedUser(service);
+    const session = await checkout(service, cleo, "creator", "year");
+    expect((await fetch(session.checkout_url, form({ action: "pay", csrf_token: (await page(session.checkout_url)).token! }))).status).toBe(303);
+    const client = service.clientFor(cleo);
+    const started = await expectOk(client.GET("/v1/billing/subscription"));
+    expect(started).toMatchObject({ plan: "creator", interval: "year", pending_plan: null, pending_change_at: null });
+
+    await expectOk(client.PUT("/v1/billing/subscription", { body: { plan: "plus" } }));
+    expect(await expectOk(client.GET("/v1/billing/subscription"))).toMatchObject({ plan: "creator", pending_plan: "plus", pending_change_at: started.current_period_end });
+    // Another account reads its own state only: no subscription at all.
+    await expectApiError(service.clientFor(await keyedUser(service)).GET("/v1/billing/subscription"), 404, "not_found");
+
+    const cancelled = await expectOk(client.DELETE("/v1/billing/subscription"));
+    expect(cancelled).toMatchObject({ plan: "creator", cancel_at: started.current_period_end });
+    expect(await expectOk(client.GET("/v1/billing/subscription"))).toMatchObject({ plan: "creator", cancel_at: started.current_period_end, pending_plan: null, pending_change_at: null });
+    expect(await service.services.db.knex("billing_subscriptions").where({ user_id: cleo.id }).first()).toMatchObject({ scheduled_plan: null, scheduled_change_at: null });
   });
 
   it("GET /v1/billing/usage agrees with what the 402 checks count, on the free plan and in a paid period", async () => {
@@ -227,7 +258,7 @@ describe("billing on the offline provider", () => {
     expect(await expectOk(client.GET("/v1/billing/invoices", { params: { query: { limit: 100, offset: 5 } } }))).toEqual({ data: [], total: 0, limit: 100, offset: 5 });
     // The offline provider sends no webhooks: every event is refused.
     const event = { id: "evt_1", type: "checkout.session.completed", data: { object: { id: "cs_1" } } };
-    await expectError(await service.fetch("/v1/billing/webhook", { method: "POST", headers: { "content-type": "application/json", "stripe-signature": "t=1,v1=00" }, body: JSON.stringify(event) }), 400, "invalid_request");
+    await expectApiError(service.api.POST("/v1/billing/webhook", { params: { header: { "Stripe-Signature": "t=1,v1=00" } }, body: event }), 400, "invalid_request");
 
     expect(await service.services.db.knex("billing_customers").where({ user_id: dan.id }).first()).toBeUndefined();
     expect(await service.services.db.knex("local_payment_objects").where({ user_id: dan.id }).first()).toBeUndefined();

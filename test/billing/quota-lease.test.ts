@@ -7,10 +7,10 @@ import { databaseKind } from "../support/service.ts";
 import { useTestService } from "../support/fixtures.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
 
-// The quota lease (docs/decisions.md, "Resilience"): every reserved message has a lease recorded by
+// The quota lease (docs/adr/0096-quota-across-a-crash-a-durable-lease-per-reserved-message.md, "Resilience"): every reserved message has a lease recorded by
 // the reserving statement; once it expires, the sweep gives the message back, exactly once, unless
 // its reply was stored. A send that fails gives it back itself and ends the lease. The process-crash
-// case is test/resilience/api-kill.test.ts; here a lease is expired by hand and the sweep run as a
+// case is test/resilience/api-kill.e2e.test.ts; here a lease is expired by hand and the sweep run as a
 // worker process runs it.
 const fixture = useTestService({ env: { QUOTA_LEASE_SECONDS: "600" } });
 
@@ -20,6 +20,9 @@ const leases = (replyId: string) => knex()("quota_leases").where({ reply_id: rep
 const thisMonth = () => new Date().toISOString().slice(0, 8) + "01";
 /** The lease of `replyId` runs out now (it is recorded again first when `user` is given), and the sweep runs. */
 async function expireAndSweep(replyId: string, user?: TestUser): Promise<{ ended: number; given: number }> {
+  // The service may be lent to other files: a lease one of them left to run out is swept first, so
+  // that the sweep answered counts this test's lease only.
+  await releaseExpiredLeases(knex(), new Date(), 1000, replyTables);
   if (user) await knex()("quota_leases").insert({ reply_id: replyId, user_id: user.id, period_start: thisMonth(), expires_at: new Date() }).onConflict("reply_id").ignore();
   await leases(replyId).update({ expires_at: new Date(Date.now() - 1000) });
   return releaseExpiredLeases(knex(), new Date(), 1000, replyTables);
@@ -78,11 +81,12 @@ describe(`the quota lease (${databaseKind})`, () => {
   it("keeps the message of a reply that was stored, even if the lease was not settled", async () => {
     const { service } = fixture;
     const user = await registerUser(service);
-    const persona = await (await service.fetch("/v1/personas", { method: "POST", headers: { ...user.auth, "content-type": "application/json" }, body: JSON.stringify({ name: "Nova", instructions: "You are Nova." }) })).json();
-    const conversation = await (await service.fetch("/v1/conversations", { method: "POST", headers: { ...user.auth, "content-type": "application/json" }, body: JSON.stringify({ persona_id: persona.id, title: "Lease" }) })).json();
-    const sent = await service.fetch(`/v1/conversations/${conversation.id}/messages`, { method: "POST", headers: { ...user.auth, "content-type": "application/json" }, body: JSON.stringify({ content: "hello" }) });
-    expect(sent.status).toBe(201);
-    const reply = (await sent.json()).assistant_message as { id: string };
+    const client = service.clientFor(user);
+    const persona = (await client.POST("/v1/personas", { body: { name: "Nova", instructions: "You are Nova." } })).data!;
+    const conversation = (await client.POST("/v1/conversations", { body: { persona_id: persona.id, title: "Lease" } })).data!;
+    const sent = await client.POST("/v1/conversations/{id}/messages", { params: { path: { id: conversation.id } }, body: { content: "hello" } });
+    expect(sent.response.status).toBe(201);
+    const reply = sent.data!.assistant_message;
     expect(await used(user)).toBe(1);
     // The lease of a stored reply, expiring as if its settling had been lost in a crash.
     expect(await expireAndSweep(reply.id, user)).toEqual({ ended: 1, given: 0 });

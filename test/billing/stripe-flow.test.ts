@@ -107,24 +107,27 @@ describe("billing through Stripe (fake on loopback)", () => {
 
     const change = await expectOk(world.service.clientFor(ada).PUT("/v1/billing/subscription", { body: { plan: "plus" } }));
     expect(change).toMatchObject({ plan: "plus", previous_plan: "pro", proration_amount: 0, scheduled_change_at: periodEnd.toISOString() });
+    expect(change).toMatchObject({ pending_plan: "plus", pending_change_at: periodEnd.toISOString() });
     const schedule = [...world.fake.schedules.values()].find((s) => s.status === "active")!;
     expect(schedule.phases).toMatchObject([{ end_date: periodEnd.getTime() / 1000 }, { start_date: periodEnd.getTime() / 1000 }]);
-    // Until then the subscription and the limits stay on pro.
-    expect(await subscriptionOf(ada)).toMatchObject({ plan: "pro" });
+    // Until then the subscription and the limits stay on pro, and the read shows the downgrade waiting (issue 34).
+    expect(await subscriptionOf(ada)).toMatchObject({ plan: "pro", pending_plan: "plus", pending_change_at: periodEnd.toISOString() });
     expect(await userPlan(ada)).toBe("pro");
+    // Stripe's events about the schedule read the same state again.
     await world.fake.deliverAll();
     expect(await userPlan(ada)).toBe("pro");
+    expect(await subscriptionOf(ada)).toMatchObject({ plan: "pro", pending_plan: "plus", pending_change_at: periodEnd.toISOString() });
 
     // The period ends. The job lowers the limits even before the provider has moved the subscription.
     world.advance(new Date(periodEnd.getTime() + 60_000), { provider: false });
     await settle();
     expect(await userPlan(ada)).toBe("plus");
-    expect(await subscriptionOf(ada)).toMatchObject({ plan: "plus" });
-    // Then Stripe moves it and says so: still plus, renewed on the plus price.
+    expect(await subscriptionOf(ada)).toMatchObject({ plan: "plus", pending_plan: null, pending_change_at: null });
+    // Then Stripe moves it and says so: still plus, renewed on the plus price, nothing pending.
     world.fake.advanceTo(world.clock.seconds);
     await world.fake.deliverAll();
     const renewed = await subscriptionOf(ada);
-    expect(renewed).toMatchObject({ plan: "plus", current_period_start: periodEnd.toISOString() });
+    expect(renewed).toMatchObject({ plan: "plus", current_period_start: periodEnd.toISOString(), pending_plan: null, pending_change_at: null });
     periodEnd = new Date(renewed.current_period_end);
     const invoices = await expectOk(world.service.clientFor(ada).GET("/v1/billing/invoices"));
     expect(invoices.data[0]).toMatchObject({ amount: 999, plan: "plus" });
@@ -193,6 +196,33 @@ describe("billing through Stripe (fake on loopback)", () => {
     await world.fake.deliverAll();
     expect(await userPlan(bob)).toBe("free");
     expect(await outboxTypes(world.service, bob.id)).toEqual(["subscription.created", "subscription.cancelled"]);
+  });
+
+  it("a pending downgrade is dropped by asking for the current plan, and replaced by a cancellation; the read follows each", async () => {
+    const ivy = await keyedUser(world.service);
+    const client = world.service.clientFor(ivy);
+    world.fake.completeCheckout((await checkout(world.service, ivy, "creator", "month")).session_id);
+    await world.fake.deliverAll();
+    const started = await subscriptionOf(ivy);
+    expect(started).toMatchObject({ plan: "creator", pending_plan: null, pending_change_at: null });
+
+    await expectOk(client.PUT("/v1/billing/subscription", { body: { plan: "pro" } }));
+    await world.fake.deliverAll();
+    expect(await subscriptionOf(ivy)).toMatchObject({ plan: "creator", pending_plan: "pro", pending_change_at: started.current_period_end });
+    // Dropped: the schedule is released at Stripe, and the read says nothing is pending.
+    const kept = await expectOk(client.PUT("/v1/billing/subscription", { body: { plan: "creator" } }));
+    expect(kept).toMatchObject({ plan: "creator", pending_plan: null, pending_change_at: null, scheduled_change_at: null });
+    await world.fake.deliverAll();
+    expect(await subscriptionOf(ivy)).toMatchObject({ plan: "creator", pending_plan: null, pending_change_at: null });
+
+    // Asked again, then cancelled: the cancellation supersedes the downgrade at Stripe and here.
+    await expectOk(client.PUT("/v1/billing/subscription", { body: { plan: "plus" } }));
+    expect(await subscriptionOf(ivy)).toMatchObject({ plan: "creator", pending_plan: "plus" });
+    await expectOk(client.DELETE("/v1/billing/subscription"));
+    await world.fake.deliverAll();
+    expect(await subscriptionOf(ivy)).toMatchObject({ plan: "creator", cancel_at: started.current_period_end, pending_plan: null, pending_change_at: null });
+    const providerId = (await world.service.services.db.knex("billing_subscriptions").where({ user_id: ivy.id }).first()).provider_subscription_id as string;
+    expect([...world.fake.schedules.values()].filter((s) => s.status === "active" && s.subscription === providerId)).toEqual([]);
   });
 
   it("a bad, stale or missing signature is a 400 and changes nothing", async () => {

@@ -3,7 +3,7 @@ import { MemoryBlobStore } from "../../server/toolkit/providers/blobs/memory.ts"
 import { archiveOf, purgeDeletedAccounts } from "../support/account-data.ts";
 import { expectError } from "../support/assertions.ts";
 import { useTestService } from "../support/fixtures.ts";
-import { jsonHeaders } from "../support/service.ts";
+import { sendRaw } from "../support/raw.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
 import { fetchPng, pathOf } from "../images/helpers.ts";
 import { cardChunks, exportCard, LOREBOOK, pngCard, uploadCard, v2Card, v3Card } from "./helpers.ts";
@@ -17,11 +17,12 @@ const creatorPlan = (user: TestUser) => fixture.service.services.db.knex("users"
 beforeAll(async () => creatorPlan(fixture.alice));
 
 const NAME = "Captain Nóva 星";
+// Macros stay as the card wrote them: the reply engine fills them (issue 34 item 2).
 const INSTRUCTIONS = [
-  `You are ${NAME}. Stay in character.`,
-  `## Description\n${NAME} is a retired starship captain who explains astronomy with stories from the bridge.`,
+  "You are {{char}}. Stay in character.",
+  "## Description\n{{char}} is a retired starship captain who explains astronomy with stories from the bridge.",
   "## Personality\nWarm, patient, a little wistful.",
-  `## Scenario\n{{user}} visits ${NAME} at the observatory.`,
+  "## Scenario\n{{user}} visits {{char}} at the observatory.",
   "## Post-history instructions\nKeep answers under 150 words.",
 ].join("\n\n");
 
@@ -52,7 +53,7 @@ describe("importing a card", () => {
       name: NAME,
       description: `${NAME} is a retired starship captain who explains astronomy with stories from the bridge.`,
       instructions: INSTRUCTIONS,
-      greeting_message: `Welcome aboard, {{user}}! I am ${NAME}. ✨`,
+      greeting_message: "Welcome aboard, {{user}}! I am {{char}}. ✨",
       is_public: false,
       category: "character",
       creator_id: fixture.alice.id,
@@ -60,11 +61,22 @@ describe("importing a card", () => {
     });
     const card = await cardJson(fixture.alice, persona.id);
     expect(card.spec).toBe("chara_card_v3");
+    // The export gives the card back as it came, macros and all.
     expect(card.data).toMatchObject({
       ...v2Card().data,
-      first_mes: persona.greeting_message,
       extensions: { ...v2Card().data.extensions, persona: { category: "character", voice_id: "alloy" } },
     });
+    expect(card.data.first_mes).toBe(v2Card().data.first_mes);
+    expect(card.data.extensions.persona.instructions_in).toBeUndefined();
+  });
+
+  it("exports the card's own texts for a persona imported before instructions kept their macros", async () => {
+    const persona = await imported(fixture.alice, JSON.stringify(v2Card()), "nova.json");
+    // As an import stored them before: `{{char}}` filled with the name, `{{user}}` left.
+    await fixture.service.services.db.knex("personas").where({ id: persona.id }).update({ instructions: INSTRUCTIONS.replaceAll("{{char}}", NAME) });
+    const card = await cardJson(fixture.alice, persona.id);
+    expect(card.data).toMatchObject({ system_prompt: v2Card().data.system_prompt, description: v2Card().data.description, scenario: v2Card().data.scenario });
+    expect(card.data.extensions.persona.instructions_in).toBeUndefined();
   });
 
   it("keeps every V3 field and unknown extension verbatim for export", async () => {
@@ -161,11 +173,8 @@ describe("refused cards leave nothing behind", () => {
 
   it("415 for a file that is neither JSON nor PNG, and for a body that is not multipart", async () => {
     await refused("GIF89a....", 415, "unsupported_media_type", "card.gif");
-    await expectError(
-      await fixture.service.fetch("/v1/personas/import", { method: "POST", headers: { ...jsonHeaders, ...fixture.alice.auth }, body: JSON.stringify(v2Card()) }),
-      415,
-      "unsupported_media_type",
-    );
+    // A JSON body where the contract takes multipart: sent raw.
+    await expectError(await sendRaw(fixture.service, "POST", "/v1/personas/import", { body: v2Card(), headers: fixture.alice.auth }), 415, "unsupported_media_type");
   });
 
   it("400 for a broken PNG: bad CRC, cut off, no card chunk, card chunk not base64", async () => {
@@ -315,8 +324,11 @@ describe("exporting a card", () => {
   it("exports edited instructions as the system prompt alone, which imports back to the same instructions", async () => {
     const original = await imported(fixture.alice, JSON.stringify(v2Card()), "nova.json");
     const edited = "You are Nova. Ünïcödé rules 🚀.\n\n## Notes\nBe brief.";
-    const update = await fixture.service.fetch(`/v1/personas/${original.id}`, { method: "PUT", headers: { ...jsonHeaders, ...fixture.alice.auth }, body: JSON.stringify({ instructions: edited, category: "tutor", voice_id: "nova" }) });
-    expect(update.status).toBe(200);
+    const update = await fixture.service.clientFor(fixture.alice).PUT("/v1/personas/{id}", {
+      params: { path: { id: original.id } },
+      body: { instructions: edited, category: "tutor", voice_id: "nova" },
+    });
+    expect(update.response.status).toBe(200);
     const card = await cardJson(fixture.alice, original.id);
     expect(card.data).toMatchObject({ system_prompt: edited, description: original.description, personality: "", scenario: "" });
     const again = await imported(fixture.alice, JSON.stringify(card), "edited.json");
@@ -324,8 +336,8 @@ describe("exporting a card", () => {
   });
 
   it("exports a persona made without a card, as a plain PNG with both chunks", async () => {
-    const made = await fixture.service.fetch("/v1/personas", { method: "POST", headers: { ...jsonHeaders, ...fixture.alice.auth }, body: JSON.stringify({ name: "Plain", instructions: "You are Plain.", greeting_message: "Hello." }) });
-    const persona = await made.json();
+    const made = await fixture.service.clientFor(fixture.alice).POST("/v1/personas", { body: { name: "Plain", instructions: "You are Plain.", greeting_message: "Hello." } });
+    const persona = made.data!;
     const png = await exportCard(fixture.service, fixture.alice, persona.id, "png");
     const chunks = cardChunks(Buffer.from(await png.arrayBuffer()));
     expect(chunks.ccv3).toMatchObject({ spec: "chara_card_v3", data: { name: "Plain", system_prompt: "You are Plain.", first_mes: "Hello.", alternate_greetings: [], tags: [] } });
@@ -339,7 +351,7 @@ describe("exporting a card", () => {
     const persona = await imported(fixture.alice, JSON.stringify(v3Card()), "nova.json");
     await expectError(await exportCard(fixture.service, bob, persona.id), 404, "not_found");
     await expectError(await exportCard(fixture.service, bob, persona.id, "png"), 404, "not_found");
-    await fixture.service.fetch(`/v1/personas/${persona.id}`, { method: "PUT", headers: { ...jsonHeaders, ...fixture.alice.auth }, body: JSON.stringify({ is_public: true }) });
+    await fixture.service.clientFor(fixture.alice).PUT("/v1/personas/{id}", { params: { path: { id: persona.id } }, body: { is_public: true } });
     const { data } = await cardJson(bob, persona.id);
     expect(data).toMatchObject({ name: NAME, description: persona.description, first_mes: persona.greeting_message, system_prompt: "", personality: "", scenario: "", post_history_instructions: "", mes_example: "", tags: v3Card().data.tags, creator_notes: v3Card().data.creator_notes });
     expect(data.character_book).toBeUndefined();

@@ -233,7 +233,7 @@ describe("withCardContext and assembleContext", () => {
 
   it("scans the new message and the history in assembleContext, the entries landing in the system turn", () => {
     const history = [{ role: "assistant" as const, content: "The nebula glows." }, { role: "user" as const, content: "What glows?" }];
-    const { turns } = assembleContext({ instructions: "Be Nova.", greeting: null, history, userMessage: "Tell me more", knowledge: [], budget: 10_000, card: { lorebook: lore, examples: "" } });
+    const { turns } = assembleContext({ instructions: "Be Nova.", history, userMessage: "Tell me more", knowledge: [], budget: 10_000, card: { lorebook: lore, examples: "" } });
     expect(turns[0]).toEqual({ role: "system", content: "BEFORE\n\nBe Nova.\n\nAFTER-1\n\nAFTER-2" });
   });
 });

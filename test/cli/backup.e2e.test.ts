@@ -60,11 +60,14 @@ function tableDigests(dbDir: string): Promise<Record<string, { rows: number; has
   });
 }
 
-/** Conversations whose messages are not whole exchanges (a user message without its reply, or the reverse). */
+/**
+ * Conversations whose messages are not whole exchanges (a user message without its reply, or the
+ * reverse). Greetings, stored at depth 0 when a conversation opens, are no exchange.
+ */
 function halfExchanges(dbDir: string): Promise<number> {
   return withDatabase(dbDir, async (db) => {
     const result = await db.query<{ half: number }>(
-      `SELECT count(*)::int AS half FROM (SELECT conversation_id FROM messages GROUP BY conversation_id
+      `SELECT count(*)::int AS half FROM (SELECT conversation_id FROM messages WHERE depth > 0 GROUP BY conversation_id
          HAVING count(*) FILTER (WHERE role = 'user') <> count(*) FILTER (WHERE role = 'assistant')) t`,
     );
     return result.rows[0]!.half;

@@ -54,8 +54,9 @@ describe("stopping a reply in persona chat", { timeout: 120_000 }, () => {
 
     // Both partial replies are stored, marked stopped, and the chat process is gone: the server stopped them.
     const conversations = (await (await service.fetch(`/v1/conversations?persona_id=${personaId}`, { headers: user.auth })).json()).data as { id: string }[];
-    const messages = (await (await service.fetch(`/v1/conversations/${conversations[0]!.id}`, { headers: user.auth })).json()).messages as { role: string; stopped?: boolean; content: string }[];
-    const replies = messages.filter((m) => m.role === "assistant");
+    const messages = (await (await service.fetch(`/v1/conversations/${conversations[0]!.id}`, { headers: user.auth })).json()).messages as { role: string; stopped?: boolean; content: string; greeting?: true }[];
+    // Replies, not the greeting the conversation opened with.
+    const replies = messages.filter((m) => m.role === "assistant" && !m.greeting);
     expect(replies).toHaveLength(2);
     for (const reply of replies) {
       expect(reply.stopped).toBe(true);

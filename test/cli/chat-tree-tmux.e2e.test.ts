@@ -45,8 +45,9 @@ describe("persona chat's conversation-tree commands in a terminal", { timeout: 1
     type("/edit Tell me about Deneb");
     text = await waitForScreen((t) => /you> \/edit Tell me about Deneb\nOrion> .*Deneb.*\n/m.test(t), "the edited branch's reply");
 
+    // A branch counts its messages from the greeting on.
     type("/branch");
-    text = await waitForScreen((t) => /\* 1\. 2 messages, last: .*Deneb/.test(t) && / {2}2\. 2 messages, last: .*Vega/.test(t), "the branch list");
+    text = await waitForScreen((t) => /\* 1\. 3 messages, last: .*Deneb/.test(t) && / {2}2\. 3 messages, last: .*Vega/.test(t), "the branch list");
 
     type("/branch 2");
     await waitForScreen((t) => t.includes("(switched to branch 2;"), "the switch");
@@ -57,9 +58,10 @@ describe("persona chat's conversation-tree commands in a terminal", { timeout: 1
 
     // What the screen showed was stored: three replies (two alternatives and the edit's), the Vega branch active.
     const read = await (await service.fetch(`/v1/conversations/${conversationId}`, { headers: user.auth })).json();
-    expect(read.messages.map((m: { content: string }) => m.content)[0]).toBe("Tell me about Vega");
+    expect(read.messages[0]).toMatchObject({ greeting: true, content: "Clear skies, cadet!" });
+    expect(read.messages.map((m: { content: string }) => m.content)[1]).toBe("Tell me about Vega");
     expect(read.messages.at(-1)).toMatchObject({ role: "assistant", alternative_index: 1, alternative_count: 2 });
-    const stored = await service.services.db.knex("messages").where({ conversation_id: conversationId, role: "assistant" }).count({ n: "*" }).first();
+    const stored = await service.services.db.knex("messages").where({ conversation_id: conversationId, role: "assistant" }).where("depth", ">", 0).count({ n: "*" }).first();
     expect(Number(stored?.n)).toBe(3);
   });
 });

@@ -204,9 +204,9 @@ describe("commands on the server's database", { timeout: SLOW }, () => {
   });
 
   it("users set-plan lifts an account past the free plan's limits; users list shows it (issue 13, item 6)", async () => {
-    const personas = (n: number) =>
-      service.fetch("/v1/personas", { method: "POST", headers: { ...user.auth, "content-type": "application/json" }, body: JSON.stringify({ name: `Plan test ${n}`, instructions: "Be brief." }) });
-    const existing = (await (await service.fetch("/v1/personas?limit=100", { headers: user.auth })).json()).total as number;
+    const client = service.clientFor(user);
+    const personas = async (n: number) => (await client.POST("/v1/personas", { body: { name: `Plan test ${n}`, instructions: "Be brief." } })).response;
+    const existing = (await client.GET("/v1/personas", { params: { query: { limit: 100 } } })).data!.total;
     for (let i = existing; i < 3; i++) expect((await personas(i)).status).toBe(201);
     expect((await personas(4)).status).toBe(402);
 

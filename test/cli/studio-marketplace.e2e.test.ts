@@ -58,4 +58,28 @@ describe("persona studio and marketplace", { timeout: 180_000 }, () => {
     expect((await runCli(["marketplace", "feature", "0193a6e1-5c2d-7f10-8a4b-3c9d2e1f0a77", "--reason", "x"], { env: dbEnv })).code).toBe(4);
     expect((await runCli(["marketplace", "show", "not-an-id"], { env: fanEnv })).code).toBe(2);
   });
+
+  it("publishes to every shelf the marketplace lists, by default the shelf of the persona's category (issue 34 item 3)", async () => {
+    const created = await runCli(["personas", "create", "--name", "Cli Rogue", "--instructions", "Swashbuckle.", "--category", "character", "--json"], { env: creatorEnv });
+    expect(created.code, created.stderr).toBe(0);
+    const byDefault = await runCli(["studio", "publish", "Cli Rogue", "--tag", "pirates", "--json"], { env: creatorEnv });
+    expect(byDefault.code, byDefault.stderr).toBe(0);
+    const listing = byDefault.json<{ id: string; category: string }>();
+    expect(listing.category).toBe("roleplay");
+    const onShelf = await runCli(["marketplace", "list", "--category", "roleplay", "--q", "pirates", "--json"], { env: fanEnv });
+    expect(onShelf.json<{ data: { id: string }[] }>().data.map((l) => l.id)).toEqual([listing.id]);
+
+    const moved = await runCli(["studio", "publish", "Cli Rogue", "--category", "companion"], { env: creatorEnv });
+    expect(moved.code, moved.stderr).toBe(0);
+    expect(moved.stdout).toContain("Published on the companion shelf");
+    const shelves = (await runCli(["marketplace", "categories", "--json"], { env: fanEnv })).json<{ data: { slug: string }[] }>().data.map((c) => c.slug);
+    expect(shelves).toEqual(expect.arrayContaining(["roleplay", "companion", "assistant", "creative"]));
+
+    // Not a shelf: refused before any request, with the shelves to choose from.
+    for (const args of [["studio", "publish", "Cli Rogue", "--category", "character"], ["marketplace", "list", "--category", "cooking"]]) {
+      const refused = await runCli(args, { env: creatorEnv });
+      expect(refused.code, args.join(" ")).toBe(2);
+      expect(refused.stderr).toContain("roleplay");
+    }
+  });
 });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, startProcess, type RunningProcess } from "../support/processes.ts";
+import { startProcess, type RunningProcess } from "../support/processes.ts";
+import { freePort } from "../support/ports.ts";
 
 // The static Prism mock is what frontend teams build against (`npm run mock`), so it must answer
 // the contract's examples, enforce the security requirement and reject invalid bodies.

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { expectError } from "../support/assertions.ts";
-import { createConversation, createPersona, eventually, readEvents, sendBlocking, sendStream } from "../support/chat.ts";
+import { createConversation, createPersona, readEvents, sendBlocking, sendStream } from "../support/chat.ts";
+import { sendRaw } from "../support/raw.ts";
+import { eventually } from "../support/wait.ts";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
@@ -30,8 +32,9 @@ afterAll(async () => {
 
 const knex = () => service.services.db.knex;
 const chatCalls = () => fake.requests.filter((request) => request.path === "/v1/chat/completions");
-const countRows = async (table: string, where: Record<string, unknown>) => Number((await knex()(table).where(where).count({ n: "*" }).first())?.n ?? 0);
-const messagesOf = (conversationId: string) => knex()("messages").where({ conversation_id: conversationId }).orderBy([{ column: "created_at" }, { column: "id" }]);
+// The exchanged messages: the greeting, stored at creation at depth 0, is not one (test/conversations/greeting.test.ts).
+const messagesOf = (conversationId: string) => knex()("messages").where({ conversation_id: conversationId }).where("depth", ">", 0).orderBy([{ column: "created_at" }, { column: "id" }]);
+const countExchanged = async (where: Record<string, unknown>) => Number((await knex()("messages").where(where).where("depth", ">", 0).count({ n: "*" }).first())?.n ?? 0);
 // Issue 21: a streamed reply opens with `start` (its generation id); these tests look at what follows.
 const afterStart = (events: { event: string; data: string }[]) => events.filter((e) => e.event !== "start");
 const used = async (user: TestUser) => Number((await knex()("usage_counters").where({ user_id: user.id }).sum({ n: "messages_sent" }).first())?.n ?? 0);
@@ -86,7 +89,7 @@ describe("a blocking send", () => {
       fake.chat.next({ status, errorBody: { error: { message: "secret upstream detail sk-test-secret", type: "server_error" } } });
       const body = await expectError(await sendBlocking(service, alice, conversation.id, "hello"), 502, "upstream_error");
       expect(body.error.message).not.toContain("sk-test-secret");
-      expect(await countRows("messages", { conversation_id: conversation.id })).toBe(0);
+      expect(await countExchanged({ conversation_id: conversation.id })).toBe(0);
       expect(await used(alice)).toBe(before);
       const failed = await knex()("event_outbox").where({ type: "message.failed" }).whereRaw("data->>'conversation_id' = ?", [conversation.id]);
       expect(failed).toHaveLength(1);
@@ -104,7 +107,7 @@ describe("a blocking send", () => {
     expect(body.error.details).toEqual({ limit: 200, used: 200, plan: "free" });
     await expectError(await sendStream(service, bob, conversation.id, "stream too"), 402, "plan_limit_exceeded");
     expect(chatCalls()).toHaveLength(1);
-    expect(await countRows("messages", { conversation_id: conversation.id })).toBe(2);
+    expect(await countExchanged({ conversation_id: conversation.id })).toBe(2);
   });
 
   it("lets concurrent sends at the quota edge through exactly up to the limit", async () => {
@@ -128,7 +131,7 @@ describe("a blocking send", () => {
     expect(second.headers.get("idempotent-replayed")).toBe("true");
     expect(await second.json()).toEqual(await first.json());
     expect(chatCalls()).toHaveLength(1);
-    expect(await countRows("messages", { conversation_id: conversation.id })).toBe(2);
+    expect(await countExchanged({ conversation_id: conversation.id })).toBe(2);
     await expectError(await sendBlocking(service, alice, conversation.id, "another text", headers), 409, "conflict");
   });
 
@@ -136,14 +139,14 @@ describe("a blocking send", () => {
     const conversation = await createConversation(service, alice, persona.id, "limits");
     await expectError(await sendBlocking(service, alice, conversation.id, ""), 400, "invalid_request");
     await expectError(await sendBlocking(service, alice, conversation.id, "x".repeat(32_001)), 400, "invalid_request");
-    const asAssistant = await service.fetch(`/v1/conversations/${conversation.id}/messages`, {
-      method: "POST",
-      headers: { "content-type": "application/json", ...alice.auth },
-      body: JSON.stringify({ content: "hi", role: "assistant" }),
-    });
+    // A role the contract does not let a caller send: sent raw.
+    const asAssistant = await sendRaw(service, "POST", `/v1/conversations/${conversation.id}/messages`, { body: { content: "hi", role: "assistant" }, headers: alice.auth });
     await expectError(asAssistant, 400, "invalid_request");
-    expect(await countRows("messages", { conversation_id: conversation.id })).toBe(0);
-    expect((await sendBlocking(service, alice, conversation.id, "x".repeat(32_000))).status).toBe(201);
+    expect(await countExchanged({ conversation_id: conversation.id })).toBe(0);
+    // 32,000 characters pass the contract's check, but as 4,000 tokens they are over the input limit
+    // of the default 8,192-token window (issue 34 item 6); 28,000 (3,500 tokens) are within it.
+    await expectError(await sendBlocking(service, alice, conversation.id, "x".repeat(32_000)), 400, "invalid_request");
+    expect((await sendBlocking(service, alice, conversation.id, "x".repeat(28_000))).status).toBe(201);
   });
 });
 
@@ -208,7 +211,7 @@ describe("a streamed send", () => {
       const events = afterStart((await readEvents(await sendStream(service, alice, conversation.id, "hello"))).events);
       expect(events.map((e) => e.event)).toEqual(["error"]);
       expect(JSON.parse(events[0]!.data).code).toBe("upstream_error");
-      expect(await countRows("messages", { conversation_id: conversation.id, role: "assistant" })).toBe(0);
+      expect(await countExchanged({ conversation_id: conversation.id, role: "assistant" })).toBe(0);
     });
   }
 
@@ -238,7 +241,7 @@ describe("a streamed send", () => {
       ["done", JSON.parse(first.events.at(-1)!.data)],
     ]);
     expect(chatCalls()).toHaveLength(1);
-    expect(await countRows("messages", { conversation_id: conversation.id })).toBe(2);
+    expect(await countExchanged({ conversation_id: conversation.id })).toBe(2);
   });
 
   it("reuses the stored user message when a failed stream is retried with its Idempotency-Key", async () => {

@@ -3,7 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { v7 as uuidv7 } from "uuid";
 import { expectError } from "../support/assertions.ts";
 import { createConversation, createPersona, sendBlocking, sendStream } from "../support/chat.ts";
-import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
+import type { RequestBody } from "../../sdk/src/types.ts";
+import { sendRaw } from "../support/raw.ts";
+import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
 
 // Conversations: create, list, read, delete, the message list and search, and what other users get.
@@ -26,8 +28,7 @@ afterAll(async () => {
 });
 
 const get = (user: TestUser, path: string) => service.fetch(path, { headers: user.auth });
-const post = (user: TestUser, path: string, body: unknown) =>
-  service.fetch(path, { method: "POST", headers: { ...jsonHeaders, ...user.auth }, body: JSON.stringify(body) });
+const create = (user: { auth: Record<string, string> }, body: RequestBody<"conversations_create">) => service.clientFor(user).POST("/v1/conversations", { body });
 
 /** Writes `count` alternating messages straight into a conversation, one second apart. */
 async function seedMessages(conversationId: string, user: TestUser, personaId: string, count: number, start = Date.UTC(2026, 0, 1)) {
@@ -50,16 +51,17 @@ async function seedMessages(conversationId: string, user: TestUser, personaId: s
 }
 
 describe("creating a conversation", () => {
-  it("answers 201 with no messages and records conversation.created", async () => {
-    const response = await post(alice, "/v1/conversations", { persona_id: alicePersona.id, title: "Stars" });
-    const body = await response.json();
-    expect(response.status, JSON.stringify(body)).toBe(201);
+  it("answers 201 with no exchanged message (the greeting is its first one) and records conversation.created", async () => {
+    const { data, error, response } = await create(alice, { persona_id: alicePersona.id, title: "Stars" });
+    expect(response.status, JSON.stringify(error ?? data)).toBe(201);
+    const body = data!;
     expect(body).toEqual({
       id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       persona_id: alicePersona.id,
       title: "Stars",
       message_count: 0,
-      active_message_id: null,
+      // The greeting, stored as the first message (test/conversations/greeting.test.ts).
+      active_message_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       usage: { input_tokens: 0, output_tokens: 0 },
       created_at: expect.any(String),
       updated_at: body.created_at,
@@ -74,20 +76,21 @@ describe("creating a conversation", () => {
   });
 
   it("is 404 for another user's private persona and for an unknown one, and writes nothing", async () => {
-    const before = await service.services.db.knex("conversations").count({ n: "*" }).first();
-    await expectError(await post(bob, "/v1/conversations", { persona_id: alicePersona.id }), 404, "not_found");
-    await expectError(await post(bob, "/v1/conversations", { persona_id: randomUUID() }), 404, "not_found");
-    const after = await service.services.db.knex("conversations").count({ n: "*" }).first();
+    const bobs = () => service.services.db.knex("conversations").where({ user_id: bob.id }).count({ n: "*" }).first();
+    const before = await bobs();
+    await expectError(await create(bob, { persona_id: alicePersona.id }), 404, "not_found");
+    await expectError(await create(bob, { persona_id: randomUUID() }), 404, "not_found");
+    const after = await bobs();
     expect(after).toEqual(before);
   });
 
   it("refuses bad input with 400", async () => {
-    await expectError(await post(alice, "/v1/conversations", {}), 400, "invalid_request");
-    await expectError(await post(alice, "/v1/conversations", { persona_id: "not-a-uuid" }), 400, "invalid_request");
-    await expectError(await post(alice, "/v1/conversations", { persona_id: alicePersona.id, title: "" }), 400, "invalid_request");
-    await expectError(await post(alice, "/v1/conversations", { persona_id: alicePersona.id, title: "x".repeat(201) }), 400, "invalid_request");
-    const ok = await post(alice, "/v1/conversations", { persona_id: alicePersona.id, title: "x".repeat(200) });
-    expect(ok.status).toBe(201);
+    await expectError(await sendRaw(service, "POST", "/v1/conversations", { body: {}, headers: alice.auth }), 400, "invalid_request");
+    await expectError(await create(alice, { persona_id: "not-a-uuid" }), 400, "invalid_request");
+    await expectError(await create(alice, { persona_id: alicePersona.id, title: "" }), 400, "invalid_request");
+    await expectError(await create(alice, { persona_id: alicePersona.id, title: "x".repeat(201) }), 400, "invalid_request");
+    const ok = await create(alice, { persona_id: alicePersona.id, title: "x".repeat(200) });
+    expect(ok.response.status).toBe(201);
   });
 });
 
@@ -217,11 +220,7 @@ describe("another user", () => {
     await expectError(await service.fetch("/v1/conversations", { headers: { "x-api-key": key } }), 403, "forbidden");
     const reader = await apiKeyFor(service, alice, ["conversations:read"]);
     expect((await service.fetch("/v1/conversations", { headers: { "x-api-key": reader } })).status).toBe(200);
-    await expectError(
-      await service.fetch("/v1/conversations", { method: "POST", headers: { ...jsonHeaders, "x-api-key": reader }, body: JSON.stringify({ persona_id: alicePersona.id }) }),
-      403,
-      "forbidden",
-    );
+    await expectError(await create({ auth: { "x-api-key": reader } }, { persona_id: alicePersona.id }), 403, "forbidden");
   });
 });
 

@@ -3,7 +3,8 @@ import { describe, expect, it, vi } from "vitest";
 import { SUMMARY_PREAMBLE, assembleContext } from "../../server/areas/replies/context.ts";
 import type { ChatRequest } from "../../server/toolkit/providers/llm/types.ts";
 import { archiveOf } from "../support/account-data.ts";
-import { createConversation, createPersona, eventually, sendBlocking } from "../support/chat.ts";
+import { createConversation, createPersona, sendBlocking } from "../support/chat.ts";
+import { eventually } from "../support/wait.ts";
 import { useTestService } from "../support/fixtures.ts";
 
 // Long-chat memory on the offline default: once the active path outgrows the context budget, a
@@ -14,8 +15,22 @@ const knex = () => fx.service.services.db.knex;
 
 const FACT = "My sister Zephyrine lives in Reykjavik and keeps three grey cats.";
 
-/** Writes a straight path of `count` messages, the fact first, and makes its last one the active leaf. */
+/**
+ * The model's last reply request of those spied on that answers `text`: the service may be lent to
+ * other files, so the request is picked by this test's own message.
+ */
+function replyTo(calls: unknown[][], text: string): ChatRequest {
+  const reply = calls.map(([request]) => request as ChatRequest).filter((request) => request.purpose === "reply" && request.messages.at(-1)?.content === text).at(-1);
+  expect(reply, `the model was asked to reply to "${text}"`).toBeDefined();
+  return reply!;
+}
+
+/**
+ * Writes a straight path of `count` messages after the conversation's greeting (its active leaf at
+ * creation), the fact first, and makes its last one the active leaf.
+ */
 async function seedLongChat(conversationId: string, personaId: string, count: number) {
+  const { active_message_id: greeting } = await knex()("conversations").where({ id: conversationId }).first();
   const start = Date.UTC(2026, 0, 1);
   const rows = Array.from({ length: count }, (_, i) => {
     const role = i % 2 === 0 ? "user" : "assistant";
@@ -24,7 +39,7 @@ async function seedLongChat(conversationId: string, personaId: string, count: nu
       : `Understood, log entry ${i} recorded; the drills in the hangar went as planned and the crew is resting now.`;
     return { id: uuidv7(), conversation_id: conversationId, user_id: fx.alice.id, persona_id: personaId, role, content, content_tokens: 0, created_at: new Date(start + i * 1000), depth: i + 1 };
   });
-  const chained = rows.map((row, i) => ({ ...row, parent_id: i === 0 ? null : rows[i - 1]!.id, content_tokens: Math.ceil(row.content.length / 4) }));
+  const chained = rows.map((row, i) => ({ ...row, parent_id: i === 0 ? greeting : rows[i - 1]!.id, content_tokens: Math.ceil(row.content.length / 4) }));
   for (let i = 0; i < chained.length; i += 100) await knex()("messages").insert(chained.slice(i, i + 100));
   await knex()("conversations").where({ id: conversationId }).update({ active_message_id: rows.at(-1)!.id, message_count: count });
   return rows;
@@ -48,7 +63,7 @@ describe("long-chat memory", () => {
 
     // The next reply's context: instructions, then the summary with the fact; message 1 itself is out of the window.
     expect((await sendBlocking(fx.service, fx.alice, conversation.id, "And who keeps cats?")).status).toBe(201);
-    const reply = complete.mock.calls.map(([request]) => request as ChatRequest).filter((request) => request.purpose === "reply").at(-1)!;
+    const reply = replyTo(complete.mock.calls, "And who keeps cats?");
     expect(reply.messages[0]).toEqual({ role: "system", content: "You are Captain Nova." });
     expect(reply.messages[1]!.role).toBe("system");
     expect(reply.messages[1]!.content.startsWith(SUMMARY_PREAMBLE)).toBe(true);
@@ -72,13 +87,12 @@ describe("long-chat memory", () => {
     await eventually(async () => knex()("conversation_summaries").where({ conversation_id: conversation.id }).first());
     const complete = vi.spyOn(fx.service.services.providers.llm, "complete");
     // Editing the first message: the new branch shares nothing with the summarised prefix.
-    const edited = await fx.service.fetch(`/v1/conversations/${conversation.id}/messages/${rows[0]!.id}/edit`, {
-      method: "POST",
-      headers: { "content-type": "application/json", ...fx.alice.auth },
-      body: JSON.stringify({ content: "Let us start over." }),
+    const edited = await fx.service.clientFor(fx.alice).POST("/v1/conversations/{id}/messages/{message_id}/edit", {
+      params: { path: { id: conversation.id, message_id: rows[0]!.id } },
+      body: { content: "Let us start over." },
     });
-    expect(edited.status).toBe(201);
-    const reply = complete.mock.calls.map(([request]) => request as ChatRequest).filter((request) => request.purpose === "reply").at(-1)!;
+    expect(edited.response.status).toBe(201);
+    const reply = replyTo(complete.mock.calls, "Let us start over.");
     expect(reply.messages.map((turn) => turn.content)).toEqual(["You are Ada.", "Hi.", "Let us start over."]);
     complete.mockRestore();
   });
@@ -93,7 +107,7 @@ describe("long-chat memory", () => {
     await knex()("conversation_summaries").insert({ conversation_id: conversation.id, through_message_id: through.id, through_depth: through.depth, content, content_tokens: 12, created_at: new Date() });
     const complete = vi.spyOn(fx.service.services.providers.llm, "complete");
     expect((await sendBlocking(fx.service, fx.alice, conversation.id, "Where does my sister live?")).status).toBe(201);
-    const reply = complete.mock.calls.map(([request]) => request as ChatRequest).filter((request) => request.purpose === "reply").at(-1)!;
+    const reply = replyTo(complete.mock.calls, "Where does my sister live?");
     complete.mockRestore();
     expect(reply.messages[1]!.content.startsWith(SUMMARY_PREAMBLE)).toBe(true);
     expect(reply.messages[1]!.content).toContain("Zephyrine");
@@ -105,7 +119,6 @@ describe("long-chat memory", () => {
   it("puts the summary right after the instructions and within its share of the budget", () => {
     const assembled = assembleContext({
       instructions: "You are Captain Nova.",
-      greeting: null,
       history: [{ role: "assistant", content: "Recent reply" }, { role: "user", content: "Recent question" }],
       userMessage: "Now?",
       knowledge: [],

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createConversation, createPersona, eventually, readEvents, sendBlocking, sendStream } from "../support/chat.ts";
+import { createConversation, createPersona, readEvents, sendBlocking, sendStream } from "../support/chat.ts";
+import { eventually } from "../support/wait.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
 
@@ -27,7 +28,9 @@ describe("chat on the offline default", () => {
     const deltas = events.filter((e) => e.event === "delta");
     expect(deltas.length).toBeGreaterThan(1);
     expect(events.at(-1)!.event).toBe("done");
-    const stored = await service.services.db.knex("messages").where({ conversation_id: conversation.id, role: "assistant" });
+    // Replies, not the greeting (depth 0), which no model wrote for this conversation.
+    const stored = await service.services.db.knex("messages").where({ conversation_id: conversation.id, role: "assistant" }).where("depth", ">", 0);
+    expect(stored).toHaveLength(2);
     expect(stored.every((m) => m.model === "local-offline-v1")).toBe(true);
     const titled = await eventually(async () => {
       const body = await (await service.fetch(`/v1/conversations/${conversation.id}`, { headers: user.auth })).json();

@@ -12,7 +12,7 @@ import type { TestUser } from "../support/users.ts";
 // (node:cluster; the primary serves PGlite, notifications cross over IPC). Both share one port and
 // the primary hands out connections, so the test pins each side to a keep-alive connection of its
 // own, learns from the log (every line names its pid) which process holds it, and takes one on
-// each process. process-pair.test.ts is PostgreSQL's counterpart, with two separate servers.
+// each process. process-pair.e2e.test.ts is PostgreSQL's counterpart, with two separate servers.
 const onEmbedded = databaseKind === "embedded";
 
 let fake: FakeOpenAI;

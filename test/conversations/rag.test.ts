@@ -28,7 +28,7 @@ for (const provider of ["offline", "openai"] as const) {
 
     beforeAll(async () => {
       fake = provider === "openai" ? await startFakeOpenAI() : undefined;
-      service = await startTestService({ env: fake ? { OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-test" } : {} });
+      service = await startTestService({ env: fake ? { EMBEDDINGS_PROVIDER: "openai", OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-test" } : {} });
       owner = await registerUser(service);
       other = await registerUser(service);
       persona = await createPersona(service, owner, { name: "Professor Orbit", instructions: "You are Professor Orbit.", is_public: true });

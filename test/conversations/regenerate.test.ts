@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { expectError } from "../support/assertions.ts";
-import { createConversation, createPersona, eventually, readEvents, sendBlocking } from "../support/chat.ts";
+import { createConversation, createPersona, readEvents, sendBlocking } from "../support/chat.ts";
+import { eventually } from "../support/wait.ts";
 import { useServiceWithFakeOpenAI } from "../support/fixtures.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
 
@@ -13,7 +14,8 @@ const knex = () => fx.service.services.db.knex;
 const chatCalls = () => fx.fake.requests.filter((request) => request.path === "/v1/chat/completions");
 const contextOf = (index: number) => (chatCalls()[index]!.body as { messages: { role: string; content: string }[] }).messages;
 const used = async (user: TestUser) => Number((await knex()("usage_counters").where({ user_id: user.id }).sum({ n: "messages_sent" }).first())?.n ?? 0);
-const countMessages = async (conversationId: string) => Number((await knex()("messages").where({ conversation_id: conversationId }).count({ n: "*" }).first())?.n ?? 0);
+// Exchanged messages: the greeting stored at creation (depth 0) is not one.
+const countMessages = async (conversationId: string) => Number((await knex()("messages").where({ conversation_id: conversationId }).where("depth", ">", 0).count({ n: "*" }).first())?.n ?? 0);
 
 const regenerate = (user: TestUser, conversationId: string, messageId: string, stream = false) =>
   fx.service.fetch(`/v1/conversations/${conversationId}/messages/${messageId}/regenerate${stream ? "/stream" : ""}`, { method: "POST", headers: user.auth });
@@ -48,7 +50,8 @@ describe("regenerating the last reply", () => {
 
     const detail = await read(fx.alice, conversation.id);
     expect(detail).toMatchObject({ message_count: 2, active_message_id: body.id });
-    expect(detail.messages.map((m: { id: string }) => m.id)).toEqual([question.id, body.id]);
+    // The greeting opens the path; the regenerated reply takes the first one's place after the question.
+    expect(detail.messages.map((m: { id: string; greeting?: true }) => [m.id, m.greeting ?? false])).toEqual([[question.parent_id, true], [question.id, false], [body.id, false]]);
     const event = await knex()("event_outbox").where({ type: "message.created" }).whereRaw("data->>'message_id' = ?", [body.id]).first();
     expect(event.data).toMatchObject({ role: "assistant", parent_id: question.id, alternative_index: 1 });
 
@@ -58,7 +61,7 @@ describe("regenerating the last reply", () => {
     const chosenBody = await chosen.json();
     expect(chosenBody.active_message_id).toBe(first.id);
     expect(chosenBody.messages.map((m: { id: string; alternative_index: number; alternative_count: number }) => [m.id, m.alternative_index, m.alternative_count]))
-      .toEqual([[question.id, 0, 1], [first.id, 0, 2]]);
+      .toEqual([[question.parent_id, 0, 1], [question.id, 0, 1], [first.id, 0, 2]]);
     fx.fake.chat.next({ reply: "Mars is red." });
     await sendBlocking(fx.service, fx.alice, conversation.id, "And the red one?");
     const later = contextOf(2).map((turn) => turn.content);

@@ -1,7 +1,8 @@
 import knexOf from "knex";
 import { describe, expect, it } from "vitest";
 import { purgeGenerationDeltas } from "../../server/areas/conversations/generations/store.ts";
-import { createConversation, createPersona, eventually, sendStream } from "../support/chat.ts";
+import { createConversation, createPersona, sendStream } from "../support/chat.ts";
+import { eventually } from "../support/wait.ts";
 import { contentOf, generationOf, readIdEvents, useTwoProcesses, type IdEvent } from "../support/generations.ts";
 import { databaseKind, startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
@@ -106,7 +107,8 @@ describe(`resuming (${databaseKind}: ${databaseKind === "postgres" ? "two API pr
     expect(generationOf(events)).toBe(generationOf(first));
     expect(contentOf(events)).toBe(fullReply(8));
     expect(fake.requests.filter((r) => r.path === "/v1/chat/completions")).toHaveLength(1);
-    const count = Number((await a.services.db.knex("messages").where({ conversation_id: conversation.id }).count({ n: "*" }).first())!.n);
+    // One exchange after the greeting (depth 0).
+    const count = Number((await a.services.db.knex("messages").where({ conversation_id: conversation.id }).where("depth", ">", 0).count({ n: "*" }).first())!.n);
     expect(count).toBe(2);
   });
 });
@@ -144,7 +146,7 @@ describe(`resume: bad input and access (${databaseKind})`, () => {
 describe(`shutdown (${databaseKind})`, () => {
   it("waits for a running generation whose client has gone: its reply is stored before the database closes", async () => {
     const { fake } = ctx;
-    const service = await startTestService({ env: { OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-test-secret", LLM_MAX_RETRIES: "0" } });
+    const service = await startTestService({ fresh: true, env: { OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-test-secret", LLM_MAX_RETRIES: "0" } });
     const user = await registerUser(service);
     const persona = await createPersona(service, user);
     const conversation = await createConversation(service, user, persona.id, "shutdown");

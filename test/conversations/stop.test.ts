@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createConversation, eventually, sendStream } from "../support/chat.ts";
+import { createConversation, sendStream } from "../support/chat.ts";
+import { eventually } from "../support/wait.ts";
 import { contentOf, generationOf, readIdEvents, stopMidReply, useTwoProcesses } from "../support/generations.ts";
 import { databaseKind, type TestService } from "../support/service.ts";
 import type { TestUser } from "../support/users.ts";

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { expectError } from "../support/assertions.ts";
-import { createConversation, eventually, sendBlocking, sendStream } from "../support/chat.ts";
+import { createConversation, sendBlocking, sendStream } from "../support/chat.ts";
+import { eventually } from "../support/wait.ts";
 import { contentOf, generationOf, readIdEvents, stopMidReply, useTwoProcesses, type IdEvent } from "../support/generations.ts";
 import { databaseKind, type TestService } from "../support/service.ts";
 import type { TestUser } from "../support/users.ts";

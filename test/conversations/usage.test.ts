@@ -30,8 +30,11 @@ describe(`usage with a provider (${databaseKind})`, () => {
     expect(blocking.assistant_message.usage).toEqual({ input_tokens: expect.any(Number), output_tokens: Math.ceil("A blocking reply of a few words.".length / 4) });
     expect(blocking.user_message.usage).toBeUndefined();
     const list = await (await service.fetch(`/v1/conversations/${conversation.id}/messages`, { headers: alice.auth })).json();
-    const replies = list.data.filter((m: { role: string }) => m.role === "assistant");
+    const replies = list.data.filter((m: { role: string; greeting?: true }) => m.role === "assistant" && !m.greeting);
     expect(replies.map((m: { usage: Usage }) => m.usage)).toEqual([done.usage, blocking.assistant_message.usage]);
+    // The greeting used no model of this conversation: no usage.
+    expect(list.data.at(-1)).toMatchObject({ greeting: true });
+    expect(list.data.at(-1).usage).toBeUndefined();
     const read = await (await service.fetch(`/v1/conversations/${conversation.id}`, { headers: alice.auth })).json();
     expect(read.usage).toEqual(sum([done.usage, blocking.assistant_message.usage]));
     const listed = await (await service.fetch(`/v1/conversations`, { headers: alice.auth })).json();

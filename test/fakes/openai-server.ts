@@ -90,9 +90,14 @@ export interface BehaviourControl<B> {
   always(behaviour: B): void;
 }
 
+/** What an OpenAI-compatible server may serve (Ollama or llama.cpp serve chat and little else). */
+export type FakeCapability = "chat" | "embeddings" | "speech" | "transcriptions" | "images";
+
 export interface FakeOpenAIOptions {
   /** Vector size when the request sends no `dimensions`. Default 1536 (text-embedding-3-small). */
   embeddingDimensions?: number;
+  /** The routes it serves; the others answer 404 `unknown_url`, as a chat-only server does. Default: all. */
+  serves?: FakeCapability[];
 }
 
 export interface FakeOpenAI {
@@ -260,6 +265,7 @@ export function fakePng(size: string | undefined): Buffer {
 
 export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
   const embeddingDimensions = options.embeddingDimensions ?? 1536;
+  const serves = new Set<FakeCapability>(options.serves ?? ["chat", "embeddings", "speech", "transcriptions", "images"]);
   const requests: RecordedRequest[] = [];
   const chat = behaviourControl<ChatBehaviour>();
   const embeddings = behaviourControl<EmbeddingsBehaviour>();
@@ -462,9 +468,10 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       const contentType = req.headers["content-type"] ?? "";
       if (contentType.startsWith("multipart/form-data")) record.form = await parseForm(raw, contentType);
       else record.body = parseJson(raw);
-      if (req.method === "POST" && record.path === "/v1/audio/speech") return handleSpeech((record.body ?? {}) as { input?: string }, res);
-      if (req.method === "POST" && record.path === "/v1/audio/transcriptions") return handleTranscription(record.form, res);
-      if (req.method === "POST" && record.path === "/v1/images/generations") {
+      const post = (path: string, capability: FakeCapability) => req.method === "POST" && record.path === path && serves.has(capability);
+      if (post("/v1/audio/speech", "speech")) return handleSpeech((record.body ?? {}) as { input?: string }, res);
+      if (post("/v1/audio/transcriptions", "transcriptions")) return handleTranscription(record.form, res);
+      if (post("/v1/images/generations", "images")) {
         return handleImages((record.body ?? {}) as { size?: string }, res, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
       }
       if (req.method === "GET" && record.path.startsWith("/files/")) {
@@ -473,8 +480,8 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
         res.writeHead(200, { "content-type": "image/png" });
         return void res.end(file);
       }
-      if (req.method === "POST" && record.path === "/v1/embeddings") return handleEmbeddings((record.body ?? {}) as EmbeddingsBody, res);
-      if (req.method === "POST" && record.path === "/v1/chat/completions") {
+      if (post("/v1/embeddings", "embeddings")) return handleEmbeddings((record.body ?? {}) as EmbeddingsBody, res);
+      if (post("/v1/chat/completions", "chat")) {
         return handleChat((record.body ?? {}) as ChatBody, res, () => void (ownDisconnect = true));
       }
       if (req.method === "GET" && record.path === "/v1/models") {

@@ -2,7 +2,8 @@ import { request } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { root } from "../support/contract.ts";
-import { freePort, startAndWait, type RunningProcess } from "../support/processes.ts";
+import { startAndWait, type RunningProcess } from "../support/processes.ts";
+import { freePort } from "../support/ports.ts";
 import { createTestDatabase, databaseKind, type TestDatabase } from "../support/service.ts";
 
 // `persona serve --processes 2` on the database kind under test: both processes answer on one port,

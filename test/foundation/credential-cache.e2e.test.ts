@@ -4,9 +4,11 @@ import { CredentialCache } from "../../server/areas/auth/credential-cache.ts";
 import { localNotifications } from "../../server/toolkit/db/notifications.ts";
 import type { Principal } from "../../server/toolkit/http/principal.ts";
 import { createLogger } from "../../server/toolkit/logger.ts";
+import { createApiClient } from "../support/api.ts";
 import { root } from "../support/contract.ts";
-import { freePort, startAndWait, type RunningProcess } from "../support/processes.ts";
-import { createTestDatabase, jsonHeaders, startTestService, testDatabaseUrl, type TestDatabase, type TestService } from "../support/service.ts";
+import { startAndWait, type RunningProcess } from "../support/processes.ts";
+import { freePort } from "../support/ports.ts";
+import { createTestDatabase, startTestService, testDatabaseUrl, type TestDatabase, type TestService } from "../support/service.ts";
 import { registerUser } from "../support/users.ts";
 
 const log = createLogger({ logLevel: "silent", logPretty: false });
@@ -69,8 +71,8 @@ describe("revocation with the cache in one process", () => {
 
   it("refuses a deleted key and a deleted account's session on the very next request", async () => {
     const user = await registerUser(service);
-    const created = await service.fetch("/v1/auth/api-keys", { method: "POST", headers: { ...jsonHeaders, ...user.auth }, body: JSON.stringify({ name: "k", scopes: ["admin"] }) });
-    const { id, key } = (await created.json()) as { id: string; key: string };
+    const created = await service.clientFor(user).POST("/v1/auth/api-keys", { body: { name: "k", scopes: ["admin"] } });
+    const { id, key } = created.data!;
     const me = (headers: Record<string, string>) => service.fetch("/v1/auth/me", { headers }).then((response) => response.status);
     // Twice each: the second answer comes from the cache.
     expect([await me({ "x-api-key": key }), await me({ "x-api-key": key }), await me(user.auth), await me(user.auth)]).toEqual([200, 200, 200, 200]);
@@ -102,9 +104,13 @@ describe.runIf(testDatabaseUrl)("revocation across two API processes on PostgreS
   });
 
   const call = (which: number, path: string, init: RequestInit = {}) => fetch(processes[which]!.url.replace("/readyz", path), init);
+  /** The contract-typed client of process `which`. */
+  const client = (which: number, auth: Record<string, string> = {}) => createApiClient(processes[which]!.url.replace("/readyz", ""), auth);
   /** Polls until `path` answers 401 on process `which`; how long that took (reported, not asserted). */
   async function refusedWithin(which: number, headers: Record<string, string>): Promise<number> {
     const started = performance.now();
+    // Its own loop, not until(): every answer before the 401 must be a 200, and the time it reports
+    // wants a finer grain than until's 50 ms.
     for (;;) {
       const status = (await call(which, "/v1/auth/me", { headers })).status;
       if (status === 401) return performance.now() - started;
@@ -115,15 +121,13 @@ describe.runIf(testDatabaseUrl)("revocation across two API processes on PostgreS
   }
 
   it("refuses a key deleted through the other process, and a deleted account's session", async () => {
-    const registered = await call(0, "/v1/auth/register", {
-      method: "POST",
-      headers: jsonHeaders,
-      body: JSON.stringify({ email: `two_${Date.now()}@example.com`, username: `two_${Date.now()}`, password: "Correct-horse-9" }),
+    const registered = await client(0).POST("/v1/auth/register", {
+      body: { email: `two_${Date.now()}@example.com`, username: `two_${Date.now()}`, password: "Correct-horse-9" },
     });
-    const { access_token } = (await registered.json()) as { access_token: string };
+    const { access_token } = registered.data!;
     const session = { authorization: `Bearer ${access_token}` };
-    const created = await call(0, "/v1/auth/api-keys", { method: "POST", headers: { ...jsonHeaders, ...session }, body: JSON.stringify({ name: "k", scopes: ["admin"] }) });
-    const { id, key } = (await created.json()) as { id: string; key: string };
+    const created = await client(0, session).POST("/v1/auth/api-keys", { body: { name: "k", scopes: ["admin"] } });
+    const { id, key } = created.data!;
     for (const which of [0, 1]) {
       for (const headers of [{ "x-api-key": key }, session, { "x-api-key": key }, session]) expect((await call(which, "/v1/auth/me", { headers })).status).toBe(200);
     }

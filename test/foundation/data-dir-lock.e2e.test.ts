@@ -7,7 +7,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../cli/run-cli.ts";
 import { root } from "../support/contract.ts";
-import { freePort, startAndWait, type RunningProcess } from "../support/processes.ts";
+import { startAndWait, type RunningProcess } from "../support/processes.ts";
+import { freePort } from "../support/ports.ts";
 
 // One process per embedded data dir (issue 24 item 9, issue 13 item 1): a second server fails at
 // once naming the holder, admin commands attach to the running server, and a lock left by kill -9

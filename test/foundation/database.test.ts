@@ -7,7 +7,7 @@ import { loadConfig } from "../../server/toolkit/config.ts";
 import { StartupError } from "../../server/toolkit/db/database.ts";
 import { startEmbeddedPostgres } from "../../server/toolkit/db/embedded.ts";
 import { startService } from "../../server/runtime.ts";
-import { freePort } from "../support/processes.ts";
+import { freePort } from "../support/ports.ts";
 import { databaseKind, startTestService, type TestService } from "../support/service.ts";
 
 // The database holds every user's data: it must persist, refuse unusable servers clearly, and report readiness.

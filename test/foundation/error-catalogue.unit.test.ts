@@ -27,6 +27,8 @@ const factories: Record<string, () => ApiError> = {
   unauthorized: () => catalogue.unauthorized(),
   planLimit: () => catalogue.planLimit("m", { limit: 3, used: 3, plan: "free" }),
   forbidden: () => catalogue.forbidden("m"),
+  missingScope: () => catalogue.missingScope("m", "conversations:write", ["conversations:write", "chat", "admin"]),
+  accountPendingDeletion: () => catalogue.accountPendingDeletion("m", { restorable: true }),
   notFound: () => catalogue.notFound("Persona"),
   notFoundExplained: () => catalogue.notFoundExplained("m"),
   noSuchRoute: () => catalogue.noSuchRoute(),

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { handlers } from "../../server/areas.ts";
 import { notLive } from "../../server/toolkit/http/router.ts";
+import type { ApiAnswer } from "../support/api.ts";
+import { sendRaw } from "../support/raw.ts";
 import { startTestService, jsonHeaders, type TestService } from "../support/service.ts";
 import { registerUser } from "../support/users.ts";
 
@@ -27,10 +29,12 @@ afterAll(async () => {
   await service?.close();
 });
 
-async function expectError(response: Response, status: number, code: string) {
+/** Asserts the envelope of a raw response or of a typed-client answer, and returns its body. */
+async function expectError(answer: Response | ApiAnswer, status: number, code: string) {
+  const response = answer instanceof Response ? answer : answer.response;
   expect(response.status).toBe(status);
   expect(response.headers.get("content-type")).toMatch(/^application\/json/);
-  const body = await response.json();
+  const body = answer instanceof Response ? await answer.json() : (answer.error ?? answer.data);
   expect(body.error.code).toBe(code);
   expect(typeof body.error.message).toBe("string");
   expect(JSON.stringify(body)).not.toMatch(/\bat .*\.(ts|js):\d+/);
@@ -54,12 +58,8 @@ describe("the error envelope", () => {
   });
 
   it("answers a body over the limit with 413", async () => {
-    const response = await service.fetch("/v1/auth/login", {
-      method: "POST",
-      headers: jsonHeaders,
-      body: JSON.stringify({ email: "a@example.com", password: "x".repeat(4096) }),
-    });
-    await expectError(response, 413, "payload_too_large");
+    const answer = await service.api.POST("/v1/auth/login", { body: { email: "a@example.com", password: "x".repeat(4096) } });
+    await expectError(answer, 413, "payload_too_large");
   });
 
   it("answers an unknown route with 404 not_found", async () => {
@@ -72,22 +72,14 @@ describe("the error envelope", () => {
   });
 
   it("answers validation failures with 400 and details.errors naming each field", async () => {
-    const response = await service.fetch("/v1/auth/register", {
-      method: "POST",
-      headers: jsonHeaders,
-      body: JSON.stringify({ email: "not-an-email", password: "short", username: "ab" }),
-    });
-    const body = await expectError(response, 400, "invalid_request");
+    const answer = await service.api.POST("/v1/auth/register", { body: { email: "not-an-email", password: "short", username: "ab" } });
+    const body = await expectError(answer, 400, "invalid_request");
     const paths = body.error.details.errors.map((error: { path: string }) => error.path);
     expect(paths).toEqual(expect.arrayContaining(["/body/email", "/body/password", "/body/username"]));
   });
 
   it("does not coerce body types: a number where a string belongs is a 400, not a string", async () => {
-    const response = await service.fetch("/v1/auth/register", {
-      method: "POST",
-      headers: jsonHeaders,
-      body: JSON.stringify({ email: "typed@example.com", password: "Correct-horse-9", username: 12345 }),
-    });
+    const response = await sendRaw(service, "POST", "/v1/auth/register", { body: { email: "typed@example.com", password: "Correct-horse-9", username: 12345 } });
     const body = await expectError(response, 400, "invalid_request");
     expect(body.error.details.errors.map((error: { path: string }) => error.path)).toContain("/body/username");
   });

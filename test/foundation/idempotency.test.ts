@@ -5,8 +5,10 @@ import { handlers } from "../../server/areas.ts";
 import { ApiError } from "../../server/toolkit/http/errors.ts";
 import { idempotentOutcomeOf } from "../../server/toolkit/http/idempotency.ts";
 import { HANDLED } from "../../server/toolkit/http/router.ts";
-import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
+import type { Schemas } from "../../sdk/src/types.ts";
+import { startTestService, type TestService } from "../support/service.ts";
 import { apiKeyFor, registerUser } from "../support/users.ts";
+import { until } from "../support/wait.ts";
 
 // A client that lost the answer to a POST must be able to send it again without creating the thing
 // twice (a second webhook, a second charge): the same Idempotency-Key gets the first answer back.
@@ -30,6 +32,7 @@ beforeAll(async () => {
       // No creating endpoint is live yet: stand-ins that count how often they really run.
       webhooks_create: async ({ body }) => {
         created += 1;
+        // A slow handler: the fixed time is the point, the window a concurrent request falls into.
         if (behaviour === "slow") await delay(300);
         if (behaviour === "upstream_error") throw new ApiError(502, "upstream_error", "x");
         const webhook = { id: randomUUID(), url: body.url, events: body.events, secret: "s".repeat(32), active: true as const };
@@ -62,15 +65,12 @@ afterAll(async () => {
   await service?.close();
 });
 
-const webhook = { url: "https://hooks.example.com/persona", events: ["message.created"] };
+const webhook: Schemas["WebhookCreate"] = { url: "https://hooks.example.com/persona", events: ["message.created"] };
 
-function create(key: string | undefined, body: unknown = webhook, who: keyof typeof keys = "idempotency") {
-  return service.fetch("/v1/webhooks", {
-    method: "POST",
-    headers: { ...jsonHeaders, "x-api-key": keys[who], ...(key ? { "idempotency-key": key } : {}) },
-    body: JSON.stringify(body),
-  });
+function create(key: string | undefined, body: Schemas["WebhookCreate"] = webhook, who: keyof typeof keys = "idempotency") {
+  return service.clientFor({ auth: { "x-api-key": keys[who] } }).POST("/v1/webhooks", { params: { header: key ? { "Idempotency-Key": key } : {} }, body });
 }
+type Answer = Awaited<ReturnType<typeof create>>;
 
 /** Runs `fn` and answers how many times the create handler ran meanwhile. */
 async function runs(fn: () => Promise<unknown>): Promise<number> {
@@ -82,28 +82,28 @@ async function runs(fn: () => Promise<unknown>): Promise<number> {
 describe("Idempotency-Key", () => {
   it("replays the first response to a retry with the same key and body, without running twice", async () => {
     const key = randomUUID();
-    let first!: Response;
-    let second!: Response;
+    let first!: Answer;
+    let second!: Answer;
     expect(
       await runs(async () => {
         first = await create(key);
         second = await create(key);
       }),
     ).toBe(1);
-    expect(first.status).toBe(201);
-    expect(first.headers.get("idempotent-replayed")).toBeNull();
-    expect(second.status).toBe(first.status);
-    expect(await second.json()).toEqual(await first.json());
-    expect(second.headers.get("idempotent-replayed")).toBe("true");
+    expect(first.response.status).toBe(201);
+    expect(first.response.headers.get("idempotent-replayed")).toBeNull();
+    expect(second.response.status).toBe(first.response.status);
+    expect(second.data).toEqual(first.data);
+    expect(second.response.headers.get("idempotent-replayed")).toBe("true");
   });
 
   it("answers 409 conflict to the same key with a different body", async () => {
     const key = randomUUID();
-    expect((await create(key)).status).toBe(201);
+    expect((await create(key)).response.status).toBe(201);
     const other = await runs(async () => {
-      const response = await create(key, { ...webhook, events: ["message.failed"] });
+      const { error, response } = await create(key, { ...webhook, events: ["message.failed"] });
       expect(response.status).toBe(409);
-      expect((await response.json()).error.code).toBe("conflict");
+      expect(error!.error.code).toBe("conflict");
     });
     expect(other).toBe(0);
   });
@@ -113,17 +113,17 @@ describe("Idempotency-Key", () => {
     const count = await runs(async () => {
       const mine = await create(key, webhook, "alice");
       const theirs = await create(key, webhook, "bob");
-      expect([mine.status, theirs.status]).toEqual([201, 201]);
-      expect(theirs.headers.get("idempotent-replayed")).toBeNull();
-      expect((await theirs.json()).id).not.toBe((await mine.json()).id);
+      expect([mine.response.status, theirs.response.status]).toEqual([201, 201]);
+      expect(theirs.response.headers.get("idempotent-replayed")).toBeNull();
+      expect(theirs.data!.id).not.toBe(mine.data!.id);
     });
     expect(count).toBe(2);
   });
 
   it("runs every request that carries no key", async () => {
     const count = await runs(async () => {
-      expect((await create(undefined)).status).toBe(201);
-      expect((await create(undefined)).status).toBe(201);
+      expect((await create(undefined)).response.status).toBe(201);
+      expect((await create(undefined)).response.status).toBe(201);
     });
     expect(count).toBe(2);
   });
@@ -132,11 +132,11 @@ describe("Idempotency-Key", () => {
     const key = randomUUID();
     behaviour = "slow";
     try {
-      const responses = await Promise.all([create(key), create(key)]);
-      const statuses = responses.map((response) => response.status).sort();
+      const answers = await Promise.all([create(key), create(key)]);
+      const statuses = answers.map(({ response }) => response.status).sort();
       expect(statuses).toEqual([201, 409]);
-      const refused = responses.find((response) => response.status === 409)!;
-      const body = await refused.json();
+      const refused = answers.find(({ response }) => response.status === 409)!;
+      const body = refused.error!;
       expect(body.error.code).toBe("conflict");
       expect(body.error.message).toMatch(/in progress/);
     } finally {
@@ -144,8 +144,8 @@ describe("Idempotency-Key", () => {
     }
     // Once the first is done, a retry gets its answer.
     const retry = await create(key);
-    expect(retry.status).toBe(201);
-    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(retry.response.status).toBe(201);
+    expect(retry.response.headers.get("idempotent-replayed")).toBe("true");
   });
 
   it("does not store a 5xx: a retry with the same key runs again", async () => {
@@ -153,16 +153,16 @@ describe("Idempotency-Key", () => {
     behaviour = "upstream_error";
     try {
       const failed = await create(key);
-      expect(failed.status).toBe(502);
-      expect((await failed.json()).error.code).toBe("upstream_error");
+      expect(failed.response.status).toBe(502);
+      expect(failed.error!.error.code).toBe("upstream_error");
     } finally {
       behaviour = "ok";
     }
     expect(
       await runs(async () => {
         const retry = await create(key);
-        expect(retry.status).toBe(201);
-        expect(retry.headers.get("idempotent-replayed")).toBeNull();
+        expect(retry.response.status).toBe(201);
+        expect(retry.response.headers.get("idempotent-replayed")).toBeNull();
       }),
     ).toBe(1);
   });
@@ -171,15 +171,15 @@ describe("Idempotency-Key", () => {
     const key = randomUUID();
     const start = clock;
     try {
-      expect((await create(key)).status).toBe(201);
+      expect((await create(key)).response.status).toBe(201);
       clock = new Date(start.getTime() + 23 * 60 * 60 * 1000);
-      expect((await create(key)).headers.get("idempotent-replayed")).toBe("true");
+      expect((await create(key)).response.headers.get("idempotent-replayed")).toBe("true");
       clock = new Date(start.getTime() + 24 * 60 * 60 * 1000 + 1000);
       expect(
         await runs(async () => {
           const later = await create(key);
-          expect(later.status).toBe(201);
-          expect(later.headers.get("idempotent-replayed")).toBeNull();
+          expect(later.response.status).toBe(201);
+          expect(later.response.headers.get("idempotent-replayed")).toBeNull();
         }),
       ).toBe(1);
     } finally {
@@ -190,33 +190,31 @@ describe("Idempotency-Key", () => {
   it("gives a streaming handler its recorded outcome on a retry, and releases a key left without one", async () => {
     const conversationId = randomUUID();
     const stream = (key: string) =>
-      service.fetch(`/v1/conversations/${conversationId}/messages/stream`, {
-        method: "POST",
-        headers: { ...jsonHeaders, "x-api-key": keys.idempotency, "idempotency-key": key },
-        body: JSON.stringify({ content: "hello" }),
+      service.clientFor({ auth: { "x-api-key": keys.idempotency } }).POST("/v1/conversations/{id}/messages/stream", {
+        params: { path: { id: conversationId }, header: { "Idempotency-Key": key } },
+        body: { content: "hello" },
+        parseAs: "text",
       });
     const recorded = randomUUID();
     const first = await stream(recorded);
     const run = streamed;
-    expect(await first.text()).toContain(`"run":${run}`);
+    expect(first.data).toContain(`"run":${run}`);
     const retry = await stream(recorded);
-    expect(retry.headers.get("idempotent-replayed")).toBe("true");
-    expect(await retry.text()).toBe(`event: replay\ndata: {"run":${run}}\n\n`);
+    expect(retry.response.headers.get("idempotent-replayed")).toBe("true");
+    expect(retry.data).toBe(`event: replay\ndata: {"run":${run}}\n\n`);
     expect(streamed).toBe(run);
 
     streamBehaviour = "leave";
     try {
       const left = randomUUID();
-      await (await stream(left)).text();
+      await stream(left);
       // The key is released once the first response has closed; until then a retry is "in progress".
-      let again = await stream(left);
-      for (let tries = 0; again.status === 409 && tries < 100; tries++) {
-        await again.text();
-        await delay(50);
-        again = await stream(left);
-      }
-      expect(again.headers.get("idempotent-replayed")).toBeNull();
-      expect(await again.text()).toContain(`"run":${run + 2}`);
+      const again = await until("the key left without an outcome released", async () => {
+        const answer = await stream(left);
+        return answer.response.status === 409 ? undefined : answer;
+      }, 10_000);
+      expect(again.response.headers.get("idempotent-replayed")).toBeNull();
+      expect(again.data).toContain(`"run":${run + 2}`);
     } finally {
       streamBehaviour = "record";
     }

@@ -7,6 +7,7 @@ import { workerLogger } from "../../server/toolkit/jobs/logger.ts";
 import { httpSerializers } from "../../server/toolkit/logger.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser } from "../support/users.ts";
+import { until } from "../support/wait.ts";
 
 // Logs are shipped to places with wider access than the database: a credential must never reach one.
 const lines: string[] = [];
@@ -39,6 +40,16 @@ afterAll(async () => {
   await service?.close();
 });
 
+/**
+ * Waits for the line that ends each request of `ids` (written once its response has closed, which
+ * may be after the client has the answer): every line of those requests is in by then.
+ */
+const completed = (...ids: string[]) =>
+  until(`the request lines of ${ids.join(", ")}`, () => ids.every((id) => lines.some((text) => {
+    const entry = JSON.parse(text);
+    return entry.reqId === id && entry.res;
+  })), 10_000);
+
 describe("request logs", () => {
   it("carry the request id, method, URL and status, and no credential", async () => {
     const user = await registerUser(service, { password: "Secret-password-77" });
@@ -46,7 +57,7 @@ describe("request logs", () => {
     expect(response.status).toBe(501);
     const refused = await service.fetch("/v1/rooms", { headers: { "x-api-key": "pk_supersecretkey", "x-request-id": "log-test-2" } });
     expect(refused.status).toBe(401);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await completed("log-test-1", "log-test-2");
     const line = lines.map((text) => JSON.parse(text)).find((entry) => entry.reqId === "log-test-1" && entry.res);
     expect(line).toMatchObject({ req: { method: "GET", url: "/v1/rooms" }, res: { statusCode: 501 } });
     const all = lines.join("\n");
@@ -64,7 +75,7 @@ describe("error logs", () => {
     const user = await registerUser(service);
     await service.fetch("/v1/rooms", { headers: { ...user.auth, "x-request-id": "log-501" } });
     await service.fetch("/v1/personas/0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01", { headers: { ...user.auth, "x-request-id": "log-404" } });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await completed("log-501", "log-404");
     for (const id of ["log-501", "log-404"]) {
       const mine = entries().filter((entry) => entry.reqId === id);
       expect(mine, id).toHaveLength(1);
@@ -77,7 +88,7 @@ describe("error logs", () => {
     const user = await registerUser(service);
     const response = await service.fetch("/v1/rooms/0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01", { headers: { ...user.auth, "x-request-id": "log-500" } });
     expect(response.status).toBe(500);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await completed("log-500");
     const withStack = entries().filter((entry) => entry.reqId === "log-500" && entry.err?.stack);
     expect(withStack).toHaveLength(1);
     expect(withStack[0]!.err!.stack).toContain("a bug in a handler");

@@ -3,6 +3,7 @@ import { createLogger } from "../../server/toolkit/logger.ts";
 import { loadConfig } from "../../server/toolkit/config.ts";
 import { postgresNotifications } from "../../server/toolkit/db/notifications.ts";
 import { databaseKind, startTestService, type TestService } from "../support/service.ts";
+import { until } from "../support/wait.ts";
 
 // Rooms fan out and credential caches invalidate through these signals: they must arrive once, only
 // after the transaction that sent them commits, and survive a lost connection.
@@ -12,7 +13,8 @@ describe(`notifications (${databaseKind})`, () => {
     service = await startTestService();
   });
   afterAll(async () => {
-    await service?.stop();
+    // close(), not stop(): the service may be lent to this file, and goes back to the worker.
+    await service?.close();
   });
 
   it("delivers a payload to every listener of the channel, and none of another", async () => {
@@ -36,7 +38,9 @@ describe(`notifications (${databaseKind})`, () => {
   it("delivers what a transaction sent only when it commits", async () => {
     const { notifications, knex } = service.services.db;
     const seen: string[] = [];
+    const markers: string[] = [];
     const stop = await notifications.listen("probe_trx", (payload) => seen.push(payload));
+    const stopMarkers = await notifications.listen("probe_trx_marker", (payload) => markers.push(payload));
     await knex
       .transaction(async (trx) => {
         await notifications.notify("probe_trx", "rolled back", trx);
@@ -45,12 +49,14 @@ describe(`notifications (${databaseKind})`, () => {
       .catch(() => undefined);
     await knex.transaction(async (trx) => {
       await notifications.notify("probe_trx", "committed", trx);
-      // Not before the commit: a receiver would read rows it cannot see yet.
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // Not before the commit: a receiver would read rows it cannot see yet. A notification sent
+      // after it outside the transaction arrives first; one sent at once would have been before it.
+      await notifications.notify("probe_trx_marker", "after");
+      await until("the marker sent outside the transaction", () => markers.length > 0, 10_000);
       expect(seen).toEqual([]);
     });
     await expect.poll(() => seen).toEqual(["committed"]);
-    await stop();
+    await Promise.all([stop(), stopMarkers()]);
   });
 
   it("refuses a channel name that is not a plain identifier", async () => {

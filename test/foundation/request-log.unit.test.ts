@@ -5,6 +5,7 @@ import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { requestLog } from "../../server/toolkit/http/request-log.ts";
 import { httpSerializers } from "../../server/toolkit/logger.ts";
+import { until } from "../support/wait.ts";
 
 // The request log middleware on its own, in a bare Express app: which lines it writes at which
 // level, and that it makes nothing for a line whose level is off.
@@ -27,6 +28,16 @@ async function start(level: pino.Level) {
   log.child = ((...args: Parameters<typeof child>) => (children++, child(...args))) as typeof log.child;
   const app = express();
   app.use(requestLog(app, log));
+  // The request log writes its line when the response closes, which may be after the client has the
+  // answer. A listener added after its own is called after it: once it counts every response closed,
+  // every line is written.
+  let opened = 0;
+  let closed = 0;
+  app.use((_req, res, next) => {
+    opened++;
+    res.on("close", () => closed++);
+    next();
+  });
   app.get("/ok", (_req, res) => res.json({ ok: true }));
   app.get("/logs", (req, res) => {
     req.log.info("from the handler");
@@ -37,7 +48,7 @@ async function start(level: pino.Level) {
   await new Promise((resolve) => server.once("listening", resolve));
   servers.push(server);
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+  const settle = () => until("every response closed on the server", () => opened > 0 && closed === opened, 10_000);
   return { url, lines, children: () => children, settle };
 }
 

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { handlers } from "../../server/areas.ts";
-import { freePort } from "../support/processes.ts";
+import { freePort } from "../support/ports.ts";
 import { root } from "../support/contract.ts";
 import { startTestService } from "../support/service.ts";
 

@@ -138,7 +138,7 @@ function corpus(): Case[] {
 }
 
 /**
- * The one deliberate difference (docs/decisions.md, "Plain decimal integers"): an integer
+ * The one deliberate difference (docs/adr/0032-an-integer-parameter-is-a-plain-decimal-integer.md, "Plain decimal integers"): an integer
  * parameter must be written as a plain decimal integer, where express-openapi-validator took any
  * text `Number()` reads (`0x10` as 16). Each case: what the compiled validators answer now.
  */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { expectError } from "../support/assertions.ts";
 import { useTestService } from "../support/fixtures.ts";
+import { registerUser } from "../support/users.ts";
 import { operations } from "./contract.ts";
 
 // What the fuzzer found, each kept as a plain test over every operation it concerns, so that it
@@ -8,6 +9,8 @@ import { operations } from "./contract.ts";
 const fixture = useTestService();
 
 const jsonBodies = operations.filter((op) => op.body?.alternatives.includes("application/json"));
+/** The account's deletion ignores a body it does not know: it is called as a user of its own, not alice. */
+const deletesTheCaller = (op: (typeof operations)[number]) => op.method === "DELETE" && op.path === "/v1/auth/me";
 const pagedLists = operations.filter((op) => op.method === "GET" && op.parameters.some((p) => p.in === "query" && (p.name === "limit" || p.name === "offset")));
 const anId = "0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01";
 const withRequired = (op: (typeof operations)[number]) =>
@@ -20,7 +23,8 @@ describe("fuzzer findings", () => {
     for (const op of jsonBodies) {
       const path = op.path.replace(/\{[^}]+\}/g, "0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01");
       for (const body of bodies) {
-        const response = await service.fetch(path, { method: op.method, headers: { ...alice.auth, "content-type": "application/json" }, body });
+        const caller = deletesTheCaller(op) ? await registerUser(service) : alice;
+        const response = await service.fetch(path, { method: op.method, headers: { ...caller.auth, "content-type": "application/json" }, body });
         // Refused as not matching the schema, or (an object under an unknown name) ignored.
         expect(op.statuses, `${op.operationId}: ${response.status}`).toContain(String(response.status));
         expect(response.status === 501 || response.status < 500, `${op.operationId}: ${response.status}`).toBe(true);

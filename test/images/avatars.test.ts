@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import { archiveOf, purgeDeletedAccounts } from "../support/account-data.ts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateAvatar } from "../../server/areas/personas/avatar-job.ts";
@@ -6,9 +5,10 @@ import type { ImageProvider } from "../../server/toolkit/providers/images/types.
 import { LocalImages } from "../../server/toolkit/providers/images/local.ts";
 import { MemoryBlobStore } from "../../server/toolkit/providers/blobs/memory.ts";
 import type { Services } from "../../server/toolkit/services.ts";
-import { expectError } from "../support/assertions.ts";
-import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
+import { expectError, expectOk } from "../support/assertions.ts";
+import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
+import { until } from "../support/wait.ts";
 import { fetchPng, generate, pathOf } from "./helpers.ts";
 
 // Automatic avatars (a job, from the persona's name and description), and images in the export and the purge.
@@ -17,7 +17,8 @@ let alice: TestUser;
 const blobs = new MemoryBlobStore();
 
 beforeAll(async () => {
-  service = await startTestService({ providers: { blobs } });
+  // Automatic avatars are off in tests unless turned on (test/support/service.ts).
+  service = await startTestService({ providers: { blobs }, env: { AUTO_AVATARS: "true" } });
   alice = await registerUser(service);
 });
 
@@ -25,46 +26,34 @@ afterAll(async () => {
   await service?.close();
 });
 
-async function create(user: TestUser, fields: Record<string, unknown> = {}) {
-  const response = await service.fetch("/v1/personas", {
-    method: "POST",
-    headers: { ...jsonHeaders, ...user.auth },
-    body: JSON.stringify({ name: "Captain Nova", instructions: "You are Captain Nova.", greeting_message: "Ahoy!", ...fields }),
-  });
-  const body = await response.json();
-  expect(response.status, JSON.stringify(body)).toBe(201);
-  return body;
+async function create(user: TestUser, fields: { description?: string; avatar_url?: string } = {}) {
+  return expectOk(service.clientFor(user).POST("/v1/personas", { body: { name: "Captain Nova", instructions: "You are Captain Nova.", greeting_message: "Ahoy!", ...fields } }), 201);
 }
 
 async function read(user: TestUser, id: string) {
-  return (await service.fetch(`/v1/personas/${id}`, { headers: user.auth })).json();
-}
-
-async function eventually<T>(check: () => Promise<T | undefined>): Promise<T> {
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    await sleep(50);
-  }
+  return expectOk(service.clientFor(user).GET("/v1/personas/{id}", { params: { path: { id } } }));
 }
 
 describe("automatic avatars", () => {
   it("gives a persona created without an avatar a 512x512 one within seconds, leaving updated_at alone", async () => {
     const made = await create(alice, { description: "A retired starship captain" });
     expect(made.avatar_url).toBeNull();
-    const url = await eventually(async () => (await read(alice, made.id)).avatar_url ?? undefined);
+    const url = await until("the automatic avatar", async () => (await read(alice, made.id)).avatar_url);
     const after = await read(alice, made.id);
     expect(after).toEqual({ ...made, avatar_url: url });
     const { png } = await fetchPng(service, url);
     expect([png.width, png.height]).toEqual([512, 512]);
     const row = await service.services.db.knex("images").where({ persona_id: made.id }).first();
-    expect(row).toMatchObject({ user_id: alice.id, style: "avatar", prompt: "Captain Nova: A retired starship captain", url });
+    // Stored as its path, shown with the service's address (server/toolkit/links.ts).
+    expect(row).toMatchObject({ user_id: alice.id, style: "avatar", prompt: "Captain Nova: A retired starship captain", url: pathOf(url) });
   });
 
   it("is not drawn for a persona created with an avatar", async () => {
     const made = await create(alice, { avatar_url: "https://cdn.persona.example/nova.png" });
-    // Give a job that should not exist time to show up if it did.
-    await sleep(1500);
+    // A job that should not exist would have run by the time a persona created after it has its
+    // avatar: the worker takes its jobs in the order they were queued.
+    const later = await create(alice);
+    await until("the avatar of a persona created after it", async () => (await read(alice, later.id)).avatar_url);
     expect((await read(alice, made.id)).avatar_url).toBe("https://cdn.persona.example/nova.png");
     expect(await service.services.db.knex("images").where({ persona_id: made.id })).toEqual([]);
   });
@@ -83,8 +72,8 @@ describe("automatic avatars", () => {
     const services: Services = { ...service.services, providers: { ...service.services.providers, images: slow } };
     const job = generateAvatar(services, id);
     await askedPromise;
-    const put = await service.fetch(`/v1/personas/${id}`, { method: "PUT", headers: { ...jsonHeaders, ...alice.auth }, body: JSON.stringify({ avatar_url: "https://cdn.persona.example/quill.png" }) });
-    expect(put.status).toBe(200);
+    const put = await service.clientFor(alice).PUT("/v1/personas/{id}", { params: { path: { id } }, body: { avatar_url: "https://cdn.persona.example/quill.png" } });
+    expect(put.response.status).toBe(200);
     const blobsBefore = blobs.blobs.size;
     answer();
     await job;
@@ -94,15 +83,20 @@ describe("automatic avatars", () => {
   });
 
   it("is not queued when image generation is switched off", async () => {
-    const off = await startTestService({ env: { IMAGES_PROVIDER: "off" } });
+    // Avatars on, so that it is the provider switched off that holds them back.
+    const off = await startTestService({ env: { IMAGES_PROVIDER: "off", AUTO_AVATARS: "true" } });
     try {
       const bob = await registerUser(off);
       await expectError(await generate(off, bob.auth, { prompt: "A cat" }), 503, "provider_unavailable");
-      const response = await off.fetch("/v1/personas", { method: "POST", headers: { ...jsonHeaders, ...bob.auth }, body: JSON.stringify({ name: "Nova", instructions: "x", greeting_message: "Hi" }) });
-      const made = await response.json();
-      const jobs = await off.services.db.knex("graphile_worker.jobs").where({ task_identifier: "persona_avatar" });
+      const { data: made } = await off.clientFor(bob).POST("/v1/personas", { body: { name: "Nova", instructions: "x", greeting_message: "Hi" } });
+      // This persona's jobs only, as the service is lent (graphile-worker's jobs view has no payload).
+      const jobs = await off.services.db.knex("graphile_worker._private_jobs as j")
+        .join("graphile_worker._private_tasks as t", "t.id", "j.task_id")
+        .where("t.identifier", "persona_avatar")
+        .whereRaw("j.payload->>'personaId' = ?", [made!.id]);
       expect(jobs).toEqual([]);
-      expect((await (await off.fetch(`/v1/personas/${made.id}`, { headers: bob.auth })).json()).avatar_url).toBeNull();
+      const { data: after } = await off.clientFor(bob).GET("/v1/personas/{id}", { params: { path: { id: made!.id } } });
+      expect(after!.avatar_url).toBeNull();
     } finally {
       await off.close();
     }

@@ -91,9 +91,9 @@ describe("generating images offline", () => {
     await expectError(await service.fetch("/v1/images/files/..%2F..%2Fetc%2Fpasswd"), 400, "invalid_request");
   });
 
-  it("records each image for its owner, with its prompt and link", async () => {
+  it("records each image for its owner, with its prompt and link (kept as its path: server/toolkit/links.ts)", async () => {
     const body = await (await generate(service, alice.auth, { prompt: "A quiet harbour at dusk", style: "banner", aspect_ratio: "16:9" })).json();
-    const row = await service.services.db.knex("images").where({ url: body.url }).first();
+    const row = await service.services.db.knex("images").where({ url: pathOf(body.url) }).first();
     expect(row).toMatchObject({ user_id: alice.id, persona_id: null, style: "banner", aspect_ratio: "16:9", prompt: "A quiet harbour at dusk", provider: "local", width: 1024, height: 576 });
   });
 });

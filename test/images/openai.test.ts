@@ -4,7 +4,7 @@ import { expectError } from "../support/assertions.ts";
 import { useServiceWithFakeOpenAI } from "../support/fixtures.ts";
 import type { TestService } from "../support/service.ts";
 import type { TestUser } from "../support/users.ts";
-import { colours, fetchPng, generate } from "./helpers.ts";
+import { colours, fetchPng, generate, pathOf } from "./helpers.ts";
 
 // The `openai` image provider against a fake OpenAI API on loopback, through the real `openai` package.
 let fake: FakeOpenAI;
@@ -24,7 +24,7 @@ describe("images through the openai provider", () => {
     const { png } = await fetchPng(service, body.url);
     expect([png.width, png.height]).toEqual([1024, 576]);
     expect(colours(png)).toBeGreaterThan(8);
-    const row = await service.services.db.knex("images").where({ url: body.url }).first();
+    const row = await service.services.db.knex("images").where({ url: pathOf(body.url) }).first();
     expect(row.provider).toBe("openai");
   });
 

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { integrationsAccountData } from "../../server/areas/integrations/account-data.ts";
 import { expectOk } from "../support/assertions.ts";
-import { createPersona, eventually } from "../support/chat.ts";
+import { createPersona } from "../support/chat.ts";
+import { eventually } from "../support/wait.ts";
 import type { TestService } from "../support/service.ts";
 import { registerUser } from "../support/users.ts";
 import { telegramTextUpdate } from "../fakes/platforms/telegram-server.ts";

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectOk } from "../support/assertions.ts";
-import { createPersona, eventually } from "../support/chat.ts";
+import { createPersona } from "../support/chat.ts";
+import { eventually } from "../support/wait.ts";
 import type { TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
 import { discordMessage, startFakeDiscord, type FakeDiscord, type FakeDiscordBot } from "../fakes/platforms/discord-server.ts";

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectOk } from "../support/assertions.ts";
-import { createPersona, eventually } from "../support/chat.ts";
+import { createPersona } from "../support/chat.ts";
+import { eventually } from "../support/wait.ts";
 import type { TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
 import { slackMessageEvent } from "../fakes/platforms/slack-server.ts";
@@ -72,7 +73,9 @@ describe("messenger updates", { timeout: 90_000 }, () => {
     const [mapping] = await knex()("integration_channels").where({ integration_id: integration.id });
     const conversation = await expectOk(client().GET("/v1/conversations/{id}", { params: { path: { id: mapping.conversation_id } } }));
     expect(conversation.persona_id).toBe(persona.id);
+    // It opens with the persona's greeting, stored (not posted to the chat).
     expect(conversation.messages.map((m) => [m.role, m.content])).toEqual([
+      ["assistant", "Welcome aboard!"],
       ["user", "Hello captain, how are the stars?"],
       ["assistant", sent!.body.text],
     ]);
@@ -83,7 +86,8 @@ describe("messenger updates", { timeout: 90_000 }, () => {
     expect(await platforms.telegram.deliver(bot.token, second)).toBe(200);
     await eventually(async () => (await detail(integration.id)).message_count === 2);
     expect(await knex()("integration_channels").where({ integration_id: integration.id })).toHaveLength(1);
-    const messages = await knex()("messages").where({ conversation_id: mapping.conversation_id });
+    // Two exchanges after the greeting (depth 0).
+    const messages = await knex()("messages").where({ conversation_id: mapping.conversation_id }).where("depth", ">", 0);
     expect(messages).toHaveLength(4);
     expect(sentTo(bot.token)).toHaveLength(2);
   });
@@ -93,11 +97,14 @@ describe("messenger updates", { timeout: 90_000 }, () => {
     expect(await platforms.telegram.deliver(bot.token, telegramTextUpdate({ chatId: 1, text: "forged" }), { secret: "wrong-secret" })).toBe(401);
     expect(await platforms.telegram.deliver(bot.token, telegramTextUpdate({ chatId: 1, text: "forged" }), { secret: null })).toBe(401);
     expect(await knex()("integration_events").where({ integration_id: integration.id })).toHaveLength(0);
-    const response = await service.fetch(`/v1/integrations/${integration.id}/messenger/updates`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ update_id: 1 }) });
+    const { error, response } = await service.api.POST("/v1/integrations/{id}/messenger/updates", { params: { path: { id: integration.id } }, body: { update_id: 1 } });
     expect(response.status).toBe(401);
-    expect((await response.json()).error.code).toBe("unauthorized");
-    const unknown = await service.fetch("/v1/integrations/0193a6c4-0000-7000-8000-000000000000/messenger/updates", { method: "POST", headers: { "content-type": "application/json", "x-telegram-bot-api-secret-token": "x" }, body: JSON.stringify({ update_id: 1 }) });
-    expect(unknown.status).toBe(404);
+    expect(error!.error.code).toBe("unauthorized");
+    const unknown = await service.api.POST("/v1/integrations/{id}/messenger/updates", {
+      params: { path: { id: "0193a6c4-0000-7000-8000-000000000000" }, header: { "X-Telegram-Bot-Api-Secret-Token": "x" } },
+      body: { update_id: 1 },
+    });
+    expect(unknown.response.status).toBe(404);
   });
 
   it("in a group answers only mentions and replies to the bot unless auto_respond; never itself or other bots; nothing while inactive", async () => {

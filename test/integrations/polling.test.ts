@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectOk } from "../support/assertions.ts";
-import { createPersona, eventually } from "../support/chat.ts";
+import { createPersona } from "../support/chat.ts";
+import { eventually } from "../support/wait.ts";
 import type { TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
 import { telegramTextUpdate } from "../fakes/platforms/telegram-server.ts";
@@ -48,8 +49,11 @@ describe("messenger polling", { timeout: 90_000 }, () => {
     expect(Number(polls.at(-1)!.body.offset)).toBeGreaterThan(Number(update.update_id));
 
     // No webhook secret exists, so the webhook endpoint takes nothing for this bot.
-    const forged = await service.fetch(`/v1/integrations/${created.id}/messenger/updates`, { method: "POST", headers: { "content-type": "application/json", "x-telegram-bot-api-secret-token": "" }, body: JSON.stringify(update) });
-    expect(forged.status).toBe(401);
+    const forged = await service.api.POST("/v1/integrations/{id}/messenger/updates", {
+      params: { path: { id: created.id }, header: { "X-Telegram-Bot-Api-Secret-Token": "" } },
+      body: update as { update_id: number },
+    });
+    expect(forged.response.status).toBe(401);
 
     await expectOk(service.clientFor(owner).DELETE("/v1/integrations/{id}", { params: { path: { id: created.id } } }));
   });

@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectOk } from "../support/assertions.ts";
-import { createPersona, eventually } from "../support/chat.ts";
+import { createPersona } from "../support/chat.ts";
+import { eventually } from "../support/wait.ts";
 import { root } from "../support/contract.ts";
 import type { TestService } from "../support/service.ts";
 import { registerUser } from "../support/users.ts";

@@ -62,8 +62,9 @@ describe("the Vercel AI SDK's OpenAI-compatible provider", () => {
     const conversation = await createConversation(service, alice, persona.id, "AI SDK");
     const result = streamText({ model: provider(persona.id), prompt: "Store this", headers: { "X-Persona-Conversation-Id": conversation.id }, maxRetries: 0 });
     expect(await result.text).toBe("Echo: Store this");
-    const stored = await service.services.db.knex("messages").where({ conversation_id: conversation.id }).orderBy("created_at");
-    expect(stored.map((m) => m.content)).toEqual(["Store this", "Echo: Store this"]);
+    // After the conversation's greeting, stored when it was created.
+    const stored = await service.services.db.knex("messages").where({ conversation_id: conversation.id }).orderBy([{ column: "depth" }, { column: "created_at" }]);
+    expect(stored.map((m) => m.content)).toEqual(["Welcome aboard!", "Store this", "Echo: Store this"]);
   });
 
   it("reads an unknown model as an API error carrying OpenAI's message", async () => {

@@ -1,8 +1,12 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createConversation, createPersona, eventually } from "../support/chat.ts";
+import { createConversation, createPersona } from "../support/chat.ts";
+import { eventually } from "../support/wait.ts";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.ts";
-import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
+import type { ApiAnswer } from "../support/api.ts";
+import { sendRaw } from "../support/raw.ts";
+import { startTestService, type TestService } from "../support/service.ts";
+import type { RequestBody } from "../../sdk/src/types.ts";
 import { apiKeyFor, registerUser, type TestUser } from "../support/users.ts";
 
 // The OpenAI-compatible endpoint driven by the official `openai` package (and raw fetch for the
@@ -36,13 +40,15 @@ const chatCalls = () => fake.requests.filter((request) => request.path === "/v1/
 const sentMessages = (index = 0) => (chatCalls()[index]!.body as { messages: { role: string; content: string }[] }).messages;
 const used = async (user: TestUser) => Number((await knex()("usage_counters").where({ user_id: user.id }).sum({ n: "messages_sent" }).first())?.n ?? 0);
 const client = (apiKey: string) => new OpenAI({ baseURL: `${service.url}/openai/v1`, apiKey, maxRetries: 0 });
-const post = (body: unknown, headers: Record<string, string> = { authorization: `Bearer ${aliceKey}` }) =>
-  service.fetch("/openai/v1/chat/completions", { method: "POST", headers: { ...jsonHeaders, ...headers }, body: typeof body === "string" ? body : JSON.stringify(body) });
+const post = (body: RequestBody<"openai_create_chat_completion">, headers: Record<string, string> = { authorization: `Bearer ${aliceKey}` }) =>
+  service.clientFor({ auth: headers }).POST("/openai/v1/chat/completions", { body });
+/** A body the contract refuses on purpose (the refusals), or no JSON at all. */
+const postRaw = (body: unknown, headers: Record<string, string>) => sendRaw(service, "POST", "/openai/v1/chat/completions", { body, headers });
 
-/** An OpenAI-shaped error answer. */
-async function expectOpenAIError(response: Response, status: number, code: string | null, param?: string | null) {
-  const body = await response.json();
-  expect(response.status, JSON.stringify(body)).toBe(status);
+/** An OpenAI-shaped error answer: a raw Response, or what a typed-client call resolves to. */
+async function expectOpenAIError(answer: Response | ApiAnswer, status: number, code: string | null, param?: string | null) {
+  const [actual, body] = answer instanceof Response ? [answer.status, await answer.json()] : [answer.response.status, (answer.error ?? answer.data) as { error: unknown }];
+  expect(actual, JSON.stringify(body)).toBe(status);
   expect(Object.keys(body)).toEqual(["error"]);
   expect(body.error).toEqual({ message: expect.any(String), type: expect.any(String), param: param === undefined ? expect.anything() : param, code });
   return body.error as { message: string; type: string; param: string | null; code: string | null };
@@ -127,10 +133,12 @@ describe("a blocking completion", () => {
   });
 
   it("honours max_tokens below the server's cap and stores nothing without a conversation", async () => {
-    const before = await knex()("messages").count({ n: "*" }).first();
+    // Alice's and Nova's messages only: the service may be lent to other files.
+    const ours = () => knex()("messages").whereIn("conversation_id", knex()("conversations").where({ user_id: alice.id }).orWhere({ persona_id: nova.id }).select("id")).count({ n: "*" }).first();
+    const before = await ours();
     await client(aliceKey).chat.completions.create({ model: nova.id, max_tokens: 7, messages: [{ role: "user", content: "Short" }] });
     expect(chatCalls()[0]!.body).toMatchObject({ max_tokens: 7 });
-    expect(await knex()("messages").count({ n: "*" }).first()).toEqual(before);
+    expect(await ours()).toEqual(before);
   });
 
   it("works with a public persona of another user and the caller's session token", async () => {
@@ -173,10 +181,12 @@ describe("a streamed completion", () => {
   });
 
   it("ends with data: [DONE] on the wire, unnamed events only, and no usage chunk unless asked", async () => {
-    const response = await post({ model: nova.id, stream: true, messages: [{ role: "user", content: "Hi there" }] });
+    const { data: text = "", response } = await service.clientFor({ auth: { authorization: `Bearer ${aliceKey}` } }).POST("/openai/v1/chat/completions", {
+      body: { model: nova.id, stream: true, messages: [{ role: "user" as const, content: "Hi there" }] },
+      parseAs: "text",
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/);
-    const text = await response.text();
     expect(text).not.toMatch(/^event:/m);
     const data = text.split("\n").filter((line) => line.startsWith("data: ")).map((line) => line.slice(6));
     expect(data.at(-1)).toBe("[DONE]");
@@ -190,10 +200,9 @@ describe("a streamed completion", () => {
     const own = await createPersona(service, grace);
     fake.chat.next({ chunks: Array.from({ length: 20 }, (_, i) => `piece${i} `), chunkDelayMs: 300 });
     const controller = new AbortController();
-    const response = await service.fetch("/openai/v1/chat/completions", {
-      method: "POST",
-      headers: { ...jsonHeaders, ...grace.auth },
-      body: JSON.stringify({ model: own.id, stream: true, messages: [{ role: "user", content: "talk slowly" }] }),
+    const { response } = await service.clientFor(grace).POST("/openai/v1/chat/completions", {
+      body: { model: own.id, stream: true, messages: [{ role: "user", content: "talk slowly" }] },
+      parseAs: "stream",
       signal: controller.signal,
     });
     const reader = response.body!.getReader();
@@ -232,7 +241,7 @@ describe("refusals", () => {
   for (const [what, body, code, param] of cases) {
     it(`answers 400 in OpenAI's shape for ${what}, calling no model and using no quota`, async () => {
       const before = await used(alice);
-      const error = await expectOpenAIError(await post({ model: nova.id, ...(body as object) }, alice.auth), 400, code, param);
+      const error = await expectOpenAIError(await postRaw({ model: nova.id, ...(body as object) }, alice.auth), 400, code, param);
       expect(error.type).toBe("invalid_request_error");
       expect(chatCalls()).toHaveLength(0);
       expect(await used(alice)).toBe(before);
@@ -240,7 +249,7 @@ describe("refusals", () => {
   }
 
   it("answers malformed JSON with OpenAI's 400", async () => {
-    await expectOpenAIError(await post("{not json", alice.auth), 400, "invalid_request", null);
+    await expectOpenAIError(await postRaw("{not json", alice.auth), 400, "invalid_request", null);
   });
 
   it("answers an unknown model and another user's private persona with 404 model_not_found", async () => {
@@ -262,10 +271,10 @@ describe("refusals", () => {
       "messages",
     );
     expect(error.message).toMatch(/does not allow system messages/);
-    expect((await post({ model: strict.id, messages: [{ role: "user", content: "x" }] }, frank.auth)).status).toBe(200);
-    const update = await service.fetch(`/v1/personas/${strict.id}`, { method: "PUT", headers: { ...jsonHeaders, ...frank.auth }, body: JSON.stringify({ allow_client_system_messages: true }) });
-    expect(await update.json()).toMatchObject({ allow_client_system_messages: true });
-    expect((await post({ model: strict.id, messages: [{ role: "system", content: "Be a pirate." }, { role: "user", content: "x" }] }, frank.auth)).status).toBe(200);
+    expect((await post({ model: strict.id, messages: [{ role: "user", content: "x" }] }, frank.auth)).response.status).toBe(200);
+    const update = await service.clientFor(frank).PUT("/v1/personas/{id}", { params: { path: { id: strict.id } }, body: { allow_client_system_messages: true } });
+    expect(update.data).toMatchObject({ allow_client_system_messages: true });
+    expect((await post({ model: strict.id, messages: [{ role: "system", content: "Be a pirate." }, { role: "user", content: "x" }] }, frank.auth)).response.status).toBe(200);
   });
 
   it("maps a used-up monthly quota to 429 insufficient_quota that the SDKs do not retry", async () => {
@@ -273,9 +282,9 @@ describe("refusals", () => {
     const own = await createPersona(service, dave);
     const period = new Date().toISOString().slice(0, 8) + "01";
     await knex()("usage_counters").insert({ user_id: dave.id, period_start: period, messages_sent: 200 });
-    const response = await post({ model: own.id, messages: [{ role: "user", content: "x" }] }, dave.auth);
-    expect(response.headers.get("x-should-retry")).toBe("false");
-    const error = await expectOpenAIError(response, 429, "insufficient_quota", null);
+    const answer = await post({ model: own.id, messages: [{ role: "user", content: "x" }] }, dave.auth);
+    expect(answer.response.headers.get("x-should-retry")).toBe("false");
+    const error = await expectOpenAIError(answer, 429, "insufficient_quota", null);
     expect(error.type).toBe("insufficient_quota");
     await expect(client(dave.accessToken).chat.completions.create({ model: own.id, messages: [{ role: "user", content: "x" }] })).rejects.toBeInstanceOf(OpenAI.RateLimitError);
     expect(chatCalls()).toHaveLength(0);
@@ -283,7 +292,8 @@ describe("refusals", () => {
 });
 
 describe("with a conversation", () => {
-  const messagesOf = (conversationId: string) => knex()("messages").where({ conversation_id: conversationId }).orderBy([{ column: "created_at" }, { column: "id" }]);
+  // The exchanged messages: a conversation's greeting (depth 0, stored when it was created) is not one.
+  const messagesOf = (conversationId: string) => knex()("messages").where({ conversation_id: conversationId }).where("depth", ">", 0).orderBy([{ column: "created_at" }, { column: "id" }]);
 
   it("stores the exchange in the caller's conversation (body field, blocking) with its message.created events", async () => {
     const conversation = await createConversation(service, alice, nova.id, "From a client");
@@ -292,6 +302,10 @@ describe("with a conversation", () => {
     const completion = (await client(aliceKey).chat.completions.create(body as OpenAI.ChatCompletionCreateParamsNonStreaming)) as OpenAI.ChatCompletion & { persona_message_id: string };
     const stored = await messagesOf(conversation.id);
     expect(stored.map((m) => [m.role, m.content])).toEqual([["user", "Store me"], ["assistant", "Stored reply."]]);
+    // After the conversation's greeting, as an exchange of the app's would be.
+    const greeting = await knex()("messages").where({ conversation_id: conversation.id, depth: 0 }).first();
+    expect(greeting).toMatchObject({ role: "assistant", content: "Welcome aboard, cadet!" });
+    expect(stored[0]!.parent_id).toBe(greeting.id);
     expect(completion.persona_message_id).toBe(stored[1]!.id);
     const events = await knex()("event_outbox").where({ type: "message.created" }).whereRaw("data->>'conversation_id' = ?", [conversation.id]);
     expect(events).toHaveLength(2);

@@ -1,7 +1,8 @@
+import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectError } from "../support/assertions.ts";
 import { createConversation, createPersona, sendBlocking } from "../support/chat.ts";
-import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
+import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
 
 // A deleted account is disabled at once (DECISIONS: Account deletion): what it published leaves
@@ -11,7 +12,8 @@ let creator: TestUser;
 let reader: TestUser;
 let personaId: string;
 let conversationId: string;
-const NAME = "Vanishing Oracle";
+// Unique to this run: the service is lent, and another file may publish an oracle of its own.
+const NAME = `Vanishing Oracle ${randomBytes(4).toString("hex")}`;
 
 beforeAll(async () => {
   service = await startTestService();
@@ -25,7 +27,8 @@ afterAll(async () => {
   await service?.close();
 });
 
-const explore = async () => (await (await service.fetch(`/v1/personas/explore?q=Vanishing`, { headers: reader.auth })).json()).data as { id: string }[];
+const search = async () => (await service.clientFor(reader).GET("/v1/personas/explore", { params: { query: { q: NAME } } })).data!;
+const explore = async () => (await search()).data;
 
 describe("a deleted account's public persona", () => {
   it("is live before the deletion", async () => {
@@ -38,13 +41,13 @@ describe("a deleted account's public persona", () => {
     const deleted = await service.fetch("/v1/auth/me", { method: "DELETE", headers: creator.auth });
     expect(deleted.status).toBe(200);
     expect((await explore()).map((p) => p.id)).not.toContain(personaId);
-    const total = (await (await service.fetch(`/v1/personas/explore?q=Vanishing`, { headers: reader.auth })).json()).total;
+    const { total } = await search();
     expect(total).toBe(0);
     await expectError(await service.fetch(`/v1/personas/${personaId}`, { headers: reader.auth }), 404, "not_found");
     const messages = await service.services.db.knex("messages").where({ conversation_id: conversationId }).count<{ count: number }[]>({ count: "*" });
     await expectError(await sendBlocking(service, reader, conversationId, "Are you there?"), 404, "not_found");
     await expectError(
-      await service.fetch("/v1/conversations", { method: "POST", headers: { ...jsonHeaders, ...reader.auth }, body: JSON.stringify({ persona_id: personaId }) }),
+      await service.clientFor(reader).POST("/v1/conversations", { body: { persona_id: personaId } }),
       404,
       "not_found",
     );

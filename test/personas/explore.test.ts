@@ -2,13 +2,14 @@ import { v7 as uuidv7 } from "uuid";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ChatModelProvider } from "../../server/toolkit/providers/llm/index.ts";
 import type { operations } from "../../generated/openapi.d.ts";
+import type { RequestBody } from "../../sdk/src/types.ts";
 import { refreshTrending } from "../../server/areas/personas/trending.ts";
 import { expectError, expectOk } from "../support/assertions.ts";
-import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
+import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
 
 // The explore feed: public personas of every creator, filtered by category and free text, in the
-// three orders of docs/decisions.md, paged stably. Every persona here is made in beforeAll.
+// three orders of docs/adr/0101-explore-public-personas-full-text-and-name-search-three.md, paged stably. Every persona here is made in beforeAll.
 let service: TestService;
 const NOW = new Date("2026-11-21T10:00:00.000Z");
 // Tokens issued at the start must still be valid at NOW (they live an hour).
@@ -38,15 +39,9 @@ interface Made {
 /** name -> persona, in creation order (each one a minute after the previous). */
 const made = new Map<string, Made>();
 
-async function create(user: TestUser, name: string, fields: Record<string, unknown>, messageCount: number): Promise<Made> {
+async function create(user: TestUser, name: string, fields: Partial<RequestBody<"personas_create">>, messageCount: number): Promise<Made> {
   clock = new Date(clock.getTime() + 60_000);
-  const response = await service.fetch("/v1/personas", {
-    method: "POST",
-    headers: { ...jsonHeaders, ...user.auth },
-    body: JSON.stringify({ name, instructions: `You are ${name}.`, greeting_message: "Hi.", ...fields }),
-  });
-  const body = await response.json();
-  expect(response.status, JSON.stringify(body)).toBe(201);
+  const body = await expectOk(service.clientFor(user).POST("/v1/personas", { body: { name, instructions: `You are ${name}.`, greeting_message: "Hi.", ...fields } }), 201);
   // The conversations area keeps message_count; here it is set as if it had.
   await service.services.db.knex("personas").where({ id: body.id }).update({ message_count: messageCount });
   made.set(name, body);

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import { v7 as uuidv7 } from "uuid";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { GREETING_TASK, generateGreeting } from "../../server/areas/personas/greeting-job.ts";
@@ -6,8 +5,9 @@ import { UpstreamError } from "../../server/toolkit/providers/errors.ts";
 import type { ChatCompletion, ChatModelProvider, ChatRequest } from "../../server/toolkit/providers/llm/types.ts";
 import type { Services } from "../../server/toolkit/services.ts";
 import { expectOk } from "../support/assertions.ts";
-import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
+import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
+import { until } from "../support/wait.ts";
 
 // The greeting a persona gets from its model when created without one: a graphile-worker job.
 let service: TestService;
@@ -53,28 +53,12 @@ function heldModel(): ChatModelProvider & { answer: (content: string) => void; a
 
 const withModel = (llm: ChatModelProvider): Services => ({ ...service.services, providers: { ...service.services.providers, llm } });
 
-async function create(fields: Record<string, unknown>) {
-  const response = await service.fetch("/v1/personas", {
-    method: "POST",
-    headers: { ...jsonHeaders, ...alice.auth },
-    body: JSON.stringify({ name: "Captain Nova", ...fields }),
-  });
-  const body = await response.json();
-  expect(response.status, JSON.stringify(body)).toBe(201);
-  return body;
+async function create(fields: { instructions: string; greeting_message?: string }) {
+  return expectOk(service.clientFor(alice).POST("/v1/personas", { body: { name: "Captain Nova", ...fields } }), 201);
 }
 
 async function read(id: string) {
   return expectOk(service.clientFor(alice).GET("/v1/personas/{id}", { params: { path: { id } } }));
-}
-
-/** Polls until `check` answers something; the test's own timeout bounds the wait. */
-async function eventually<T>(check: () => Promise<T | undefined>): Promise<T> {
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    await sleep(50);
-  }
 }
 
 /** A persona row written straight to the database: no greeting, and no job queued for it. */
@@ -104,7 +88,7 @@ describe("the generated greeting", () => {
     const made = await create({ instructions });
     expect(made.greeting_message).toBeNull();
 
-    const greeted = await eventually(async () => {
+    const greeted = await until("the generated greeting", async () => {
       const persona = await read(made.id);
       return persona.greeting_message === null ? undefined : persona;
     });
@@ -151,11 +135,14 @@ describe("the generated greeting", () => {
     const made = await create({ instructions: "FAIL: this model call fails." });
     // This persona's is the only greeting job that fails. graphile-worker counts an attempt when it
     // takes the job, and records the error once the attempt failed.
-    const job = await eventually(() =>
-      service.services.db.knex("graphile_worker.jobs")
-        .select("attempts", "max_attempts", "last_error")
-        .where({ task_identifier: GREETING_TASK })
-        .whereNotNull("last_error")
+    // Its own job (graphile-worker's jobs view has no payload: its own table names the persona).
+    const job = await until("the failed greeting job", () =>
+      service.services.db.knex("graphile_worker._private_jobs as j")
+        .join("graphile_worker._private_tasks as t", "t.id", "j.task_id")
+        .select("j.attempts", "j.max_attempts", "j.last_error")
+        .where("t.identifier", GREETING_TASK)
+        .whereRaw("j.payload->>'personaId' = ?", [made.id])
+        .whereNotNull("j.last_error")
         .first(),
     );
     expect(job).toMatchObject({ attempts: 1, max_attempts: 10, last_error: expect.stringContaining("The fake model is down") });

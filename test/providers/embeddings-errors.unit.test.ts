@@ -26,7 +26,7 @@ describe("embeddings provider errors", () => {
     const error = await embeddings.embed(["hello"]).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UpstreamError);
     expect((error as UpstreamError).status).toBe(401);
-    expect((error as Error).message).toBe("The embeddings provider answered 401 (invalid_api_key)");
+    expect((error as Error).message).toMatch(/^The embeddings provider answered 401 \(invalid_api_key\)\. Embeddings are set by EMBEDDINGS_BASE_URL/);
     expect((error as Error).message).not.toContain("sk-");
   });
 });

@@ -15,8 +15,9 @@ const history = (count: number) => Array.from({ length: count }, (_, i) => messa
 const chunk = (i: number, content: string) => ({ chunk_id: `k${i}`, document_id: "d", filename: "guide.md", chunk_index: i, similarity: 0.9, content });
 
 describe("assembleContext", () => {
-  it("orders instructions, greeting, history oldest first, then the new message", () => {
-    const { turns, used } = assembleContext({ instructions: "Be Nova.", greeting: "Hi cadet!", history: history(3), userMessage: "Now?", knowledge: [], budget: 10_000 });
+  it("orders instructions, history oldest first (a greeting the oldest of it), then the new message", () => {
+    const greeting: PastTurn = { role: "assistant", content: "Hi cadet!" };
+    const { turns, used } = assembleContext({ instructions: "Be Nova.", history: [...history(3), greeting], userMessage: "Now?", knowledge: [], budget: 10_000 });
     expect(turns.map((t) => t.role)).toEqual(["system", "assistant", "user", "assistant", "user", "user"]);
     expect(turns[0]!.content).toBe("Be Nova.");
     expect(turns[1]!.content).toBe("Hi cadet!");
@@ -27,7 +28,7 @@ describe("assembleContext", () => {
 
   it("keeps the most recent messages that fit the budget and stays within it", () => {
     const budget = 400;
-    const { turns, tokens } = assembleContext({ instructions: "Be Nova.", greeting: null, history: history(40), userMessage: "Now?", knowledge: [], budget });
+    const { turns, tokens } = assembleContext({ instructions: "Be Nova.", history: history(40), userMessage: "Now?", knowledge: [], budget });
     const kept = turns.slice(1, -1);
     expect(kept.length).toBeGreaterThan(2);
     expect(kept.length).toBeLessThan(40);
@@ -38,14 +39,14 @@ describe("assembleContext", () => {
 
   it("puts knowledge after the instructions, marked with its source, within its share of the budget", () => {
     const knowledge = [chunk(0, "Venus is the brightest planet."), chunk(1, "Mars is red. ".repeat(400)), chunk(2, "Jupiter is big.")];
-    const { turns, used } = assembleContext({ instructions: "Be Nova.", greeting: null, history: history(2), userMessage: "Venus?", knowledge, budget: 2_000 });
+    const { turns, used } = assembleContext({ instructions: "Be Nova.", history: history(2), userMessage: "Venus?", knowledge, budget: 2_000 });
     expect(used.map((c) => c.chunk_id)).toEqual(["k0", "k2"]);
     expect(turns[1]).toEqual({ role: "system", content: `${KNOWLEDGE_PREAMBLE}\n\n${formatKnowledge(knowledge[0]!)}\n\n${formatKnowledge(knowledge[2]!)}` });
     expect(turns[1]!.content).toContain("[source: guide.md#0]\nVenus is the brightest planet.");
   });
 
   it("cuts instructions longer than half the budget", () => {
-    const { turns } = assembleContext({ instructions: "word ".repeat(5_000), greeting: null, history: [], userMessage: "hi", knowledge: [], budget: 1_000 });
+    const { turns } = assembleContext({ instructions: "word ".repeat(5_000), history: [], userMessage: "hi", knowledge: [], budget: 1_000 });
     expect(countTokens(turns[0]!.content)).toBeLessThanOrEqual(500);
   });
 });

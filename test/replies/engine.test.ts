@@ -16,7 +16,7 @@ let service: TestService;
 let model: ScriptedModel;
 let user: TestUser;
 
-const persona = { id: "0193a6f1-0000-7000-8000-000000000001", model: "gpt-4o-mini", instructions: "You are Captain Nova.", greeting_message: "Welcome aboard!" };
+const persona = { id: "0193a6f1-0000-7000-8000-000000000001", name: "Captain Nova", model: "gpt-4o-mini", instructions: "You are Captain Nova." };
 const chunk = (i: number, content: string) => ({ chunk_id: `k${i}`, document_id: "d1", filename: "stars.md", chunk_index: i, similarity: [0.8, 0.6][i] ?? 0.5, content });
 
 beforeAll(async () => {
@@ -70,10 +70,11 @@ describe("a streamed reply", () => {
     expect(await used()).toBe(before + 1);
   });
 
-  it("sends the persona, greeting, history oldest first and the input to the model", async () => {
+  it("sends the persona, the history oldest first (a greeting the oldest of it, once) and the input to the model", async () => {
     const { context } = fixedContext([
       { id: "m2", role: "assistant", content: "Mars, cadet." },
       { id: "m1", role: "user", content: "And the red one?" },
+      { id: "m0", role: "assistant", content: "Welcome aboard!" },
     ]);
     const { request: req } = request({ context });
     await collect(await beginReply(service.services, req));
@@ -249,8 +250,10 @@ describe("through a conversation's context source and sink", () => {
       await beginReply(service.services, { userId: owner.id, persona: personaRow, ...conversationReply(service.services, row, created.id), input: "Which planet?", mode: "stream" }),
     );
     const done = events.at(-1) as Extract<ReplyEvent, { type: "done" }>;
-    const stored = await knex("messages").where({ conversation_id: conversation.id }).orderBy([{ column: "created_at" }, { column: "id" }]);
+    // After the conversation's greeting (depth 0, stored when it was created: the input's parent).
+    const stored = await knex("messages").where({ conversation_id: conversation.id }).where("depth", ">", 0).orderBy([{ column: "created_at" }, { column: "id" }]);
     expect(stored.map((m) => [m.id, m.role, m.content])).toEqual([[done.input.id, "user", "Which planet?"], [done.reply.id, "assistant", "Venus."]]);
+    expect(stored[0]!.parent_id).toBe(row.active_message_id);
     expect(stored[1]).toMatchObject({ persona_id: created.id, user_id: owner.id, model: personaRow.model, input_tokens: 21, output_tokens: 4, citations: [] });
     expect((await knex("conversations").where({ id: conversation.id }).first()).message_count).toBe(2);
     expect((await knex("personas").where({ id: created.id }).first()).message_count).toBe(2);

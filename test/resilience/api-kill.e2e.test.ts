@@ -1,15 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.ts";
+import { createApiClient } from "../support/api.ts";
+import { expectOk } from "../support/assertions.ts";
 import { databaseKind } from "../support/service.ts";
-import { call, freshStore, register, sleep, startPersona, until, type Proc, type Store } from "./support.ts";
+import { freshStore, register, sleep, startPersona, until, type Proc, type Store } from "./support.ts";
 
 // The API process killed (SIGKILL) while a reply is being generated, once in a blocking send and
-// once in a stream. The documented rules (docs/decisions.md, "Blocking send", "Streamed send"):
+// once in a stream. The documented rules (docs/adr/0108, 0109 and 0126):
 // a blocking send stores its input and reply together, so a send cut short stores nothing; a
 // stream stores its input first, and that input stays without a reply when the stream breaks.
 // The quota is reserved before the model is asked, with a lease: a release job queued in the same
 // statement gives the message back once its time is up unless the reply was stored
-// (docs/decisions.md, "Resilience"). So after a crash the counter comes back to what was stored;
+// (docs/adr/0096). So after a crash the counter comes back to what was stored;
 // the lease is short here (QUOTA_LEASE_SECONDS) so that the test waits seconds, not minutes.
 
 let fake: FakeOpenAI;
@@ -44,16 +46,20 @@ describe(`the API killed mid-reply (${databaseKind})`, () => {
     api = await startPersona(["serve"], env());
     procs.push(api);
     const user = await register(api.url);
-    const persona = await call(api.url, user.auth, "POST", "/v1/personas", { name: "Nova", instructions: "You are Nova." });
-    const conversation = await call(api.url, user.auth, "POST", "/v1/conversations", { persona_id: persona.body.id, title: "Crash" });
-    expect(conversation.status).toBe(201);
-    const path = `/v1/conversations/${conversation.body.id}/messages`;
+    // The restarted process listens on the same port, so the client stays valid across restarts.
+    const client = createApiClient(api.url, user.auth);
+    const persona = await expectOk(client.POST("/v1/personas", { body: { name: "Nova", instructions: "You are Nova." } }), 201);
+    const conversation = await client.POST("/v1/conversations", { body: { persona_id: persona.id, title: "Crash" } });
+    expect(conversation.response.status).toBe(201);
+    const id = conversation.data!.id;
     // Oldest first (the list answers newest first).
-    const messages = async () => ((await call(api.url, user.auth, "GET", `${path}?limit=100`)).body.data as { role: string; content: string }[]).reverse();
-    const used = async () => (await call(api.url, user.auth, "GET", "/v1/billing/usage")).body.usage.messages_sent as number;
+    // The exchanged messages: the conversation's greeting is stored before any of them.
+    const messages = async () => (await expectOk(client.GET("/v1/conversations/{id}/messages", { params: { path: { id }, query: { limit: 100 } } }))).data.reverse().filter((message) => !message.greeting);
+    const used = async () => (await expectOk(client.GET("/v1/billing/usage"))).usage.messages_sent;
+    const send = (content: string) => client.POST("/v1/conversations/{id}/messages", { params: { path: { id } }, body: { content } });
 
-    const answered = await call(api.url, user.auth, "POST", path, { content: "first" });
-    expect(answered.status).toBe(201);
+    const answered = await send("first");
+    expect(answered.response.status).toBe(201);
     const before = await messages();
     expect(before.map((message) => message.role)).toEqual(["user", "assistant"]);
     expect(await used()).toBe(1);
@@ -61,7 +67,7 @@ describe(`the API killed mid-reply (${databaseKind})`, () => {
     // Blocking: the model never answers before the kill.
     fake.chat.next({ firstTokenDelayMs: 600_000 });
     const calls = chatCalls();
-    const blocking = fetch(`${api.url}${path}`, { method: "POST", headers: { "content-type": "application/json", ...user.auth }, body: JSON.stringify({ content: "cut short" }) }).catch((error: Error) => error);
+    const blocking = send("cut short").catch((error: Error) => error);
     await until("the blocking send reaches the model", async () => chatCalls() > calls && JSON.stringify(fake.requests.at(-1)?.body).includes("cut short"));
     await restart();
     expect(await blocking).toBeInstanceOf(Error);
@@ -72,7 +78,7 @@ describe(`the API killed mid-reply (${databaseKind})`, () => {
     // Stream: killed after a few deltas reached the client (the input is stored while the model is
     // asked, so by then it has been written).
     fake.chat.next({ chunks: Array.from({ length: 200 }, (_, n) => `word${n} `), chunkDelayMs: 200 });
-    const response = await fetch(`${api.url}${path}/stream`, { method: "POST", headers: { "content-type": "application/json", ...user.auth }, body: JSON.stringify({ content: "streamed" }) });
+    const { response } = await client.POST("/v1/conversations/{id}/messages/stream", { params: { path: { id } }, body: { content: "streamed" }, parseAs: "stream" });
     expect(response.status).toBe(200);
     const reader = response.body!.getReader();
     let text = "";
@@ -95,11 +101,12 @@ describe(`the API killed mid-reply (${databaseKind})`, () => {
     expect(after.filter((message) => message.role === "assistant")).toHaveLength(1);
 
     // The service goes on normally after the crashes.
-    const again = await call(api.url, user.auth, "POST", path, { content: "after" });
-    expect(again.status).toBe(201);
+    const again = await send("after");
+    expect(again.response.status).toBe(201);
     expect((await messages()).slice(-2).map((message) => message.role)).toEqual(["user", "assistant"]);
     expect(await used()).toBe(2);
-    // A stored reply keeps its message after its lease's time (its job was removed, or finds it).
+    // A stored reply keeps its message after its lease's time (its job was removed, or finds it):
+    // the fixed time is the point, letting the lease run out.
     await sleep((LEASE_SECONDS + 2) * 1000);
     expect(await used()).toBe(2);
   });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
-import { sleep, until } from "./support.ts";
+import { sleep, until } from "../support/wait.ts";
 
 // Load shedding on event-loop delay (LOAD_SHED_DELAY_MS): a stalled loop makes the next requests
 // answer 429 with Retry-After in the envelope before any work; probes still answer; once the loop
@@ -32,6 +32,7 @@ describe("load shedding", () => {
     await until("admitted", async () => (await service.fetch("/v1/personas", { headers: user.auth })).status === 200);
     const shed = await until("a request is shed", async () => {
       stallLoop(1_000);
+      // One turn of the event loop, so that its delay monitor sees the stall: no condition to wait for.
       await sleep(0);
       const response = await service.fetch("/v1/personas", { headers: user.auth });
       return response.status === 429 ? response : (await response.arrayBuffer(), undefined);
@@ -39,6 +40,7 @@ describe("load shedding", () => {
     expect(Number(shed.headers.get("retry-after"))).toBeGreaterThan(0);
     expect(await shed.json()).toMatchObject({ error: { code: "rate_limited" } });
     stallLoop(1_000);
+    // As above: one turn of the loop, so that the probe is asked while requests are being shed.
     await sleep(0);
     expect((await service.fetch("/healthz")).status).toBe(200);
     await until("served again", async () => (await service.fetch("/v1/personas", { headers: user.auth })).status === 200);

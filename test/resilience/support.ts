@@ -4,13 +4,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "vitest";
 import { root } from "../support/contract.ts";
-import { freePort } from "../support/processes.ts";
+import { freePort } from "../support/ports.ts";
 import { createTestDatabase, databaseKind, jsonHeaders, type TestDatabase } from "../support/service.ts";
 
 // Crash tests run the service as real processes (`persona serve`, `persona worker`) so that a
 // SIGKILL is a real one: no finally block, no graceful shutdown, no flushed buffers.
 
-export const sleep = (ms: number) => new Promise((wait) => setTimeout(wait, ms));
+export { sleep, until } from "../support/wait.ts";
+import { sleep } from "../support/wait.ts";
 
 export interface Proc {
   child: ChildProcess;
@@ -117,13 +118,3 @@ export async function call(url: string, auth: Record<string, string>, method: st
   return { status: response.status, body: text && response.headers.get("content-type")?.includes("json") ? JSON.parse(text) : text };
 }
 
-/** Polls until `check` answers something truthy. */
-export async function until<T>(what: string, check: () => Promise<T | undefined | null | false>, ms = 60_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check().catch(() => undefined);
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
-    await sleep(100);
-  }
-}

@@ -22,7 +22,7 @@ afterAll(async () => {
   await store?.drop();
 });
 
-const env = () => ({ ...store.env, OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-test-secret-key", LLM_MAX_RETRIES: "0" });
+const env = () => ({ ...store.env, EMBEDDINGS_PROVIDER: "openai", OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-test-secret-key", LLM_MAX_RETRIES: "0" });
 const track = (proc: Proc) => (procs.push(proc), proc);
 
 describe(`a worker killed during knowledge ingestion (${databaseKind})`, () => {

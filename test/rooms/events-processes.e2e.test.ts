@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, startAndWait, type RunningProcess } from "../support/processes.ts";
+import { startAndWait, type RunningProcess } from "../support/processes.ts";
+import { freePort } from "../support/ports.ts";
 import { createTestDatabase, databaseKind, jsonHeaders, startTestService, type TestDatabase, type TestService } from "../support/service.ts";
 import { readEvents, type EventReader } from "./event-reader.ts";
 

@@ -10,7 +10,7 @@ import { addMember, call, creator, makePersona, makeRoom, serviceEnv } from "./h
 
 // Live room events on one service: what a member's stream carries and in which order, replay after
 // Last-Event-ID, who may open it, when the service closes it, the replay window's purge, and the
-// shutdown. Two API processes on one database have their own file (events-processes.test.ts).
+// shutdown. Two API processes on one database have their own file (events-processes.e2e.test.ts).
 let service: TestService;
 let model: ScriptedModel;
 let owner: TestUser;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ScriptedModel } from "../replies/fakes.ts";
 import { expectError } from "../support/assertions.ts";
-import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
+import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
 import { addMember, call, creator, makePersona, makeRoom, serviceEnv } from "./helpers.ts";
 
@@ -24,7 +24,7 @@ afterAll(async () => {
 });
 
 const send = (user: TestUser, roomId: string, content: string, headers: Record<string, string> = {}) =>
-  service.fetch(`/v1/rooms/${roomId}/messages`, { method: "POST", headers: { ...user.auth, ...jsonHeaders, ...headers }, body: JSON.stringify({ content }) });
+  service.clientFor(user).POST("/v1/rooms/{id}/messages", { params: { path: { id: roomId } }, body: { content }, headers });
 
 const names = (sent: { persona_responses: { persona_name: string }[] }) => sent.persona_responses.map((r) => r.persona_name);
 /** The persona's instructions each model call was given, in order. */
@@ -48,18 +48,21 @@ describe("who answers", () => {
     const from = model.requests.length;
     model.next({ chunks: ["Prime here."] });
     model.next({ chunks: ["Quill here."] });
-    const response = await send(member, room.id, "@quill and @NOVA PRIME, which star is that?");
+    const { data, response } = await send(member, room.id, "@quill and @NOVA PRIME, which star is that?");
     expect(response.status).toBe(201);
-    const sent = await response.json();
+    const sent = data!;
     expect(sent).toMatchObject({ sender: { type: "user", id: member.id, name: "mira" }, content: "@quill and @NOVA PRIME, which star is that?" });
     // "@NOVA PRIME" names Nova Prime, not Nova; Quill is named first.
     expect(names(sent)).toEqual(["Quill", "Nova Prime"]);
-    expect(sent.persona_responses.map((r: { content: string }) => r.content)).toEqual(["Prime here.", "Quill here."]);
+    expect(sent.persona_responses.map((r) => r.content)).toEqual(["Prime here.", "Quill here."]);
     expect(sent.persona_responses[0]).toEqual({ id: expect.any(String), persona_id: personas[2]!.id, persona_name: "Quill", content: "Prime here.", created_at: expect.any(String) });
     expect(asked(from)).toEqual(["Quill", "Nova Prime"]);
     // The second persona read the first one's reply, attributed by name, and the message with its author.
     const second = model.requests.at(-1)!.messages;
     expect(second.map((turn) => turn.content)).toContain("Quill: Prime here.");
+    // Each persona's own greeting opens what it heard, once: its oldest turn after the instructions.
+    expect(second[1]).toEqual({ role: "assistant", content: "Hi." });
+    expect(second.filter((turn) => turn.content === "Hi.")).toHaveLength(1);
     expect(second.at(-1)).toEqual({ role: "user", content: "mira: @quill and @NOVA PRIME, which star is that?" });
     const history = await call(service, owner, "GET", `/v1/rooms/${room.id}/messages`, 200);
     expect(history.data.map((m: { sender: { name: string } }) => m.sender.name)).toEqual(["Nova Prime", "Quill", "mira"]);
@@ -145,12 +148,12 @@ describe("an idempotent send", () => {
     const { room } = await roomWith("Once");
     const key = crypto.randomUUID();
     const first = await send(member, room.id, "hello once", { "idempotency-key": key });
-    expect(first.status).toBe(201);
+    expect(first.response.status).toBe(201);
     const calls = model.requests.length;
     const again = await send(member, room.id, "hello once", { "idempotency-key": key });
-    expect(again.status).toBe(201);
-    expect(again.headers.get("idempotent-replayed")).toBe("true");
-    expect(await again.json()).toEqual(await first.json());
+    expect(again.response.status).toBe(201);
+    expect(again.response.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.data).toEqual(first.data);
     expect(model.requests.length).toBe(calls);
     expect((await call(service, member, "GET", `/v1/rooms/${room.id}/messages`, 200)).total).toBe(2);
     await expectError(await send(member, room.id, "something else", { "idempotency-key": key }), 409, "conflict");

@@ -1,9 +1,10 @@
 // The SDK's account helpers against the real service: e-mail verification, password reset and
 // account deletion, with the e-mailed tokens read back from the outbox (no SMTP_URL here).
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { AuthenticationError, BadRequestError, createClient } from "../../sdk/src/index.ts";
+import { AuthenticationError, BadRequestError, ConflictError, createClient, PermissionDeniedError } from "../../sdk/src/index.ts";
 import { outboxMails } from "../support/outbox.ts";
 import { startTestService, type TestService } from "../support/service.ts";
+import { until } from "../support/wait.ts";
 
 let service: TestService;
 beforeAll(async () => {
@@ -15,15 +16,11 @@ afterAll(async () => {
 
 /** The token of the newest mail of `kind` to `to`, polled until it has reached the outbox (mails leave after the answer). */
 async function mailedToken(to: string, kind: string, count = 1): Promise<string> {
-  for (let attempt = 0; attempt < 500; attempt++) {
+  return until(`${kind} mail #${count} to ${to}`, async () => {
     const mails = await outboxMails(service, { to, kind });
-    if (mails.length >= count) {
-      const match = /\?token=(\S+)/.exec(mails[count - 1]!.text ?? "");
-      if (match) return decodeURIComponent(match[1]!);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`no ${kind} mail #${count} to ${to}`);
+    const match = mails.length >= count ? /\?token=(\S+)/.exec(mails[count - 1]!.text ?? "") : null;
+    return match ? decodeURIComponent(match[1]!) : undefined;
+  }, 30_000);
 }
 
 describe("client.auth account helpers", () => {
@@ -49,8 +46,23 @@ describe("client.auth account helpers", () => {
 
     const again = await anonymous.auth.login({ email, password: "Cassiopeia7night" });
     const renewed = createClient({ baseUrl: service.url, accessToken: again.access_token, refreshToken: again.refresh_token });
+    // A wrong password deletes nothing; a login of a moment ago needs none (issue 34).
+    await expect(renewed.auth.deleteMe({ password: "Not-the-password-1" })).rejects.toBeInstanceOf(PermissionDeniedError);
     const deletion = await renewed.auth.deleteMe();
     expect(Date.parse(deletion.grace_period_ends)).toBeGreaterThan(Date.parse(deletion.deleted_at));
     await expect(renewed.auth.me()).rejects.toBeInstanceOf(AuthenticationError);
+
+    // During the grace period a login says so, and restoreMe brings the account back, signed in.
+    const pending = await anonymous.auth.login({ email, password: "Cassiopeia7night" }).catch((error: unknown) => error);
+    expect(pending).toBeInstanceOf(PermissionDeniedError);
+    expect(pending).toMatchObject({ status: 403, code: "account_pending_deletion", details: { grace_period_ends: deletion.grace_period_ends, restorable: true } });
+    await expect(anonymous.auth.restoreMe({ email, password: "Not-the-password-1" })).rejects.toBeInstanceOf(AuthenticationError);
+    const restored = await anonymous.auth.restoreMe({ email, password: "Cassiopeia7night" });
+    expect(restored).toMatchObject({ message: "Account restored.", user: { email }, restored: { api_keys: 0 } });
+    const back = createClient({ baseUrl: service.url, accessToken: restored.access_token, refreshToken: restored.refresh_token });
+    expect(await back.auth.me()).toMatchObject({ email, email_verified: true });
+    await expect(anonymous.auth.restoreMe({ email, password: "Cassiopeia7night" })).rejects.toBeInstanceOf(ConflictError);
+    // The password confirms a deletion whatever the session's age.
+    expect((await back.auth.deleteMe({ password: "Cassiopeia7night" })).grace_period_ends).toEqual(expect.any(String));
   });
 });

@@ -35,6 +35,18 @@ describe("client.billing", () => {
     expect(numbers).toHaveLength(change.proration_amount > 0 ? 2 : 1);
     expect((await client.billing.usage()).usage.personas_limit).toBe(50);
     expect((await client.billing.portal()).portal_url).toBe(service.url);
+
+    // A downgrade waits for the period end and the subscription says so; asking for the current plan drops it.
+    expect(await client.billing.subscription()).toMatchObject({ plan: "pro", pending_plan: null, pending_change_at: null });
+    const downgrade = await client.billing.changePlan("plus");
+    expect(downgrade).toMatchObject({ plan: "plus", previous_plan: "pro", scheduled_change_at: change.current_period_end });
+    expect(await client.billing.subscription()).toMatchObject({ plan: "pro", pending_plan: "plus", pending_change_at: change.current_period_end });
+    await client.billing.changePlan("pro");
+    expect(await client.billing.subscription()).toMatchObject({ plan: "pro", pending_plan: null, pending_change_at: null });
+
+    // A cancellation replaces a pending downgrade.
+    await client.billing.changePlan("plus");
     expect(await client.billing.cancel()).toMatchObject({ plan: "pro", cancel_at: change.current_period_end });
+    expect(await client.billing.subscription()).toMatchObject({ plan: "pro", cancel_at: change.current_period_end, pending_plan: null, pending_change_at: null });
   });
 });

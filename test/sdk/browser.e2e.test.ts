@@ -11,7 +11,7 @@ import { root } from "../support/contract.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { browserTestRuns, launchChromium } from "../support/browser.ts";
 
-// The SDK's ESM build in a real browser (Debian's Chromium, as in test/auth/oauth-browser.test.ts):
+// The SDK's ESM build in a real browser (Debian's Chromium, as in test/auth/oauth-browser.e2e.test.ts):
 // a page registers, creates a persona and a conversation, and streams a chat reply (issue 13,
 // item 7). The service sends no CORS headers, so the page comes from a loopback server that also
 // passes /v1 through to the service: one origin, as a web app behind the same host would have it.

@@ -150,10 +150,12 @@ describe("chat end to end", () => {
     const reply = await client.conversations.send(conversation.id, { content: "And again?" });
     expect(reply.assistant_message.content.length).toBeGreaterThan(0);
 
+    // Newest first, down to the greeting the conversation opened with (generated: the persona had none).
     const messages = await client.conversations.messages.list(conversation.id, { limit: 1 }).toArray();
-    expect(messages).toHaveLength(4);
-    expect(messages.map((m) => m.role)).toEqual(["assistant", "user", "assistant", "user"]);
+    expect(messages).toHaveLength(5);
+    expect(messages.map((m) => m.role)).toEqual(["assistant", "user", "assistant", "user", "assistant"]);
     expect(messages[3]!.content).toBe("Hello, captain!");
+    expect(messages[4]).toMatchObject({ greeting: true, content: "Hello, I am Captain Nova, what shall we talk about today?" });
 
     const personas = await client.personas.list().toArray();
     expect(personas.map((p) => p.id)).toContain(persona.id);

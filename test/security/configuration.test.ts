@@ -4,7 +4,7 @@ import { handlers } from "../../server/areas.ts";
 import { deref, document, operations, type Schema } from "../fuzz/contract.ts";
 import { send, type FuzzAnswer } from "../fuzz/send.ts";
 import { expectError } from "../support/assertions.ts";
-import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
+import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser } from "../support/users.ts";
 import { call, useWorld, validRequest } from "./support.ts";
 
@@ -60,12 +60,10 @@ describe("API8: security headers", () => {
     const failedLogin = await send(service.url, { method: "POST", path: "/v1/oauth/authorize", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new TextEncoder().encode(form.toString()), note: "" });
     // The local checkout page of a new buyer's session.
     const buyer = await registerUser(service);
-    const started = await service.fetch("/v1/billing/checkout", {
-      method: "POST",
-      headers: { ...jsonHeaders, ...buyer.auth },
-      body: JSON.stringify({ plan: "plus", interval: "month", success_url: "https://app.example.com/ok", cancel_url: "https://app.example.com/back" }),
+    const started = await service.clientFor(buyer).POST("/v1/billing/checkout", {
+      body: { plan: "plus", interval: "month", success_url: "https://app.example.com/ok", cancel_url: "https://app.example.com/back" },
     });
-    const checkoutUrl = new URL(((await started.json()) as { checkout_url: string }).checkout_url);
+    const checkoutUrl = new URL(started.data!.checkout_url);
     const checkoutPage = await send(service.url, { method: "GET", path: checkoutUrl.pathname, headers: {}, body: undefined, note: "" });
     const reached = [
       ...answers,
@@ -84,7 +82,7 @@ describe("API8: security headers", () => {
   });
 
   // FINDING (issue 23, API8), fixed: the rendered API reference (`ops_docs`) had none; its policy
-  // allows its inline scripts by hash (checked in Chromium by docs-browser.test.ts).
+  // allows its inline scripts by hash (checked in Chromium by docs-browser.e2e.test.ts).
   it("sends a Content-Security-Policy with every HTML page", async () => {
     const missing = (await htmlPages()).filter(({ answer }) => !/default-src/.test(answer.headers.get("content-security-policy") ?? ""));
     expect(missing.map(({ operationId }) => operationId)).toEqual([]);

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../server/toolkit/config.ts";
 import { startService } from "../../server/runtime.ts";
 import { root } from "../support/contract.ts";
-import { freePort } from "../support/processes.ts";
+import { freePort } from "../support/ports.ts";
 import { databaseKind } from "../support/service.ts";
 
 // Issue 31 H4: the outside test connected to the embedded database's loopback port as `postgres`,

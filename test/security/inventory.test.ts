@@ -8,7 +8,7 @@ import { useTestService } from "../support/fixtures.ts";
 // API9 Improper Inventory Management (issue 23 item 2): every route the server answers is in the
 // contract. The handler map is the contract's operations exactly; the Express app's router stack
 // holds no route outside the contract and nothing that serves files; and methods and paths the
-// contract does not have are 404 in the envelope. (test/contract/operations.test.ts holds the
+// contract does not have are 404 in the envelope. (test/contract/operations.unit.test.ts holds the
 // contract against the specification's endpoint list and the documented extensions.)
 const fixture = useTestService();
 

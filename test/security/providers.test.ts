@@ -1,14 +1,14 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { expectError } from "../support/assertions.ts";
+import { expectError, expectOk } from "../support/assertions.ts";
 import { createConversation, createPersona } from "../support/chat.ts";
-import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
+import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
 
 // API10 Unsafe consumption of APIs (issue 23 item 2): a model provider whose answers are huge,
 // malformed or endless. Slow and stalled providers, dropped streams and error events are tested in
-// test/providers/llm.test.ts and test/conversations/chat.test.ts; this file adds what a hostile or
+// test/providers/llm.unit.test.ts and test/conversations/chat.test.ts; this file adds what a hostile or
 // broken provider can send that those do not: the service stays within its own limits and answers
 // in its envelope.
 
@@ -59,30 +59,29 @@ afterAll(async () => {
   await new Promise((resolve) => upstream?.close(resolve));
 });
 
-const send = (path: string) =>
-  service.fetch(`/v1/conversations/${conversationId}/messages${path}`, { method: "POST", headers: { ...jsonHeaders, ...user.auth }, body: JSON.stringify({ content: "Tell me everything." }) });
+const send = () =>
+  service.clientFor(user).POST("/v1/conversations/{id}/messages", { params: { path: { id: conversationId } }, body: { content: "Tell me everything." } });
+/** The streamed send, its answer read as text. */
+const sendStream = () =>
+  service.clientFor(user).POST("/v1/conversations/{id}/messages/stream", { params: { path: { id: conversationId } }, body: { content: "Tell me everything." }, parseAs: "text" });
 
 async function storedReplies(): Promise<string[]> {
-  const response = await service.fetch(`/v1/conversations/${conversationId}/messages?limit=100`, { headers: user.auth });
-  expect(response.status).toBe(200);
-  const body = (await response.json()) as { data: { role: string; content: string }[] };
+  const body = await expectOk(service.clientFor(user).GET("/v1/conversations/{id}/messages", { params: { path: { id: conversationId }, query: { limit: 100 } } }));
   return body.data.filter((m) => m.role === "assistant").map((m) => m.content);
 }
 
 describe("API10: what a model provider sends back", () => {
   it("a reply far over the output limit (200,000 characters in one completion) is cut to the message limit", async () => {
     mode = "huge-whole";
-    const response = await send("");
-    const body = await response.json();
-    expect(response.status, JSON.stringify(body).slice(0, 300)).toBe(201);
-    expect(body.assistant_message.content.length).toBeLessThanOrEqual(32_000);
+    const { data, error, response } = await send();
+    expect(response.status, JSON.stringify(error ?? data).slice(0, 300)).toBe(201);
+    expect(data!.assistant_message.content.length).toBeLessThanOrEqual(32_000);
     for (const reply of await storedReplies()) expect(reply.length).toBeLessThanOrEqual(32_000);
   });
 
   it("a stream far over the output limit (200,000 characters) is cut to the message limit", async () => {
     mode = "huge-stream";
-    const response = await send("/stream");
-    const text = await response.text();
+    const { data: text = "", response } = await sendStream();
     expect(response.status).toBe(200);
     expect(text.length).toBeLessThan(200_000);
     for (const reply of await storedReplies()) expect(reply.length).toBeLessThanOrEqual(32_000);
@@ -90,8 +89,7 @@ describe("API10: what a model provider sends back", () => {
 
   it("a stream that never ends is stopped at the message limit, and the answer ends", async () => {
     mode = "endless";
-    const response = await send("/stream");
-    const text = await response.text();
+    const { data: text = "", response } = await sendStream();
     expect(response.status).toBe(200);
     expect(text).toMatch(/event: (done|error)/);
     for (const reply of await storedReplies()) expect(reply.length).toBeLessThanOrEqual(32_000);
@@ -101,7 +99,7 @@ describe("API10: what a model provider sends back", () => {
     for (const broken of ["not-json", "wrong-shape"] as const) {
       mode = broken;
       const before = (await storedReplies()).length;
-      const body = await expectError(await send(""), 502, "upstream_error");
+      const body = await expectError(await send(), 502, "upstream_error");
       expect(JSON.stringify(body)).not.toMatch(/html|choices|TypeError|SyntaxError/);
       expect((await storedReplies()).length).toBe(before);
     }

@@ -9,7 +9,8 @@ import { call, deletionsLast, scopedOperations, useWorld, validRequest } from ".
 // operation that needs a credential is called with an API key of each scope of both key
 // vocabularies. A scope that the server's scope rule does not grant for the operation's contract
 // scope (the rule docs/scopes.md is generated from) gets 403 `forbidden`; one it grants gets past
-// the check, so the pipeline enforces on every operation what the rule and the docs say.
+// the check, so the pipeline enforces on every operation what the rule and the docs say. Each
+// refusal names the scope needed and what grants it (issue 34 item 4).
 const fixture = useWorld({ strangers: true });
 
 const VOCABULARIES = {
@@ -22,6 +23,33 @@ function grantingScopes(operationId: string): Set<string> {
   const op = operationsById.get(operationId)!;
   const keyWith = (scope: string): Principal => ({ userId: "-", kind: "api_key", scopes: new Set([scope]), apiKeyId: "-" });
   return new Set(Object.values(VOCABULARIES).flat().filter((scope) => allows(keyWith(scope), op)));
+}
+
+interface ErrorInfo {
+  code?: string;
+  message?: string;
+  details?: { required_scope?: string; granting_scopes?: string[] };
+}
+
+/**
+ * What a refusal for a missing scope must say (issue 34 item 4): the scope the contract names, a
+ * scope of each key vocabulary that grants the operation, and in `details` every granting scope
+ * (in Persona's error envelope; the /openai/v1 door answers OpenAI's, with the message only).
+ */
+function namesWhatGrants(operationId: string, scope: string, error: ErrorInfo): string[] {
+  const op = operationsById.get(operationId)!;
+  const granting = grantingScopes(operationId);
+  const problems: string[] = [];
+  const message = error.message ?? "";
+  if (!message.includes(`"${op.scope}"`)) problems.push(`${operationId} with ${scope}: the message does not name "${op.scope}": ${message}`);
+  for (const [vocabulary, scopes] of Object.entries(VOCABULARIES)) {
+    if (!scopes.some((s) => granting.has(s) && message.includes(`"${s}"`))) problems.push(`${operationId} with ${scope}: the message names no ${vocabulary} scope that grants it: ${message}`);
+  }
+  // The OpenAI-compatible door answers OpenAI's error shape: the message, without Persona's details.
+  if (op.path.startsWith("/openai/")) return problems;
+  if (error.details?.required_scope !== op.scope) problems.push(`${operationId} with ${scope}: details.required_scope is ${error.details?.required_scope}`);
+  if ([...(error.details?.granting_scopes ?? [])].sort().join() !== [...granting].sort().join()) problems.push(`${operationId} with ${scope}: details.granting_scopes ${error.details?.granting_scopes?.join()} are not ${[...granting].join()}`);
+  return problems;
 }
 
 describe("API5: function level authorization", () => {
@@ -44,8 +72,10 @@ describe("API5: function level authorization", () => {
       for (const scope of order) {
         const request = validRequest(op, world.a, { "x-api-key": keys[scope]! }, 11);
         const answer = await call(service, request);
-        const code = answer.contentType === "application/json" ? (JSON.parse(answer.text) as { error?: { code?: string } }).error?.code : undefined;
+        const error = answer.contentType === "application/json" ? (JSON.parse(answer.text) as { error?: ErrorInfo }).error : undefined;
+        const code = error?.code;
         if (!granting.has(scope) && !(answer.status === 403 && code === "forbidden")) wrong.push(`${op.operationId} with ${scope}: ${answer.status} ${code ?? ""}, expected 403 forbidden`);
+        if (!granting.has(scope) && error) wrong.push(...namesWhatGrants(op.operationId, scope, error));
         const refusedForScope = answer.status === 403 && /lacks the/.test(answer.text);
         if (granting.has(scope) && (answer.status === 401 || refusedForScope)) wrong.push(`${op.operationId} with ${scope}: ${answer.status} ${answer.text.slice(0, 160)}`);
       }

@@ -4,8 +4,10 @@ import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { registerOAuthClient } from "../../server/areas/auth/oauth/clients.ts";
 import { httpSerializers } from "../../server/toolkit/logger.ts";
-import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
+import { expectOk } from "../support/assertions.ts";
+import { startTestService, type TestService } from "../support/service.ts";
 import { startSmtpCatcher, type SmtpCatcher } from "../support/smtp-catcher.ts";
+import { until } from "../support/wait.ts";
 
 // Issue 31 M3: no log line, at any level, holds a token, key or secret. The whole auth flow runs
 // with SMTP set (so the e-mail jobs run on the worker) and the log at its most verbose level, and
@@ -47,15 +49,6 @@ afterAll(async () => {
   await smtp?.close();
 });
 
-async function until<T>(probe: () => Promise<T | undefined> | T | undefined, what: string): Promise<T> {
-  for (let attempt = 0; attempt < 500; attempt++) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 /** The text part of a raw message, quoted-printable undone. */
 const bodyOf = (raw: string) =>
   raw
@@ -65,21 +58,14 @@ const bodyOf = (raw: string) =>
 
 /** The text of the `count`-th mail to `to` whose text matches `pattern`, and the match. */
 async function mailed(to: string, pattern: RegExp, count = 1): Promise<RegExpExecArray> {
-  return until(() => {
+  return until(`mail ${pattern} to ${to}`, () => {
     const matches = smtp.received.filter((mail) => mail.to.includes(to)).map((mail) => pattern.exec(bodyOf(mail.raw))).filter((match) => match !== null);
     return matches.length >= count ? matches[count - 1]! : undefined;
-  }, `mail ${pattern} to ${to}`);
+  }, 30_000);
 }
 
-async function call(path: string, init: { method?: string; headers?: Record<string, string>; body?: unknown } = {}): Promise<{ status: number; json: Record<string, unknown> }> {
-  const response = await service.fetch(path, {
-    method: init.method ?? (init.body === undefined ? "GET" : "POST"),
-    headers: { ...(init.body === undefined ? {} : jsonHeaders), ...init.headers },
-    ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
-  });
-  const text = await response.text();
-  return { status: response.status, json: text && response.headers.get("content-type")?.includes("json") ? JSON.parse(text) : {} };
-}
+/** The typed client with these headers. */
+const as = (auth: Record<string, string>) => service.clientFor({ auth });
 
 function keep(...values: unknown[]): void {
   for (const value of values) {
@@ -99,25 +85,21 @@ describe("the log of a whole auth flow (issue 31 M3)", () => {
     keep(password);
 
     // Register (with an Idempotency-Key, so the stored answer is exercised too) and verify the address.
-    const registered = await call("/v1/auth/register", { body: { email, username: `logs_${suffix}`, password }, headers: { "idempotency-key": randomUUID() } });
-    expect(registered.status, JSON.stringify(registered.json)).toBe(201);
-    keep(registered.json.access_token, registered.json.refresh_token);
-    const session = { authorization: `Bearer ${registered.json.access_token as string}` };
+    const registered = await expectOk(service.api.POST("/v1/auth/register", { body: { email, username: `logs_${suffix}`, password }, headers: { "idempotency-key": randomUUID() } }), 201);
+    keep(registered.access_token, registered.refresh_token);
+    const session = { authorization: `Bearer ${registered.access_token}` };
     const verifyToken = decodeURIComponent((await mailed(email, /verify-email\?token=(\S+)/))[1]!);
     keep(verifyToken);
-    expect((await call("/v1/auth/verify-email", { headers: session, body: { token: verifyToken } })).status).toBe(200);
+    expect((await as(session).POST("/v1/auth/verify-email", { body: { token: verifyToken } })).response.status).toBe(200);
 
     // A refresh, an API key (used once), a webhook with its signing secret.
-    const refreshed = await call("/v1/auth/refresh", { body: { refresh_token: registered.json.refresh_token } });
-    expect(refreshed.status).toBe(200);
-    keep(refreshed.json.access_token, refreshed.json.refresh_token);
-    const key = await call("/v1/auth/api-keys", { headers: { ...session, "idempotency-key": randomUUID() }, body: { name: "logs", scopes: ["admin"] } });
-    expect(key.status, JSON.stringify(key.json)).toBe(201);
-    keep(key.json.key);
-    expect((await call("/v1/auth/me", { headers: { "x-api-key": key.json.key as string } })).status).toBe(200);
-    const hook = await call("/v1/webhooks", { headers: { ...session, "idempotency-key": randomUUID() }, body: { url: "http://127.0.0.1:9/hook", events: ["message.created"] } });
-    expect(hook.status, JSON.stringify(hook.json)).toBe(201);
-    keep(hook.json.secret);
+    const refreshed = await expectOk(service.api.POST("/v1/auth/refresh", { body: { refresh_token: registered.refresh_token } }));
+    keep(refreshed.access_token, refreshed.refresh_token);
+    const key = await expectOk(as(session).POST("/v1/auth/api-keys", { headers: { "idempotency-key": randomUUID() }, body: { name: "logs", scopes: ["admin"] } }), 201);
+    keep(key.key);
+    expect((await as({ "x-api-key": key.key }).GET("/v1/auth/me")).response.status).toBe(200);
+    const hook = await expectOk(as(session).POST("/v1/webhooks", { headers: { "idempotency-key": randomUUID() }, body: { url: "http://127.0.0.1:9/hook", events: ["message.created"] } }), 201);
+    keep(hook.secret);
 
     // An OAuth grant: consent, code, tokens, a refresh, a call.
     const client = await registerOAuthClient(service.services, { name: "Log test app", redirectUris: [REDIRECT] });
@@ -136,38 +118,34 @@ describe("the log of a whole auth flow (issue 31 M3)", () => {
     expect(consent.status).toBe(303);
     const code = new URL(consent.headers.get("location")!).searchParams.get("code")!;
     keep(code);
-    const granted = await call("/v1/oauth/token", {
+    const granted = await expectOk(service.api.POST("/v1/oauth/token", {
       body: { grant_type: "authorization_code", code, redirect_uri: REDIRECT, client_id: client.client_id, client_secret: client.client_secret },
-    });
-    expect(granted.status, JSON.stringify(granted.json)).toBe(200);
-    keep(granted.json.access_token, granted.json.refresh_token);
-    const regranted = await call("/v1/oauth/token", {
-      body: { grant_type: "refresh_token", refresh_token: granted.json.refresh_token, client_id: client.client_id, client_secret: client.client_secret },
-    });
-    expect(regranted.status).toBe(200);
-    keep(regranted.json.access_token, regranted.json.refresh_token);
-    expect((await call("/v1/personas", { headers: { authorization: `Bearer ${regranted.json.access_token as string}` } })).status).toBe(200);
+    }));
+    keep(granted.access_token, granted.refresh_token);
+    const regranted = await expectOk(service.api.POST("/v1/oauth/token", {
+      body: { grant_type: "refresh_token", refresh_token: granted.refresh_token, client_id: client.client_id, client_secret: client.client_secret },
+    }));
+    keep(regranted.access_token, regranted.refresh_token);
+    expect((await as({ authorization: `Bearer ${regranted.access_token}` }).GET("/v1/personas")).response.status).toBe(200);
 
     // A data export: its mailed link is a credential of its own.
-    const exported = await call("/v1/auth/export-data", { method: "POST", headers: session });
-    expect(exported.status).toBe(200);
+    await expectOk(as(session).POST("/v1/auth/export-data"));
     const link = (await mailed(email, /(https:\/\/persona\.test\/v1\/auth\/export-data\/\S+)/))[1]!;
     keep(new URL(link).searchParams.get("signature"));
     expect((await service.fetch(link.slice(BASE.length))).status).toBe(200);
 
     // Forgot and reset the password, then log in with the new one.
-    expect((await call("/v1/auth/forgot-password", { body: { email } })).status).toBe(200);
+    expect((await service.api.POST("/v1/auth/forgot-password", { body: { email } })).response.status).toBe(200);
     const resetToken = decodeURIComponent((await mailed(email, /reset-password\?token=(\S+)/))[1]!);
     keep(resetToken);
     const newPassword = `Second-pass-${suffix}`;
     keep(newPassword);
-    expect((await call("/v1/auth/reset-password", { body: { token: resetToken, new_password: newPassword } })).status).toBe(200);
-    const login = await call("/v1/auth/login", { body: { email, password: newPassword } });
-    expect(login.status).toBe(200);
-    keep(login.json.access_token, login.json.refresh_token);
+    expect((await service.api.POST("/v1/auth/reset-password", { body: { token: resetToken, new_password: newPassword } })).response.status).toBe(200);
+    const login = await expectOk(service.api.POST("/v1/auth/login", { body: { email, password: newPassword } }));
+    keep(login.access_token, login.refresh_token);
 
     // The worker logs each job it completes: wait for both mails and the export.
-    await until(() => (completed("email_send") >= 2 && completed("data_export") >= 1 ? true : undefined), "the jobs' completion lines");
+    await until("the jobs' completion lines", () => completed("email_send") >= 2 && completed("data_export") >= 1, 30_000);
 
     expect(lines.length).toBeGreaterThan(20);
     expect(lines.some((line) => JSON.parse(line).level === 10 || JSON.parse(line).level === 20)).toBe(true);

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ScriptedModel } from "../replies/fakes.ts";
+import { expectOk } from "../support/assertions.ts";
 import { makePersona, makeRoom } from "../rooms/helpers.ts";
-import { eventually } from "../support/chat.ts";
+import { eventually, until } from "../support/wait.ts";
 import { contract } from "../support/contract.ts";
 import { readIdEvents, generationOf } from "../support/generations.ts";
 import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
@@ -29,6 +30,8 @@ interface Opened {
   close: () => void;
 }
 
+// Raw on purpose: one opener for every streaming operation of the contract, named by path, held open
+// by an AbortSignal and read as a raw stream.
 async function open(path: string, user: TestUser, init: { method?: string; body?: unknown } = {}): Promise<Opened> {
   const controller = new AbortController();
   const response = await service.fetch(path, {
@@ -63,14 +66,12 @@ interface Fixture {
 async function fixtureOf(user: TestUser): Promise<Fixture> {
   const persona = await makePersona(service, user, "Captain Nova");
   const room = await makeRoom(service, user);
-  const created = await service.fetch("/v1/conversations", { method: "POST", headers: { ...jsonHeaders, ...user.auth }, body: JSON.stringify({ persona_id: persona.id }) });
-  const conversationId = ((await created.json()) as { id: string }).id;
+  const conversationId = (await expectOk(service.clientFor(user).POST("/v1/conversations", { body: { persona_id: persona.id } }), 201)).id;
   const sent = await open(`/v1/conversations/${conversationId}/messages/stream`, user, { method: "POST", body: { content: "Which planet is low in the west?" } });
   expect(sent.status).toBe(200);
   const events = await readIdEvents(sent.response);
   const done = JSON.parse(events.at(-1)!.data) as { message_id: string };
-  const messages = await service.fetch(`/v1/conversations/${conversationId}/messages`, { headers: user.auth });
-  const { data } = (await messages.json()) as { data: { id: string; role: string }[] };
+  const { data } = await expectOk(service.clientFor(user).GET("/v1/conversations/{id}/messages", { params: { path: { id: conversationId } } }));
   return {
     roomId: room.id,
     personaId: persona.id,
@@ -135,6 +136,10 @@ describe("open streams per user (issue 31 L6)", () => {
   });
 
   it("a user holds at most the cap; one more is 429 rate_limited with Retry-After; closing one frees a place; another user is unaffected", async () => {
+    // The fixture's exchange queued jobs that ask the model too (a title, a memory): they must not
+    // take the held script below, whenever a loaded machine runs them.
+    await until("the fixture's background jobs", async () =>
+      Number((await service.services.db.knex("graphile_worker._private_jobs").where("run_at", "<=", new Date()).count({ n: "*" }).first())?.n) === 0);
     // A reply stream that stays open (the model holds it) counts as a stream too.
     model.next({ chunks: ["That's "], holdUntilAborted: true });
     const chat = await open(`/v1/conversations/${a.conversationId}/messages/stream`, alice, { method: "POST", body: { content: "Talk slowly." } });
@@ -201,12 +206,8 @@ describe("open streams per user (issue 31 L6)", () => {
     expect(await messageCount(a.conversationId)).toBe(messagesBefore);
     expect(model.requests.length).toBe(modelCalls);
     // A blocking completion is no stream: it is not counted.
-    const blocking = await service.fetch("/openai/v1/chat/completions", {
-      method: "POST",
-      headers: { ...jsonHeaders, ...alice.auth },
-      body: JSON.stringify({ model: a.personaId, messages: [{ role: "user", content: "Hi" }] }),
-    });
-    expect(blocking.status, await blocking.clone().text()).toBe(200);
+    const blocking = await service.clientFor(alice).POST("/openai/v1/chat/completions", { body: { model: a.personaId, messages: [{ role: "user", content: "Hi" }] } });
+    expect(blocking.response.status, JSON.stringify(blocking.error ?? blocking.data)).toBe(200);
     for (const stream of full) stream.close();
   });
 });

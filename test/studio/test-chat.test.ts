@@ -62,6 +62,8 @@ describe("test chat", () => {
     expect(withDraft.version_id).toBe(draft.id);
     expect(systemOf(seen.at(-1)!)).toContain("You are the draft Nova.");
     expect(seen.at(-1)!.messages.at(-1)).toMatchObject({ role: "user", content: "And Venus?" });
+    // As a new conversation's first reply: after the persona's greeting, and nothing else.
+    expect(seen.at(-1)!.messages.slice(1)).toEqual([{ role: "assistant", content: "Hi." }, { role: "user", content: "And Venus?" }]);
 
     expect(await count("conversations", { persona_id: persona.id })).toBe(0);
     expect(await count("messages", { persona_id: persona.id })).toBe(0);

@@ -73,11 +73,11 @@ describe("variants", () => {
     const persona = await makePersona(service, owner, "Crowded");
     const results = await Promise.all(
       Array.from({ length: 12 }, (_, i) =>
-        service.fetch(`/v1/studio/${persona.id}/variants`, { method: "POST", headers: { ...owner.auth, "content-type": "application/json" }, body: JSON.stringify(variant(`V${i}`, 25)) }),
+        service.clientFor(owner).POST("/v1/studio/{persona_id}/variants", { params: { path: { persona_id: persona.id } }, body: variant(`V${i}`, 25) }),
       ),
     );
-    expect(results.filter((r) => r.status === 201)).toHaveLength(4);
-    expect(results.filter((r) => r.status === 400)).toHaveLength(8);
+    expect(results.filter((r) => r.response.status === 201)).toHaveLength(4);
+    expect(results.filter((r) => r.response.status === 400)).toHaveLength(8);
   });
 
   it("refuses bad input with nothing written", async () => {

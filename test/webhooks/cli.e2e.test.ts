@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cliPath, runCli } from "../cli/run-cli.ts";
 import { root } from "../support/contract.ts";
-import { eventually } from "../support/chat.ts";
+import { eventually } from "../support/wait.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { apiKeyFor, registerUser, type TestUser } from "../support/users.ts";
 import { emit, loopbackEnv } from "./helpers.ts";

@@ -2,11 +2,12 @@ import { Webhook } from "standardwebhooks";
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { retryDelayMs } from "../../server/areas/webhooks/delivery.ts";
-import { createConversation, createPersona, eventually, sendBlocking } from "../support/chat.ts";
+import { createConversation, createPersona, sendBlocking } from "../support/chat.ts";
+import { eventually } from "../support/wait.ts";
 import { contract } from "../support/contract.ts";
 import { schemaErrors } from "../support/schema.ts";
 import { outboxMails } from "../support/outbox.ts";
-import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
+import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser } from "../support/users.ts";
 import { createWebhook, deliveries, emit, loopbackEnv, outboxIds } from "./helpers.ts";
 import { startReceiver, type Receiver } from "./receiver.ts";
@@ -52,7 +53,8 @@ describe("delivery", () => {
       id: expect.any(String),
       type: "message.created",
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
-      data: { conversation_id: conversation.id, message_id: expect.any(String), role: "user", content: "Hello there", persona_id: persona.id, parent_id: null },
+      // The first message follows the conversation's greeting (which has no event of its own).
+      data: { conversation_id: conversation.id, message_id: expect.any(String), role: "user", content: "Hello there", persona_id: persona.id, parent_id: conversation.active_message_id },
     });
     const standard = new Webhook(webhook.secret);
     for (const entry of hook.received) {
@@ -102,7 +104,7 @@ describe("delivery", () => {
     await createWebhook(service, owner, { url: mine.url, events: ["conversation.created"] });
     await createWebhook(service, other, { url: theirs.url, events: ["conversation.created", "message.failed"] });
     const off = await createWebhook(service, owner, { url: paused.url, events: ["message.failed"] });
-    await service.fetch(`/v1/webhooks/${off.id}`, { method: "PUT", headers: { ...jsonHeaders, ...owner.auth }, body: JSON.stringify({ active: false }) });
+    await service.clientFor(owner).PUT("/v1/webhooks/{id}", { params: { path: { id: off.id } }, body: { active: false } });
     await emit(service, owner, "message.failed");
     await emit(service, owner, "conversation.created");
     await eventually(async () => mine.received.length === 1);
@@ -181,9 +183,8 @@ describe("delivery", () => {
       const page = await deliveries(service, user, webhook.id);
       return page.data[0]?.status === "succeeded" && page;
     })).data;
-    const response = await service.fetch(`/v1/webhooks/${webhook.id}/deliveries/${first!.id}/redeliver`, { method: "POST", headers: user.auth });
+    const { data: again, response } = await service.clientFor(user).POST("/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver", { params: { path: { id: webhook.id, delivery_id: first!.id } } });
     expect(response.status).toBe(202);
-    const again = await response.json();
     expect(again).toMatchObject({ status: "pending", attempts: 0, event_id: first!.event_id, redelivery_of: first!.id });
     await eventually(async () => hook.received.length === 2);
     expect(hook.received[1]!.raw).toBe(hook.received[0]!.raw);
@@ -193,7 +194,7 @@ describe("delivery", () => {
       return page.data.every((entry) => entry.status === "succeeded") && page;
     });
     expect(log.total).toBe(2);
-    expect(log.data[0]!.id).toBe(again.id);
+    expect(log.data[0]!.id).toBe(again!.id);
   });
 
   it("disables a webhook after 100 consecutive failed deliveries, records an event and e-mails the owner; active:true turns it back on", async () => {
@@ -208,8 +209,8 @@ describe("delivery", () => {
       return !found.active && found;
     });
     expect(row.consecutive_failures).toBe(100);
-    const listed = await (await service.fetch("/v1/webhooks", { headers: user.auth })).json();
-    expect(listed.data[0]).toMatchObject({ id: webhook.id, active: false });
+    const { data: listed } = await service.clientFor(user).GET("/v1/webhooks");
+    expect(listed!.data[0]).toMatchObject({ id: webhook.id, active: false });
     const events = await service.services.db.knex("event_outbox").where({ user_id: user.id, type: "webhook.disabled" });
     expect(events).toHaveLength(1);
     expect(events[0].data).toMatchObject({ webhook_id: webhook.id, consecutive_failures: 100 });
@@ -220,12 +221,12 @@ describe("delivery", () => {
     const before = hook.received.length;
     await emit(service, user, "message.failed");
     const [failed] = (await deliveries(service, user, webhook.id)).data;
-    const refused = await service.fetch(`/v1/webhooks/${webhook.id}/deliveries/${failed!.id}/redeliver`, { method: "POST", headers: user.auth });
-    expect(refused.status).toBe(409);
+    const refused = await service.clientFor(user).POST("/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver", { params: { path: { id: webhook.id, delivery_id: failed!.id } } });
+    expect(refused.response.status).toBe(409);
 
     hook.behave(() => ({ status: 200 }));
-    const enabled = await service.fetch(`/v1/webhooks/${webhook.id}`, { method: "PUT", headers: { ...jsonHeaders, ...user.auth }, body: JSON.stringify({ active: true }) });
-    expect(await enabled.json()).toMatchObject({ id: webhook.id, active: true });
+    const enabled = await service.clientFor(user).PUT("/v1/webhooks/{id}", { params: { path: { id: webhook.id } }, body: { active: true } });
+    expect(enabled.data).toMatchObject({ id: webhook.id, active: true });
     expect((await service.services.db.knex("webhooks").where({ id: webhook.id }).first()).consecutive_failures).toBe(0);
     await emit(service, user, "message.failed");
     await eventually(async () => hook.received.length === before + 1);

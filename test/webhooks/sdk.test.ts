@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { signatureHeaders } from "../../server/areas/webhooks/signing.ts";
 import { generateSecret } from "../../server/areas/webhooks/secrets.ts";
 import { createClient, NotFoundError, verifyWebhook, WebhookVerificationError } from "../../sdk/src/index.ts";
-import { eventually } from "../support/chat.ts";
+import { eventually } from "../support/wait.ts";
 import type { TestService } from "../support/service.ts";
 import { apiKeyFor, registerUser } from "../support/users.ts";
 import { emit, useWebhookService } from "./helpers.ts";

@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { forbiddenRange, useHostResolver, type ResolvedAddress } from "../../server/toolkit/providers/address-guard.ts";
 import { postOnce } from "../../server/areas/webhooks/sender.ts";
 import { expectError } from "../support/assertions.ts";
-import { eventually } from "../support/chat.ts";
-import { jsonHeaders, startTestService, type TestService } from "../support/service.ts";
+import { eventually } from "../support/wait.ts";
+import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
 import { createWebhook, deliveries, emit } from "./helpers.ts";
 
@@ -50,8 +50,8 @@ afterAll(async () => {
   await service?.close();
 });
 
-const register = (url: string) =>
-  service.fetch("/v1/webhooks", { method: "POST", headers: { ...jsonHeaders, ...user.auth }, body: JSON.stringify({ url, events: ["message.failed"] }) });
+const register = (url: string) => service.clientFor(user).POST("/v1/webhooks", { body: { url, events: ["message.failed"] } });
+const listed = async () => (await service.clientFor(user).GET("/v1/webhooks")).data!;
 
 describe("address classification", () => {
   it("refuses loopback, private, link-local, metadata, multicast, unspecified and mapped forms, IPv4 and IPv6", () => {
@@ -94,7 +94,7 @@ describe("registration", () => {
     for (const url of ["https://127.0.0.1/h", "https://[::1]/h", "https://[::ffff:7f00:1]/h", "https://10.0.0.1/h", "https://169.254.169.254/latest/meta-data", "http://public.example/h", "https://nowhere.example/h"]) {
       await expectError(await register(url), 400, "invalid_request");
     }
-    expect((await (await service.fetch("/v1/webhooks", { headers: user.auth })).json()).total).toBe(0);
+    expect((await listed()).total).toBe(0);
   });
 
   it("refuses IPv4-compatible and other embedding IPv6 literals of loopback and metadata addresses (issue 31 L5)", async () => {
@@ -102,14 +102,14 @@ describe("registration", () => {
       const body = await expectError(await register(url), 400, "invalid_request");
       expect(body.error.details.errors[0].path, url).toBe("/body/url");
     }
-    expect((await (await service.fetch("/v1/webhooks", { headers: user.auth })).json()).total).toBe(0);
+    expect((await listed()).total).toBe(0);
   });
 
   it("accepts an HTTPS URL whose host resolves only to public addresses, and checks an updated URL too", async () => {
     const created = await createWebhook(service, user, { url: "https://public.example/hooks", events: ["message.failed"] });
-    const moved = await service.fetch(`/v1/webhooks/${created.id}`, { method: "PUT", headers: { ...jsonHeaders, ...user.auth }, body: JSON.stringify({ url: "https://metadata.example/x" }) });
+    const moved = await service.clientFor(user).PUT("/v1/webhooks/{id}", { params: { path: { id: created.id } }, body: { url: "https://metadata.example/x" } });
     await expectError(moved, 400, "invalid_request");
-    await service.fetch(`/v1/webhooks/${created.id}`, { method: "DELETE", headers: user.auth });
+    await service.clientFor(user).DELETE("/v1/webhooks/{id}", { params: { path: { id: created.id } } });
   });
 });
 

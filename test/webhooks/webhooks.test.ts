@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { archiveOf, purgeDeletedAccounts } from "../support/account-data.ts";
 import { MAX_WEBHOOKS_PER_USER } from "../../server/areas/webhooks/service.ts";
 import { expectError } from "../support/assertions.ts";
-import { eventually } from "../support/chat.ts";
+import { eventually } from "../support/wait.ts";
 import { jsonHeaders, type TestService } from "../support/service.ts";
 import { apiKeyFor, registerUser, type TestUser } from "../support/users.ts";
 import { createWebhook, deliveries, emit, useWebhookService } from "./helpers.ts";

@@ -32,7 +32,9 @@ export class Auth {
   }
 
   /**
-   * Signs in with e-mail and password; a wrong pair is an AuthenticationError.
+   * Signs in with e-mail and password; a wrong pair is an AuthenticationError. The right password of
+   * an account scheduled for deletion is a PermissionDeniedError with code `account_pending_deletion`
+   * (its `details` say until when): offer {@link Auth.restoreMe}.
    * @example
    * const { access_token, refresh_token } = await client.auth.login({ email, password });
    */
@@ -93,12 +95,32 @@ export class Auth {
 
   /**
    * Deletes the signed-in user's account: it is disabled at once and its data purged after the
-   * grace period (`grace_period_ends`). The client's credentials stop working.
+   * grace period (`grace_period_ends`), until which {@link Auth.restoreMe} undoes it. The client's
+   * credentials stop working. The account's `password` confirms it; only a session from a login of
+   * the last 10 minutes may leave it out (a BadRequestError naming `/body/password` otherwise; a
+   * wrong password is a PermissionDeniedError and deletes nothing).
    * @example
-   * const { grace_period_ends } = await client.auth.deleteMe();
+   * const { grace_period_ends } = await client.auth.deleteMe({ password });
    */
-  deleteMe(options?: RequestOptions): APIPromise<ResponseOf<"auth_delete_me">> {
-    return unwrap(this.#core.raw.DELETE("/v1/auth/me", init(options)));
+  deleteMe(body: RequestBody<"auth_delete_me"> = {}, options?: RequestOptions): APIPromise<ResponseOf<"auth_delete_me">> {
+    return unwrap(this.#core.raw.DELETE("/v1/auth/me", { body, ...init(options) }));
+  }
+
+  /**
+   * Undoes the deletion of an account during its grace period; needs no credentials, only the
+   * account's e-mail and password. Everything the account owns is back, with the API keys the
+   * deletion revoked; the answer signs in (a new token pair). A wrong pair is an AuthenticationError;
+   * an account not scheduled for deletion, or past its grace period, a ConflictError.
+   * @example
+   * try {
+   *   await anonymous.auth.login({ email, password });
+   * } catch (error) {
+   *   if (!(error instanceof PermissionDeniedError && error.code === "account_pending_deletion")) throw error;
+   *   const { access_token, refresh_token, restored } = await anonymous.auth.restoreMe({ email, password });
+   * }
+   */
+  restoreMe(body: RequestBody<"auth_restore_me">, options?: RequestOptions): APIPromise<ResponseOf<"auth_restore_me">> {
+    return unwrap(this.#core.raw.POST("/v1/auth/me/restore", { body, ...init(options) }));
   }
 
   /**

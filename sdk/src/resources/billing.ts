@@ -31,8 +31,10 @@ export class Billing {
 
   /**
    * The account's subscription (its plan is `free` once a cancellation took effect); a NotFoundError when it never subscribed.
+   * A downgrade waiting for the period end is in `pending_plan` and `pending_change_at` (null when none is pending).
    * @example
-   * const { plan, current_period_end } = await client.billing.subscription();
+   * const { plan, pending_plan, pending_change_at } = await client.billing.subscription();
+   * if (pending_plan) console.log(`${plan} until ${pending_change_at}, then ${pending_plan}`);
    */
   subscription(options?: RequestOptions): APIPromise<ResponseOf<"billing_get_subscription">> {
     return unwrap(this.#core.raw.GET("/v1/billing/subscription", { ...init(options) }));
@@ -40,7 +42,8 @@ export class Billing {
 
   /**
    * Moves to another paid plan: an upgrade applies at once (the answer carries the prorated amount),
-   * a downgrade at the period end (`scheduled_change_at`).
+   * a downgrade at the period end (`scheduled_change_at`; {@link Billing.subscription} shows it as
+   * `pending_plan` until then). Asking for the current plan drops a pending downgrade.
    * @example
    * const change = await client.billing.changePlan("pro");
    * console.log(change.proration_amount / 100, change.proration_currency);

@@ -20,7 +20,7 @@ export class Marketplace {
   /**
    * Published listings, filtered by category and free text, page by page.
    * @example
-   * const page = await client.marketplace.list({ category: "education", sort: "trending", limit: 10 });
+   * const page = await client.marketplace.list({ category: "roleplay", sort: "trending", limit: 10 });
    */
   list(query: QueryOf<"marketplace_list"> = {}, options?: RequestOptions): PageIterator<Schemas["Listing"], ResponseOf<"marketplace_list">> {
     return list((q) => this.#core.raw.GET("/v1/marketplace", { params: { query: q }, ...init(options) }), query);

@@ -96,8 +96,10 @@ export class Studio {
 
   /**
    * Lists the persona in the marketplace, or updates its listing; a ConflictError without an active version.
+   * `category` is a shelf of `client.marketplace.categories()`; omitted, a listing keeps its shelf
+   * and a new one goes on the shelf of the persona's own category (a `character` goes on `roleplay`).
    * @example
-   * const { marketplace_url } = await client.studio.publish(personaId, { category: "education", tags: ["space"], pricing: "free" });
+   * const { marketplace_url } = await client.studio.publish(personaId, { category: "roleplay", tags: ["pirates"], pricing: "free" });
    */
   publish(personaId: string, body: RequestBody<"studio_publish">, options?: RequestOptions): APIPromise<ResponseOf<"studio_publish">> {
     return unwrap(this.#core.raw.POST("/v1/studio/{persona_id}/publish", { params: { path: { persona_id: personaId } }, body, ...init(options) }));

@@ -1,12 +1,12 @@
 import type { Request, RequestHandler } from "express";
 import { operationsById } from "../../toolkit/contract.ts";
-import { forbidden, unauthorized } from "../../toolkit/http/error-catalogue.ts";
+import { missingScope, unauthorized } from "../../toolkit/http/error-catalogue.ts";
 import { callerOf, setPrincipal, type Principal } from "../../toolkit/http/principal.ts";
 import { operationIdOf } from "../../toolkit/http/router.ts";
 import type { Services } from "../../toolkit/services.ts";
 import { touchApiKeyUse } from "./api-keys/service.ts";
 import { credentialCache, type CredentialCache } from "./credential-cache.ts";
-import { allows } from "./scopes.ts";
+import { allows, missingScopeRefusal } from "./scopes.ts";
 import { resolveCredential, type Credential } from "./service.ts";
 import { sha256 } from "../../toolkit/tokens.ts";
 
@@ -36,14 +36,20 @@ export function identifyCaller(services: Services): RequestHandler {
   };
 }
 
-/** 401 for an operation that needs a credential and has no valid one; 403 when its scope is missing. */
+/**
+ * 401 for an operation that needs a credential and has no valid one; 403 when its scope is missing,
+ * naming the scope and what grants it in each key vocabulary.
+ */
 export const requireCredential: RequestHandler = (req, _res, next) => {
   const operationId = operationIdOf(req);
   const op = operationId ? operationsById.get(operationId) : undefined;
   if (!op?.scope) return next();
   const principal = callerOf(req);
   if (!principal) return next(unauthorized("Credentials are missing, invalid, expired or revoked"));
-  if (!allows(principal, op)) return next(forbidden(`This credential lacks the "${op.scope}" scope this operation needs`));
+  if (!allows(principal, op)) {
+    const { message, granting } = missingScopeRefusal({ ...op, scope: op.scope });
+    return next(missingScope(message, op.scope, granting));
+  }
   next();
 };
 

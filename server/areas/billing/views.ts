@@ -20,9 +20,17 @@ export function toSubscription(row: SubscriptionRow): Schemas["Subscription"] {
     current_period_end: row.current_period_end.toISOString(),
     cancel_at: row.cancel_at?.toISOString() ?? null,
     canceled_at: row.canceled_at?.toISOString() ?? null,
+    // The downgrade waiting for the period end (issue 34): recorded from the provider's schedule,
+    // cleared when it takes effect, is dropped or a cancellation replaces it.
+    ...pendingChange(row),
     created_at: row.created_at.toISOString(),
     payment_customer_id: row.customer_id,
   };
+}
+
+function pendingChange(row: SubscriptionRow): Pick<Schemas["Subscription"], "pending_plan" | "pending_change_at"> {
+  if (row.plan === "free" || !row.scheduled_plan || !row.scheduled_change_at) return { pending_plan: null, pending_change_at: null };
+  return { pending_plan: row.scheduled_plan as Schemas["PaidPlan"], pending_change_at: row.scheduled_change_at.toISOString() };
 }
 
 export function toSubscriptionChange(change: PlanChangeResult): Schemas["SubscriptionChange"] {

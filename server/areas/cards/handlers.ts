@@ -7,7 +7,7 @@ const cards_import: Handler<"cards_import"> = async ({ services, principal: { us
   const files = (req.files ?? []) as { fieldname: string; buffer: Buffer }[];
   const file = files.find((part) => part.fieldname === "file");
   if (!file) throw missingMultipartField("file");
-  return { status: 201, body: toPersona(await importCard(services, userId, file.buffer), userId) };
+  return { status: 201, body: toPersona(await importCard(services, userId, file.buffer), userId, services.config) };
 };
 
 const cards_export: Handler<"cards_export"> = async ({ services, principal: { userId }, params, query, res }) => {

@@ -4,6 +4,6 @@ import { cardAccountData } from "./account-data.ts";
 import { handlers } from "./handlers.ts";
 
 export { withCardContext, type CardContext } from "./lorebook.ts";
-export { cardContextOf, cardContextOfConversation } from "./service.ts";
+export { alternateGreetingsOf, cardContextOf, cardContextOfConversation } from "./service.ts";
 
 export const area = defineArea({ name: "cards", handlers, accountData: cardAccountData, tables: ["persona_cards", "card_avatars"] });

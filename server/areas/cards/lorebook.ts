@@ -17,9 +17,21 @@ const MAX_SCAN_DEPTH = 100;
 /** What a persona imported from a card adds to its replies' context. */
 export interface CardContext {
   lorebook: CharacterBook | null;
-  /** The card's `mes_example`, `{{char}}` already replaced. */
+  /** The card's `mes_example`, as stored (its macros are filled by `withCardContext`'s `fill`). */
   examples: string;
 }
+
+/** How the card's texts fit into one reply's context. */
+export interface CardFit {
+  /** Tokens the entries and the samples may take together, besides their own shares: what the context has left. */
+  room?: number;
+  /** Fills the card macros (`{{char}}`, `{{user}}`...) of each entry and of the samples before they are fitted. */
+  fill?: (text: string) => string;
+}
+
+// The separators and the samples' heading, which the shares do not count.
+const SAMPLES_HEADING = "## Example dialogue\n";
+const SEPARATOR_TOKENS = 2;
 
 /**
  * The recent messages' characters that are scanned: the newest, whole messages from the new one
@@ -127,19 +139,25 @@ function leadingChars(text: string, limit: number): string {
  * The character's text as the model reads it: matched lorebook entries placed before or after the
  * instructions by their `position` (after by default), then the sample messages.
  * `recent` is the new message then the earlier ones, newest first; `contextBudget` the whole
- * context's tokens, of which the book and the examples take at most a share each.
+ * context's tokens, of which the book and the examples take at most a share each, and together no
+ * more than `fit.room`. Macros are filled (`fit.fill`) before the texts are counted.
  */
-export function withCardContext(instructions: string, card: CardContext | undefined, recent: readonly string[], contextBudget: number): string {
+export function withCardContext(instructions: string, card: CardContext | undefined, recent: readonly string[], contextBudget: number, fit: CardFit = {}): string {
   if (!card) return instructions;
+  const fill = fit.fill ?? ((text: string) => text);
+  let room = fit.room ?? Number.POSITIVE_INFINITY;
   const before: string[] = [];
   const after: string[] = [];
   if (card.lorebook && card.lorebook.entries.length > 0) {
-    const budget = Math.min(Math.max(0, card.lorebook.token_budget ?? DEFAULT_TOKEN_BUDGET), Math.floor(contextBudget * LORE_SHARE));
-    for (const entry of fitEntries(matchEntries(card.lorebook, recent), budget)) {
+    const budget = Math.min(Math.max(0, card.lorebook.token_budget ?? DEFAULT_TOKEN_BUDGET), Math.floor(contextBudget * LORE_SHARE), room);
+    const matched = matchEntries(card.lorebook, recent).map((entry) => (fit.fill ? { ...entry, content: fill(entry.content) } : entry));
+    for (const entry of fitEntries(matched, budget)) {
       (entry.position === "before_char" ? before : after).push(entry.content.trim());
+      room -= countTokens(entry.content) + SEPARATOR_TOKENS;
     }
   }
-  const examples = card.examples.trim() ? truncateToTokens(leadingChars(card.examples.trim(), MAX_EXAMPLE_CHARS), Math.floor(contextBudget * EXAMPLES_SHARE)) : "";
-  if (examples) after.push(`## Example dialogue\n${examples}`);
+  const examplesBudget = Math.min(Math.floor(contextBudget * EXAMPLES_SHARE), room - countTokens(SAMPLES_HEADING) - SEPARATOR_TOKENS);
+  const examples = card.examples.trim() && examplesBudget > 0 ? truncateToTokens(fill(leadingChars(card.examples.trim(), MAX_EXAMPLE_CHARS)), examplesBudget) : "";
+  if (examples) after.push(`${SAMPLES_HEADING}${examples}`);
   return [...before, instructions, ...after].join("\n\n");
 }

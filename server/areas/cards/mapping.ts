@@ -220,7 +220,11 @@ function checkLimits(card: CardData, base: string): void {
   }
 }
 
-/** `{{char}}` (and the older `<BOT>`) stand for the character's name; the model should read the name. */
+/**
+ * `{{char}}` (and the older `<BOT>`) with the character's name: for the public description, which is
+ * shown where no reply fills macros, and to recognise instructions built before they kept their
+ * macros. Everything the model reads is filled by the reply engine instead (replies' `fillMacros`).
+ */
 export function withName(text: string, name: string): string {
   return text.replace(/\{\{char\}\}|<BOT>/gi, () => name);
 }
@@ -233,14 +237,15 @@ function instructionsInSystemPrompt(card: Pick<CardData, "extensions">): boolean
 
 /**
  * The instructions: the system prompt first, then each other text under its heading; empty texts
- * are left out. A card with none of them gets a one-line instruction naming the character.
+ * are left out. A card with none of them gets a one-line instruction naming the character. Macros
+ * stay as written: the reply engine fills them when it builds a reply.
  */
 export function instructionsOf(card: CardSource & Pick<CardData, "name" | "extensions">): string {
   const fields = instructionsInSystemPrompt(card) ? (["system_prompt"] as const) : SOURCE_FIELDS;
   const sections = fields
     .filter((field) => card[field].trim())
     .map((field) => {
-      const text = withName(card[field].trim(), card.name);
+      const text = card[field].trim();
       return HEADINGS[field] ? `## ${HEADINGS[field]}\n${text}` : text;
     });
   return sections.length ? sections.join("\n\n") : `You are ${card.name}.`;

@@ -1,5 +1,4 @@
 import type { Knex } from "knex";
-import { publicBaseUrl } from "../../toolkit/config.ts";
 import { invalidField, payloadTooLarge, unsupportedMediaType } from "../../toolkit/http/error-catalogue.ts";
 import { ApiError } from "../../toolkit/http/errors.ts";
 import { isUuid } from "../../toolkit/http/text.ts";
@@ -8,9 +7,9 @@ import { imageFile } from "../images/index.ts";
 import { createPersona, requireVisiblePersona, type PersonaRow } from "../personas/index.ts";
 import type { Services } from "../../toolkit/services.ts";
 import type { CardContext } from "./lorebook.ts";
-import { instructionsOf, ownSettings, parseCard, publicDescription, sourceOf, toV2, withName, type CardData, type CharacterCardV3 } from "./mapping.ts";
+import { instructionsOf, ownSettings, parseCard, publicDescription, sourceOf, toV2, type CardData, type CharacterCardV3 } from "./mapping.ts";
 import { encodePng, findText, isPng, plainPng, PngError, readPng, textChunk, withChunks, withoutText, type Chunk } from "./png.ts";
-import { cardAvatarFilesOf, findCardContext, findCardContextOfConversation, findPersonaCard, insertCardAvatar, insertPersonaCard } from "./store.ts";
+import { cardAvatarFilesOf, findAlternateGreetings, findCardContext, findCardContextOfConversation, findPersonaCard, insertCardAvatar, insertPersonaCard } from "./store.ts";
 import { toCardV3 } from "./views.ts";
 
 /** A card's JSON: 2 MB (MiB), as the contract says. */
@@ -99,8 +98,9 @@ export async function importCard(services: Services, userId: string, bytes: Uint
         name: card.name,
         description: publicDescription(card),
         instructions: instructionsOf(card),
-        greeting_message: card.first_mes.trim() ? withName(card.first_mes, card.name) : undefined,
-        ...(fileName ? { avatar_url: `${publicBaseUrl(services.config)}${FILES_PATH}/${fileName}` } : {}),
+        // As written: macros are filled where the greeting is shown and read, so the export gives it back.
+        greeting_message: card.first_mes.trim() ? card.first_mes : undefined,
+        ...(fileName ? { avatar_url: `${FILES_PATH}/${fileName}` } : {}),
         is_public: false,
         category,
         voice_id,
@@ -146,7 +146,8 @@ const FILE_NAME = /^[0-9a-f]{32}\.png$/;
 
 /** The persona's avatar as PNG chunks when it is a file this service stores; null otherwise (or when it is gone). */
 async function storedAvatar(services: Services, persona: PersonaRow): Promise<Chunk[] | null> {
-  const prefix = `${publicBaseUrl(services.config)}${FILES_PATH}/`;
+  // A link to one of this service's files is stored as its path (server/toolkit/links.ts).
+  const prefix = `${FILES_PATH}/`;
   const url = persona.avatar_url;
   if (!url?.startsWith(prefix) || !FILE_NAME.test(url.slice(prefix.length))) return null;
   let bytes: Uint8Array;
@@ -172,6 +173,14 @@ export async function exportCardPng(services: Services, persona: PersonaRow, car
   return encodePng(withChunks(image, [textChunk("chara", base64Json(toV2(card))), textChunk("ccv3", base64Json(card))]));
 }
 
+/**
+ * The card's alternate greetings that have text, in the card's order: a new conversation stores
+ * them as alternatives of its greeting. None for a persona without a card.
+ */
+export async function alternateGreetingsOf(services: Services, personaId: string): Promise<string[]> {
+  return (await findAlternateGreetings(services.db.knex, personaId)).filter((greeting) => greeting.trim() !== "");
+}
+
 /** What a reply's context takes from the persona's card; undefined for a persona that has none. */
 export async function cardContextOf(services: Services, personaId: string): Promise<CardContext | undefined> {
   if (!isUuid(personaId)) return undefined;
@@ -185,7 +194,8 @@ export async function cardContextOfConversation(services: Services, userId: stri
 
 function toCardContext(row: Awaited<ReturnType<typeof findCardContext>>): CardContext | undefined {
   if (!row || (!row.lorebook?.entries.length && !row.mes_example.trim())) return undefined;
-  return { lorebook: row.lorebook, examples: withName(row.mes_example, row.name) };
+  // Macros as written: the reply engine fills them, with the name of the person it answers.
+  return { lorebook: row.lorebook, examples: row.mes_example };
 }
 
 /** Deletes the card avatars' files of the accounts the purge is about to remove; one that fails is logged and left. */

@@ -31,6 +31,12 @@ export async function findPersonaCard(knex: Knex, personaId: string): Promise<Pe
   return knex("persona_cards").where({ persona_id: personaId }).first();
 }
 
+/** The card's alternate greetings (a persona without a card has none). */
+export async function findAlternateGreetings(knex: Knex, personaId: string): Promise<string[]> {
+  const row: Pick<PersonaCardRow, "alternate_greetings"> | undefined = await knex("persona_cards").where({ persona_id: personaId }).first("alternate_greetings");
+  return row?.alternate_greetings ?? [];
+}
+
 /**
  * What replies need of a card: its lorebook and sample messages, and the persona's name that
  * `{{char}}` stands for; undefined for a persona without a card.

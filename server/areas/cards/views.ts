@@ -1,5 +1,5 @@
 import type { PersonaRow } from "../personas/index.ts";
-import { instructionsOf, OWN_EXTENSION, type CardData, type CharacterCardV3 } from "./mapping.ts";
+import { instructionsOf, OWN_EXTENSION, withName, type CardData, type CharacterCardV3 } from "./mapping.ts";
 import type { PersonaCardRow } from "./store.ts";
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
@@ -38,7 +38,9 @@ export function toCardV3(persona: PersonaRow, card: PersonaCardRow | undefined, 
     };
     return { spec: "chara_card_v3", spec_version: "3.0", data };
   }
-  const unchanged = card !== undefined && instructionsOf({ ...card.source, name: persona.name, extensions: card.extensions }) === persona.instructions;
+  const built = card && instructionsOf({ ...card.source, name: persona.name, extensions: card.extensions });
+  // A card imported before instructions kept their macros has them with the name filled in.
+  const unchanged = card !== undefined && (built === persona.instructions || withName(built!, persona.name) === persona.instructions);
   if (!unchanged) own.instructions_in = "system_prompt";
   const texts = unchanged
     ? card.source

@@ -6,9 +6,10 @@ import { isUuid } from "../../toolkit/http/text.ts";
 import { requireVisiblePersona } from "../personas/index.ts";
 import { assignConversation } from "../studio/index.ts";
 import type { Services } from "../../toolkit/services.ts";
+import { greetingRows, greetingsOf, shownMessages } from "./greetings.ts";
 import { START_MARK, STOP_MARK } from "./highlight.ts";
 import {
-  deleteUserConversation, findMessage, findUserConversation, insertConversation, listUserConversations, pageMessages,
+  deleteUserConversation, findMessage, findUserConversation, insertConversation, insertGreetings, listUserConversations, pageMessages,
   recentMessages, searchUserMessages, type ConversationRow,
 } from "./store.ts";
 
@@ -22,20 +23,30 @@ export async function requireOwnConversation(services: Services, userId: string,
   return row;
 }
 
+/**
+ * Starts the caller's conversation with a persona they may see, opening with its greetings (stored
+ * in the same transaction, counted nowhere): 404 for a persona they may not see, 502 when a greeting
+ * that had to be generated first could not be; nothing is stored then.
+ */
 export async function createConversation(services: Services, userId: string, input: { persona_id: string; title?: string }) {
   const persona = await requireVisiblePersona(services, userId, input.persona_id);
+  // Before the transaction: a greeting generated now must not hold it open while the model writes.
+  const texts = await greetingsOf(services, persona);
   const now = services.now();
+  const id = uuidv7();
+  const greetings = greetingRows({ id, user_id: userId, persona_id: persona.id }, texts, now);
   return services.db.knex.transaction(async (trx) => {
     const inserted = await insertConversation(trx, {
-      id: uuidv7(),
+      id,
       user_id: userId,
       persona_id: persona.id,
       title: input.title ?? null,
       message_count: 0,
-      active_message_id: null,
+      active_message_id: greetings[0]?.id ?? null,
       created_at: now,
       updated_at: now,
     });
+    await insertGreetings(trx, greetings);
     // A/B variants: the conversation's variant is picked once, here, and kept for life.
     await assignConversation(trx, inserted);
     await recordEvent(trx, {
@@ -55,7 +66,7 @@ export async function listConversations(services: Services, userId: string, pers
 /** The conversation and its most recent messages, newest first. */
 export async function getConversation(services: Services, userId: string, id: string) {
   const conversation = await requireOwnConversation(services, userId, id);
-  return { conversation, messages: await recentMessages(services.db.knex, conversation.id, EMBEDDED_MESSAGES) };
+  return { conversation, messages: await shownMessages(services, userId, await recentMessages(services.db.knex, conversation.id, EMBEDDED_MESSAGES)) };
 }
 
 export async function deleteConversation(services: Services, userId: string, id: string): Promise<string> {
@@ -72,9 +83,11 @@ export async function listMessages(services: Services, userId: string, id: strin
     older = isUuid(before) ? await findMessage(services.db.knex, conversation.id, before) : undefined;
     if (!older) throw notFound("Message given in `before`");
   }
-  return pageMessages(services.db.knex, conversation.id, { before: older, ...window });
+  const page = await pageMessages(services.db.knex, conversation.id, { before: older, ...window });
+  return { ...page, rows: await shownMessages(services, userId, page.rows) };
 }
 
 export async function searchMessages(services: Services, userId: string, q: string, window: PageWindow) {
-  return searchUserMessages(services.db.knex, userId, q, window, { start: START_MARK, stop: STOP_MARK });
+  const page = await searchUserMessages(services.db.knex, userId, q, window, { start: START_MARK, stop: STOP_MARK });
+  return { ...page, rows: await shownMessages(services, userId, page.rows) };
 }

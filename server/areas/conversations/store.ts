@@ -45,7 +45,7 @@ export interface MessageRow {
   created_at: Date;
   /** The previous message on its path; null for a first message. */
   parent_id: string | null;
-  /** Position on its path, from 1. */
+  /** Position on its path: 0 for a greeting, from 1 for the exchanged messages (greetings.ts). */
   depth: number;
   /** Among its siblings of the same role (alternatives), when the query read them. */
   alternative_index?: number;
@@ -86,6 +86,12 @@ export async function insertConversation(knex: Knex, row: Omit<ConversationRow, 
   return inserted as ConversationRow;
 }
 
+/** Stores a new conversation's greetings (no event, no counter: they are not exchanged messages). */
+export async function insertGreetings(knex: Knex, messages: MessageRow[]): Promise<void> {
+  if (messages.length === 0) return;
+  await knex("messages").insert(messages.map(({ alternative_index: _index, alternative_count: _count, ...m }) => ({ ...m, citations: null })));
+}
+
 /** The user's conversation; undefined for another user's or an unknown id. */
 export async function findUserConversation(knex: Knex, userId: string, id: string): Promise<ConversationRow | undefined> {
   return knex("conversations").select([...CONVERSATION_COLUMNS]).where({ id, user_id: userId }).first();
@@ -121,11 +127,12 @@ export async function recentMessages(knex: Knex, conversationId: string, count: 
   return fromPath(knex, conversationId, `m.depth - ${int(count)}`).orderBy("path.depth", "desc").limit(count);
 }
 
-/** The first user message and the first reply of a conversation (for its title). */
+/** The first user message and the first reply of a conversation (for its title), greetings left out (depth 0). */
 export async function firstMessages(knex: Knex, conversationId: string): Promise<MessageRow[]> {
   return knex("messages")
     .select([...MESSAGE_COLUMNS])
     .where({ conversation_id: conversationId })
+    .where("depth", ">", 0)
     .orderBy([{ column: "created_at", order: "asc" }, { column: "id", order: "asc" }])
     .limit(2);
 }
@@ -236,11 +243,11 @@ export interface TurnRow {
   /** The caller's conversation; null for another user's or an unknown one. */
   conversation: ConversationRow | null;
   /** Its persona while the caller may still see it; null otherwise (nothing was reserved then). */
-  persona: { id: string; model: string; instructions: string; greeting_message: string | null } | null;
+  persona: { id: string; name: string; model: string; instructions: string } | null;
   /** The instructions of the A/B variant the conversation was assigned, if any. */
   variant_instructions: string | null;
-  /** The most recent messages of the history path after its summary, newest first. */
-  history: { id: string; role: "user" | "assistant"; content: string; content_tokens: number }[];
+  /** The most recent messages of the history path after its summary, newest first (a greeting at depth 0). */
+  history: { id: string; role: "user" | "assistant"; content: string; content_tokens: number; depth: number }[];
   /** The latest rolling summary of the history path's prefix, when one was written. */
   summary: { through_message_id: string; through_depth: number; content: string; content_tokens: number } | null;
   /** The month's message count after this reservation; null when none was made (quota used up, or 404). */
@@ -292,7 +299,8 @@ const pathSteps = (historyWindow: number) => Math.trunc(historyWindow) * 2 + 1;
  */
 export async function loadTurn(knex: Knex, q: TurnQuery): Promise<TurnRow> {
   const reservation = reservationCtes(q.quota, "EXISTS (SELECT 1 FROM p)");
-  const persona = q.visiblePersonas.clone().select("p.id", "p.model", "p.instructions", "p.greeting_message");
+  // No greeting: a conversation's is its first stored message, read with the history.
+  const persona = q.visiblePersonas.clone().select("p.id", "p.name", "p.model", "p.instructions");
   const sql =
     `WITH RECURSIVE c AS (SELECT ${CONVERSATION_COLUMNS.join(", ")} FROM conversations WHERE id = ? AND user_id = ?),
      ${pathCte("hpath", ["id", "parent_id", "depth"], `(CASE WHEN ?::boolean THEN (SELECT id FROM messages WHERE id = ?::uuid AND conversation_id = (SELECT id FROM c)) ELSE (SELECT active_message_id FROM c) END)`, `m.depth - ${pathSteps(q.historyWindow)}`)},
@@ -320,7 +328,7 @@ export async function loadTurn(knex: Knex, q: TurnQuery): Promise<TurnRow> {
        ${variantInstructionsSql("(SELECT id FROM c)")} AS variant_instructions,
        (SELECT coalesce(json_agg(h ORDER BY h.depth DESC), '[]'::json) FROM (
          SELECT m.id, m.role, m.content, m.content_tokens, m.depth FROM hpath JOIN messages m ON m.id = hpath.id
-         WHERE hpath.depth > coalesce((SELECT through_depth FROM summary), 0)
+         WHERE hpath.depth > coalesce((SELECT through_depth FROM summary), -1)
          ORDER BY hpath.depth DESC LIMIT ?) h) AS history,
        (SELECT row_to_json(summary) FROM summary) AS summary,
        (SELECT messages_sent FROM reserved) AS reserved,

@@ -1,5 +1,6 @@
 import type { components } from "../../../generated/openapi.d.ts";
 import type { BranchRow } from "./tree/branches.ts";
+import { isGreeting } from "./greetings.ts";
 import { renderHighlight } from "./highlight.ts";
 import type { ConversationRow, MessageRow, SearchHitRow } from "./store.ts";
 
@@ -27,6 +28,7 @@ export function toMessage(row: MessageRow): Message {
     message.usage = { input_tokens: row.input_tokens, output_tokens: row.output_tokens };
   }
   if (row.stopped) message.stopped = true;
+  if (isGreeting(row)) message.greeting = true;
   return message;
 }
 
@@ -63,5 +65,5 @@ export function toExchange(exchange: { userMessage: MessageRow; reply: MessageRo
 type Branch = components["schemas"]["ConversationBranch"];
 
 export function toBranch(row: BranchRow): Branch {
-  return { leaf_id: row.leaf.id, fork_point_id: row.forkPointId, message_count: row.leaf.depth, last_message: toMessage(row.leaf), active: row.active };
+  return { leaf_id: row.leaf.id, fork_point_id: row.forkPointId, message_count: row.messageCount, last_message: toMessage(row.leaf), active: row.active };
 }

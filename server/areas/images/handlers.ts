@@ -14,7 +14,7 @@ function abortOnClose(res: { on: (event: "close", listener: () => void) => unkno
 
 const images_generate: Handler<"images_generate"> = async ({ services, principal, body, res }) => ({
   status: 200,
-  body: toImage(await generateImage(services, principal.userId, body, abortOnClose(res))),
+  body: toImage(await generateImage(services, principal.userId, body, abortOnClose(res)), services.config),
 });
 
 const images_file: Handler<"images_file"> = async ({ services, params, res }) => {

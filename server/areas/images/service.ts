@@ -1,6 +1,5 @@
 import { v7 as uuidv7 } from "uuid";
 import type { components } from "../../../generated/openapi.d.ts";
-import { publicBaseUrl } from "../../toolkit/config.ts";
 import { notFound, providerFailure } from "../../toolkit/http/error-catalogue.ts";
 import type { ImageRequest } from "../../toolkit/providers/images/types.ts";
 import type { Services } from "../../toolkit/services.ts";
@@ -29,7 +28,8 @@ export async function createImage(
       user_id: userId,
       persona_id: personaId,
       file_name: fileName,
-      url: `${publicBaseUrl(services.config)}${FILES_PATH}/${fileName}`,
+      // The path: the link is made absolute when read (server/toolkit/links.ts).
+      url: `${FILES_PATH}/${fileName}`,
       width: image.width,
       height: image.height,
       style: request.style,

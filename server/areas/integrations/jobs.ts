@@ -82,6 +82,12 @@ async function reply(services: Services, payload: ReplyPayload): Promise<void> {
       services.log.info({ integration: row.id }, "platform message not answered: the owner's message quota is used up");
       return;
     }
+    // A message too long for the model's context (issue 34 item 6) is refused again on every retry.
+    if (error instanceof ApiError && error.status === 400) {
+      await note(services, row, error.code, error.message);
+      services.log.info({ integration: row.id }, "platform message not answered: it was refused");
+      return;
+    }
     if (error instanceof ApiError) await note(services, row, error.code, error.message);
     throw error;
   }

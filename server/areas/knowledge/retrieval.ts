@@ -34,8 +34,9 @@ export async function retrieveForChat(services: Services, request: RetrievalRequ
     limit: request.limit,
     signal: request.signal,
   });
-  // Fusion always fills `limit`, however unrelated the rest of the knowledge base is; in a reply's
-  // context an unrelated excerpt only misleads the model, so chunks far below the best are left out.
+  // Only chunks above the relevance floors are found (nothing for small talk), but then fusion fills
+  // `limit` with the weaker ones too; in a reply's context a barely related excerpt only misleads the
+  // model, so chunks far below the best are left out as well.
   const best = Math.max(0, ...hits.map((hit) => hit.similarity));
   return hits.filter((hit) => hit.similarity >= best * RELATIVE_SIMILARITY_FLOOR);
 }

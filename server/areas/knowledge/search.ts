@@ -1,6 +1,7 @@
 import { providerFailure, upstreamFailed } from "../../toolkit/http/error-catalogue.ts";
 import { UpstreamError } from "../../toolkit/providers/errors.ts";
 import type { Services } from "../../toolkit/services.ts";
+import { relevanceFloors } from "./relevance.ts";
 import { hasChunks, searchChunks } from "./store.ts";
 
 /** Candidates each ranking (vector, full text) contributes to the fusion, at least. */
@@ -33,7 +34,8 @@ const clamp = (similarity: number) => (Number.isFinite(similarity) ? Math.min(1,
 
 /**
  * The persona's chunks most relevant to `query`, best first: vector and full-text rankings fused by
- * reciprocal rank. Only chunks of the persona owned by `userId` can match. `similarity` is each
+ * reciprocal rank, each of only the chunks at or above its relevance floor (none when nothing is
+ * relevant). Only chunks of the persona owned by `userId` can match. `similarity` is each
  * chunk's own cosine similarity to the query; the order is the fused one, so a chunk that ranks
  * high on its words may come before one with a higher similarity. Throws `UpstreamError` when the
  * embeddings provider fails.
@@ -44,6 +46,7 @@ export async function searchKnowledge(services: Services, search: KnowledgeSearc
   const { vectors } = await services.providers.embeddings.embed([search.query], search.signal);
   const embedding = vectors[0];
   if (!embedding) throw new UpstreamError("The embeddings provider answered no vector");
+  const floors = relevanceFloors(services.config);
   const hits = await searchChunks(services.db.knex, {
     personaId: search.personaId,
     userId: search.userId,
@@ -53,6 +56,8 @@ export async function searchKnowledge(services: Services, search: KnowledgeSearc
     candidates: Math.max(MIN_CANDIDATES, search.limit * 4),
     efSearch: HNSW_EF_SEARCH,
     rrfK: RRF_K,
+    minSimilarity: floors.similarity,
+    minTextRank: floors.textRank,
   });
   return hits.map((hit) => ({
     chunk_id: hit.chunk_id,
@@ -67,5 +72,8 @@ export async function searchKnowledge(services: Services, search: KnowledgeSearc
 /** The API's answer when the embeddings provider fails: 502, as the contract declares for a query. */
 export function embeddingsFailure(error: unknown): unknown {
   // The provider's status, never its text: an embeddings provider's message may quote the input.
-  return providerFailure(error, { upstream: (failure) => upstreamFailed(`The embeddings provider failed${failure.status ? ` (status ${failure.status})` : ""}`) });
+  // Then the settings that choose the provider, when it names them (issue 34, item 9).
+  return providerFailure(error, {
+    upstream: (failure) => upstreamFailed(`The embeddings provider failed${failure.status ? ` (status ${failure.status})` : ""}${failure.settings ? `. ${failure.settings}.` : ""}`),
+  });
 }

@@ -206,6 +206,10 @@ export interface ChunkSearch {
   efSearch: number;
   /** Reciprocal rank fusion constant. */
   rrfK: number;
+  /** Least cosine similarity of a vector candidate; a chunk below it enters the fusion only by its words. */
+  minSimilarity: number;
+  /** Least `ts_rank_cd` of a full-text candidate. */
+  minTextRank: number;
 }
 
 /**
@@ -214,7 +218,8 @@ export interface ChunkSearch {
  * (sum of 1 / (k + rank) over the rankings a chunk appears in). The query's terms are OR-ed
  * (`websearch_to_tsquery` ANDs them, which a natural-language question rarely satisfies) except
  * that a `-term` still excludes. Iterative index scans let HNSW keep looking when the persona
- * filter rejects what it finds first.
+ * filter rejects what it finds first. Only candidates at or above their side's floor are ranked and
+ * fused (`minSimilarity`, `minTextRank`): when nothing is relevant, nothing is found.
  */
 export async function searchChunks(knex: Knex, search: ChunkSearch): Promise<ChunkHit[]> {
   const vector = toSql(search.embedding) as string;
@@ -228,6 +233,7 @@ export async function searchChunks(knex: Knex, search: ChunkSearch): Promise<Chu
            WHERE persona_id = ? AND user_id = ?
            ORDER BY embedding <=> ?::vector LIMIT ?
          ) nearest
+         WHERE distance <= 1 - ?::float8
        ),
        query AS (
          SELECT regexp_replace(websearch_to_tsquery('english', ?)::text, ' & (\\?!!)', ' | ', 'g')::tsquery AS q
@@ -238,6 +244,7 @@ export async function searchChunks(knex: Knex, search: ChunkSearch): Promise<Chu
            WHERE c.persona_id = ? AND c.user_id = ? AND c.search @@ query.q
            ORDER BY score DESC LIMIT ?
          ) matched
+         WHERE score >= ?::float8
        ),
        fused AS (
          SELECT coalesce(vec.id, fts.id) AS id,
@@ -252,9 +259,9 @@ export async function searchChunks(knex: Knex, search: ChunkSearch): Promise<Chu
        ORDER BY fused.score DESC, similarity DESC, c.id
        LIMIT ?`,
       [
-        vector, search.personaId, search.userId, vector, search.candidates,
+        vector, search.personaId, search.userId, vector, search.candidates, search.minSimilarity,
         search.text,
-        search.personaId, search.userId, search.candidates,
+        search.personaId, search.userId, search.candidates, search.minTextRank,
         search.rrfK, search.rrfK,
         vector, search.limit,
       ],

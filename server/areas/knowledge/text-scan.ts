@@ -1,7 +1,7 @@
 // Issue 31 H1: the scanners that cut a document's text into paragraphs, sentences and words. Each
 // is one pass over its input with no backtracking, so a run of spaces, tabs or newlines of any
 // length costs time in proportion to its length. They cut exactly where the regular expressions
-// used before cut (kept as comments, and compared in test/knowledge/chunker.test.ts): the
+// used before cut (kept as comments, and compared in test/knowledge/chunker.unit.test.ts): the
 // sentence expression was quadratic in a run of spaces or tabs (60,000 spaces took seconds).
 
 const TAB = 0x09;

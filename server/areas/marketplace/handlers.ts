@@ -6,12 +6,12 @@ import { toCopy, toFeatured, toListing, toListingDetail, toRating, toReview } fr
 const marketplace_list: Handler<"marketplace_list"> = async ({ services, query }) => {
   const window = pageWindow(query);
   const page = await marketplace.list(services, { category: query.category, q: query.q }, query.sort ?? "popular", window);
-  return { status: 200, body: pageBody(page, window, toListing) };
+  return { status: 200, body: pageBody(page, window, (row) => toListing(row, services.config)) };
 };
 
 const marketplace_featured: Handler<"marketplace_featured"> = async ({ services }) => ({
   status: 200,
-  body: { data: (await marketplace.featured(services)).map(toFeatured) },
+  body: { data: (await marketplace.featured(services)).map((item) => toFeatured(item, services.config)) },
 });
 
 const marketplace_categories: Handler<"marketplace_categories"> = async ({ services }) => ({
@@ -21,7 +21,7 @@ const marketplace_categories: Handler<"marketplace_categories"> = async ({ servi
 
 const marketplace_get: Handler<"marketplace_get"> = async ({ services, params }) => {
   const listing = await marketplace.requireListing(services, params.id);
-  return { status: 200, body: { data: toListingDetail(listing, await marketplace.sampleMessages(services, listing)) } };
+  return { status: 200, body: { data: toListingDetail(listing, await marketplace.sampleMessages(services, listing), services.config) } };
 };
 
 const marketplace_rate: Handler<"marketplace_rate"> = async ({ services, principal, params, body }) => {

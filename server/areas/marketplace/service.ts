@@ -9,6 +9,7 @@ import { isUuid } from "../../toolkit/http/text.ts";
 import { createPersona, requireOwnPersona, requireVisiblePersona, updatePersona } from "../personas/index.ts";
 import { activeVersionOf } from "../personas/index.ts";
 import type { Services } from "../../toolkit/services.ts";
+import { SHELVES, shelfOfPersonaCategory, type Shelf } from "./shelves.ts";
 import {
   countsByCategory,
   creatorReplies,
@@ -48,7 +49,9 @@ export function listingUrl(services: Services, listingId: string): string {
 
 /**
  * Lists the caller's persona, or updates its listing's category, tags and pricing. The persona needs
- * an active version (409 otherwise) and becomes public: a listing shows a public persona.
+ * an active version (409 otherwise) and becomes public: a listing shows a public persona. Without a
+ * category a new listing goes on the shelf of the persona's own category (shelves.ts) and an
+ * existing one keeps its shelf.
  */
 export async function publish(services: Services, userId: string, personaId: string, input: PublishInput): Promise<ListingRow> {
   const persona = await requireOwnPersona(services, userId, personaId);
@@ -63,13 +66,13 @@ export async function publish(services: Services, userId: string, personaId: str
     id: uuidv7(),
     persona_id: persona.id,
     creator_id: userId,
-    category: input.category,
+    category: input.category ?? shelfOfPersonaCategory(persona.category),
     tags,
     pricing: input.pricing,
     published_at: now,
     created_at: now,
     updated_at: now,
-  });
+  }, { keepCategory: input.category === undefined });
 }
 
 export async function list(services: Services, filter: { category?: string; q?: string }, sort: ListingSort, page: PageWindow) {
@@ -88,7 +91,7 @@ export async function featured(services: Services): Promise<{ listing: ListingVi
   const curated = await featuredListings(visible(services), FEATURED_SIZE);
   if (curated.length > 0) return curated.map((listing) => ({ listing, reason: listing.featured_reason ?? "" }));
   const rated = await topRatedListings(visible(services), FEATURED_FALLBACK_MIN_RATINGS, FEATURED_SIZE);
-  if (rated.length > 0) return rated.map((listing) => ({ listing, reason: `Top rated in ${CATEGORY_INFO[listing.category]?.name ?? "the marketplace"}` }));
+  if (rated.length > 0) return rated.map((listing) => ({ listing, reason: `Top rated in ${SHELVES[listing.category as Shelf]?.name ?? "the marketplace"}` }));
   const { rows } = await list(services, {}, "popular", { limit: FEATURED_SIZE, offset: 0 });
   return rows.map((listing) => ({ listing, reason: "Most used" }));
 }
@@ -102,22 +105,10 @@ export async function unfeature(services: Services, listingId: string): Promise<
   return isUuid(listingId) && setFeatured(services.db.knex, listingId, null, null);
 }
 
-export const CATEGORY_INFO: Record<string, { name: string; description: string }> = {
-  assistant: { name: "Assistant", description: "Helpers for everyday tasks and questions." },
-  creative: { name: "Creative", description: "Writers, artists and brainstorming partners." },
-  education: { name: "Education", description: "Tutors, explainers and study partners." },
-  entertainment: { name: "Entertainment", description: "Games, jokes and stories." },
-  productivity: { name: "Productivity", description: "Planners, organisers and focus coaches." },
-  roleplay: { name: "Roleplay", description: "Characters to play out scenes with." },
-  companion: { name: "Companion", description: "Friendly company and conversation." },
-  lifestyle: { name: "Lifestyle", description: "Cooking, fitness, travel and hobbies." },
-  "developer-tools": { name: "Developer tools", description: "Code reviewers, debuggers and API helpers." },
-  other: { name: "Other", description: "Everything else." },
-};
-
+/** Every shelf with its name, description and count of visible listings. */
 export async function categories(services: Services) {
   const counts = await countsByCategory(services.db.knex);
-  return Object.entries(CATEGORY_INFO).map(([slug, info]) => ({ slug, ...info, count: counts.get(slug) ?? 0 }));
+  return (Object.entries(SHELVES) as [Shelf, (typeof SHELVES)[Shelf]][]).map(([slug, info]) => ({ slug, ...info, count: counts.get(slug) ?? 0 }));
 }
 
 /**

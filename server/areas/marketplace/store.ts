@@ -58,12 +58,19 @@ export async function findListingOfPersona(knex: Knex, personaId: string): Promi
   return knex("marketplace_listings").where({ persona_id: personaId }).first([...LISTING_COLUMNS]);
 }
 
-/** Creates the persona's listing or updates its category, tags and pricing; one row per persona. */
-export async function upsertListing(knex: Knex, row: Pick<ListingRow, "id" | "persona_id" | "creator_id" | "category" | "tags" | "pricing" | "published_at" | "created_at" | "updated_at">): Promise<ListingRow> {
+/**
+ * Creates the persona's listing or updates its category, tags and pricing; one row per persona.
+ * With `keepCategory` an existing listing keeps its category (`row.category` files a new one).
+ */
+export async function upsertListing(
+  knex: Knex,
+  row: Pick<ListingRow, "id" | "persona_id" | "creator_id" | "category" | "tags" | "pricing" | "published_at" | "created_at" | "updated_at">,
+  options: { keepCategory?: boolean } = {},
+): Promise<ListingRow> {
   const [saved] = await knex("marketplace_listings")
     .insert(row)
     .onConflict("persona_id")
-    .merge(["category", "tags", "pricing", "updated_at"])
+    .merge([...(options.keepCategory ? [] : ["category"]), "tags", "pricing", "updated_at"])
     .returning([...LISTING_COLUMNS]);
   return saved as ListingRow;
 }
@@ -216,10 +223,11 @@ export async function incrementUseCount(knex: Knex, id: string): Promise<void> {
   await knex("marketplace_listings").where({ id }).increment("use_count", 1);
 }
 
-/** Up to `limit` replies the creator's own conversations with the persona got, newest first. */
+/** Up to `limit` replies the creator's own conversations with the persona got, newest first (greetings, at depth 0, are no replies). */
 export async function creatorReplies(knex: Knex, personaId: string, creatorId: string, limit: number): Promise<string[]> {
   const rows: { content: string }[] = await knex("messages")
     .where({ persona_id: personaId, user_id: creatorId, role: "assistant" })
+    .where("depth", ">", 0)
     .orderBy([{ column: "created_at", order: "desc" }, { column: "id", order: "desc" }])
     .limit(limit)
     .select("content");

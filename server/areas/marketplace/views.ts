@@ -1,4 +1,5 @@
 import type { components } from "../../../generated/openapi.d.ts";
+import { shownLink, type Where } from "../../toolkit/links.ts";
 import type { PersonaRow } from "../personas/index.ts";
 import type { ListingRow, ListingView, RatingRow } from "./store.ts";
 
@@ -17,7 +18,8 @@ export function averageRating(row: ListingRow): number {
 
 const author = (row: ListingView): S["ListingAuthor"] => ({ id: row.creator_id, display_name: row.author_name, verified: row.author_verified });
 
-export function toListing(row: ListingView): S["Listing"] {
+/** A listing; `where` makes a stored link absolute (server/toolkit/links.ts). */
+export function toListing(row: ListingView, where: Where): S["Listing"] {
   return {
     id: row.id,
     persona_id: row.persona_id,
@@ -30,22 +32,22 @@ export function toListing(row: ListingView): S["Listing"] {
     rating: averageRating(row),
     review_count: row.review_count,
     use_count: row.use_count,
-    avatar_url: row.avatar_url,
+    avatar_url: shownLink(where, row.avatar_url),
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };
 }
 
-export function toListingDetail(row: ListingView, samples: string[]): S["ListingDetail"] {
+export function toListingDetail(row: ListingView, samples: string[], where: Where): S["ListingDetail"] {
   return {
-    ...toListing(row),
-    author: { ...author(row), avatar_url: row.author_avatar_url },
+    ...toListing(row, where),
+    author: { ...author(row), avatar_url: shownLink(where, row.author_avatar_url) },
     rating_distribution: { "5": row.rating_5, "4": row.rating_4, "3": row.rating_3, "2": row.rating_2, "1": row.rating_1 },
     sample_messages: samples,
   };
 }
 
-export function toFeatured({ listing, reason }: { listing: ListingView; reason: string }): S["FeaturedListing"] {
+export function toFeatured({ listing, reason }: { listing: ListingView; reason: string }, where: Where): S["FeaturedListing"] {
   return {
     id: listing.id,
     name: listing.name,
@@ -55,7 +57,7 @@ export function toFeatured({ listing, reason }: { listing: ListingView; reason: 
     rating: averageRating(listing),
     review_count: listing.review_count,
     use_count: listing.use_count,
-    avatar_url: listing.avatar_url,
+    avatar_url: shownLink(where, listing.avatar_url),
     featured_reason: reason,
   };
 }

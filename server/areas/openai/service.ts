@@ -3,7 +3,7 @@ import { conversationReply } from "../conversations/index.ts";
 import { requireOwnConversation } from "../conversations/index.ts";
 import { ApiError } from "../../toolkit/http/errors.ts";
 import { listOwnPersonas, requireVisiblePersona, type PersonaRow } from "../personas/index.ts";
-import { beginReply } from "../replies/index.ts";
+import { beginReply, inputTooLong } from "../replies/index.ts";
 import { personaKnowledge } from "../replies/index.ts";
 import type { ContextSource, Reply, ReplySink } from "../replies/index.ts";
 import type { Services } from "../../toolkit/services.ts";
@@ -53,6 +53,9 @@ export async function beginCompletion(
 ): Promise<Completion> {
   refuseUnsupported(request);
   const exchange = readMessages(request.messages);
+  // OpenAI's own refusal of a prompt over the model's context, before anything is reserved.
+  const tooLong = inputTooLong(services.config.llm, exchange.input);
+  if (tooLong) throw openaiRefusal(400, "context_length_exceeded", tooLong.message, "messages");
   const persona = await requireModel(services, userId, request.model);
   if (exchange.system.length > 0 && !persona.allow_client_system_messages) {
     throw openaiRefusal(400, "system_messages_not_allowed", "This persona's owner does not allow system messages from clients", "messages");
@@ -61,14 +64,16 @@ export async function beginCompletion(
   const context: ContextSource = {
     async load(input, signal) {
       const knowledge = await personaKnowledge(services, { userId, personaId: persona.id, input, signal });
-      return { history: exchange.history, knowledge, system: exchange.system };
+      // The greeting opens the exchange as a conversation's first message does, unless the client
+      // sent an opening of its own (its history is the conversation then).
+      const opening = exchange.opensWithAssistant || persona.greeting_message === null ? [] : [{ role: "assistant" as const, content: persona.greeting_message }];
+      return { history: [...exchange.history, ...opening], knowledge, system: exchange.system };
     },
   };
   const maxTokens = request.max_completion_tokens ?? request.max_tokens ?? undefined;
   const reply = await beginReply(services, {
     userId,
-    // The greeting opens the exchange as in the app, unless the client sent an opening of its own.
-    persona: { id: persona.id, model: persona.model, instructions: persona.instructions, greeting_message: exchange.opensWithAssistant ? null : persona.greeting_message },
+    persona: { id: persona.id, name: persona.name, model: persona.model, instructions: persona.instructions },
     context,
     input: exchange.input,
     sink,

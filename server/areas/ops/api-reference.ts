@@ -71,7 +71,7 @@ async function render(log: Logger): Promise<ApiReference> {
  * writes its rules at run time and the markup has style attributes, and a style cannot run code.
  * Redoc's search runs in a blob: worker and its icons are data: URLs; the document is inlined, so
  * it fetches nothing but itself (the bundle's telemetry to Redocly's hosts and its badge from their
- * CDN are refused, on purpose, and so is FlexSearch's `Function(...)` probe, which it catches). Checked in Chromium by test/security/docs-browser.test.ts.
+ * CDN are refused, on purpose, and so is FlexSearch's `Function(...)` probe, which it catches). Checked in Chromium by test/security/docs-browser.e2e.test.ts.
  */
 export function contentSecurityPolicy(html: string): string {
   const hashes = [...html.matchAll(/<script(?:\s[^>]*)?>([\s\S]*?)<\/script>/g)]

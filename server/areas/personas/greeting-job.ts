@@ -1,8 +1,10 @@
 import type { Task, TaskList } from "graphile-worker";
 import type { Knex } from "knex";
 import { addJobIn } from "../../toolkit/db/jobs.ts";
+import { notFound, providerFailure } from "../../toolkit/http/error-catalogue.ts";
+import { UpstreamError } from "../../toolkit/providers/errors.ts";
 import type { Services } from "../../toolkit/services.ts";
-import { findPersona, setGreetingIfMissing } from "./store.ts";
+import { findPersona, setGreetingIfMissing, type PersonaRow } from "./store.ts";
 
 export const GREETING_TASK = "persona_greeting";
 
@@ -48,9 +50,28 @@ export async function generateGreeting(services: Services, personaId: string): P
     ],
   });
   const greeting = clip(completion.content.trim(), GREETING_MAX_CHARS);
-  if (!greeting) throw new Error("The model answered an empty greeting");
+  if (!greeting) throw new UpstreamError("The model answered an empty greeting");
   const stored = await setGreetingIfMissing(services.db.knex, personaId, greeting);
   services.log.debug({ personaId, stored }, "persona greeting generated");
+}
+
+/**
+ * The greeting a conversation with the persona starts with: the stored one, or, while the job has
+ * not written it yet, one generated now the way the job does it and stored for the persona the same
+ * way (the job then finds it set; two writers keep the first). A model that fails is the caller's
+ * 502 (or 503 without a provider); nothing is stored then (docs/adr/0281-a-greeting-not-written-yet-is-generated-when-a-conversation-starts.md).
+ */
+export async function greetingNow(services: Services, persona: Pick<PersonaRow, "id" | "greeting_message">): Promise<string> {
+  if (persona.greeting_message !== null) return persona.greeting_message;
+  try {
+    await generateGreeting(services, persona.id);
+  } catch (error) {
+    throw providerFailure(error);
+  }
+  const greeted = await findPersona(services.db.knex, persona.id);
+  // Deleted while its greeting was being written.
+  if (!greeted?.greeting_message) throw notFound("Persona");
+  return greeted.greeting_message;
 }
 
 /** Jobs of the personas area. */

@@ -4,15 +4,15 @@ import { createPersona, deletePersona, explorePersonas, listOwnPersonas, require
 import { toExplorePersona, toPersona, toSummary } from "./views.ts";
 
 const personas_create: Handler<"personas_create"> = async ({ services, principal: { userId }, body }) => {
-  return { status: 201, body: toPersona(await createPersona(services, userId, body), userId) };
+  return { status: 201, body: toPersona(await createPersona(services, userId, body), userId, services.config) };
 };
 
 const personas_get: Handler<"personas_get"> = async ({ services, principal: { userId }, params }) => {
-  return { status: 200, body: toPersona(await requireVisiblePersona(services, userId, params.id), userId) };
+  return { status: 200, body: toPersona(await requireVisiblePersona(services, userId, params.id), userId, services.config) };
 };
 
 const personas_update: Handler<"personas_update"> = async ({ services, principal: { userId }, params, body }) => {
-  return { status: 200, body: toPersona(await updatePersona(services, userId, params.id, body), userId) };
+  return { status: 200, body: toPersona(await updatePersona(services, userId, params.id, body), userId, services.config) };
 };
 
 const personas_delete: Handler<"personas_delete"> = async ({ services, principal, params }) => ({
@@ -23,13 +23,13 @@ const personas_delete: Handler<"personas_delete"> = async ({ services, principal
 const personas_list: Handler<"personas_list"> = async ({ services, principal, query }) => {
   const window = pageWindow(query);
   const page = await listOwnPersonas(services, principal.userId, query.sort ?? "created_at", window);
-  return { status: 200, body: pageBody(page, window, toSummary) };
+  return { status: 200, body: pageBody(page, window, (row) => toSummary(row, services.config)) };
 };
 
 const personas_explore: Handler<"personas_explore"> = async ({ services, query }) => {
   const window = pageWindow(query);
   const page = await explorePersonas(services, { category: query.category, q: query.q }, query.sort ?? "popular", window);
-  return { status: 200, body: pageBody(page, window, toExplorePersona) };
+  return { status: 200, body: pageBody(page, window, (row) => toExplorePersona(row, services.config)) };
 };
 
 export const handlers = {

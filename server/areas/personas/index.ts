@@ -10,6 +10,7 @@ export {
   countPlanPersonas,
   createPersona,
   listOwnPersonas,
+  namesOfPersonas,
   personaIdsOfCreator,
   requireOwnPersona,
   requireVisiblePersona,
@@ -19,6 +20,7 @@ export {
 } from "./service.ts";
 export { activateVersion, activeVersionOf, createDraftVersion, listVersions, requireVersion, type InstructionVersionRow } from "./versions.ts";
 export { toPersona } from "./views.ts";
+export { greetingNow } from "./greeting-job.ts";
 
 export const area = defineArea({
   name: "personas",

@@ -4,6 +4,7 @@ import { v7 as uuidv7 } from "uuid";
 import type { components } from "../../../generated/openapi.d.ts";
 import { assertUnderCountLimit } from "../../quota/usage.ts";
 import { forbidden, invalidFields, notFound } from "../../toolkit/http/error-catalogue.ts";
+import { storedLink } from "../../toolkit/links.ts";
 import type { Services } from "../../toolkit/services.ts";
 import { autoAvatars, enqueueAvatar } from "./avatar-job.ts";
 import { enqueueGreeting } from "./greeting-job.ts";
@@ -20,6 +21,7 @@ import {
   insertPersona,
   listPersonasOf,
   personaIdsOf,
+  personaNames,
   updateOwnPersona,
   type ExploreFilter,
   type ExploreSortKey,
@@ -42,6 +44,14 @@ export async function requireVisiblePersona(services: Services, userId: string, 
   const row = isUuid(personaId) ? await findVisiblePersona(services.db.knex, personaId, userId) : undefined;
   if (!row) throw notFound("Persona");
   return row;
+}
+
+/**
+ * The names of these personas by id, visible to the caller or not: what a conversation's stored
+ * greeting calls `{{char}}` stays the persona's name after it is made private (deleted ones are left out).
+ */
+export async function namesOfPersonas(services: Services, ids: readonly string[]): Promise<Map<string, string>> {
+  return personaNames(services.db.knex, [...new Set(ids)]);
 }
 
 /** A persona the caller owns. Another user's persona is 404, public or not (knowledge is owner-only). */
@@ -91,7 +101,8 @@ export async function createPersona(services: Services, userId: string, input: P
       description: input.description ?? "",
       instructions: input.instructions,
       model: input.model ?? services.config.llm.model,
-      avatar_url: input.avatar_url ?? null,
+      // A link to one of this service's images is kept as its path (server/toolkit/links.ts).
+      avatar_url: input.avatar_url ? storedLink(services.config, input.avatar_url) : null,
       is_public: input.is_public ?? false,
       category: input.category ?? "other",
       greeting_message: input.greeting_message ?? null,
@@ -131,6 +142,7 @@ export async function updatePersona(services: Services, userId: string, personaI
   for (const key of CHANGEABLE) {
     if (input[key] !== undefined) (changes as Record<string, unknown>)[key] = input[key];
   }
+  if (changes.avatar_url) changes.avatar_url = storedLink(services.config, changes.avatar_url);
   if (Object.keys(changes).length === 0) return current;
   const now = services.now();
   // Made public again: the feed shows it as new from now.

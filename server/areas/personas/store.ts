@@ -39,6 +39,13 @@ export async function findPersona(knex: Knex, id: string): Promise<PersonaRow | 
   return knex("personas").where({ id }).first();
 }
 
+/** The names of these personas by id, whoever may see them (deleted ones are left out). */
+export async function personaNames(knex: Knex, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows: Pick<PersonaRow, "id" | "name">[] = await knex("personas").whereIn("id", ids).select("id", "name");
+  return new Map(rows.map((row) => [row.id, row.name]));
+}
+
 /**
  * Limits `query` (over `personas as <alias>`) to personas whose creator's account is live. A
  * deleted account is disabled at once (DECISIONS: Account deletion), so everything it published

@@ -1,19 +1,20 @@
 import type { components } from "../../../generated/openapi.d.ts";
+import { shownLink, type Where } from "../../toolkit/links.ts";
 import type { PersonaRow } from "./store.ts";
 
-// Persona rows as the contract shows them.
+// Persona rows as the contract shows them; `where` makes a stored link absolute (server/toolkit/links.ts).
 
 type Schemas = components["schemas"];
 
 /** The full persona; the system prompt is its owner's only (others get an empty string). */
-export function toPersona(row: PersonaRow, viewerId: string): Schemas["Persona"] {
+export function toPersona(row: PersonaRow, viewerId: string, where: Where): Schemas["Persona"] {
   return {
     id: row.id,
     name: row.name,
     description: row.description,
     instructions: row.creator_id === viewerId ? row.instructions : "",
     model: row.model,
-    avatar_url: row.avatar_url,
+    avatar_url: shownLink(where, row.avatar_url),
     is_public: row.is_public,
     category: row.category as Schemas["PersonaCategory"],
     greeting_message: row.greeting_message,
@@ -26,13 +27,13 @@ export function toPersona(row: PersonaRow, viewerId: string): Schemas["Persona"]
   };
 }
 
-export function toSummary(row: PersonaRow): Schemas["PersonaSummary"] {
+export function toSummary(row: PersonaRow, where: Where): Schemas["PersonaSummary"] {
   return {
     id: row.id,
     name: row.name,
     description: row.description,
     model: row.model,
-    avatar_url: row.avatar_url,
+    avatar_url: shownLink(where, row.avatar_url),
     is_public: row.is_public,
     category: row.category as Schemas["PersonaCategory"],
     message_count: row.message_count,
@@ -41,4 +42,4 @@ export function toSummary(row: PersonaRow): Schemas["PersonaSummary"] {
   };
 }
 
-export const toExplorePersona = (row: PersonaRow): Schemas["ExplorePersona"] => ({ ...toSummary(row), creator_id: row.creator_id });
+export const toExplorePersona = (row: PersonaRow, where: Where): Schemas["ExplorePersona"] => ({ ...toSummary(row, where), creator_id: row.creator_id });

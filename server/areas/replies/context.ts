@@ -2,15 +2,12 @@ import { withCardContext, type CardContext } from "../cards/index.ts";
 import type { RetrievedChunk } from "../knowledge/index.ts";
 import { countTokens, truncateToTokens } from "../../toolkit/providers/llm/tokens.ts";
 import type { ChatTurn } from "../../toolkit/providers/llm/types.ts";
+import { INSTRUCTIONS_SHARE, TURN_OVERHEAD } from "./budget.ts";
 import type { PastTurn } from "./types.ts";
 
-// Per-turn overhead OpenAI documents (role and separators), so budgets hold for the real bill.
-const TURN_OVERHEAD = 4;
 // Knowledge may take at most this share of what is left after instructions and the new message,
 // so that a long document never crowds out the conversation itself.
 const KNOWLEDGE_SHARE = 0.4;
-// Instructions longer than this share of the budget are cut (a persona's prompt can be 32,000 chars).
-const INSTRUCTIONS_SHARE = 0.5;
 // A long chat's rolling summary takes at most this share (its job writes it to fit; older ones are cut).
 const SUMMARY_SHARE = 0.15;
 
@@ -24,7 +21,6 @@ export interface ContextInput {
   instructions: string;
   /** The caller's own system text, after the instructions (cut from the end with them when too long). */
   system?: readonly string[];
-  greeting: string | null;
   /** Earlier messages, newest first (as read from the store). */
   history: readonly PastTurn[];
   userMessage: string;
@@ -35,6 +31,8 @@ export interface ContextInput {
   budget: number;
   /** The lorebook and sample messages of a persona imported from a character card. */
   card?: CardContext;
+  /** Fills the card's macros in the lorebook entries and sample messages that are used (the caller fills the rest). */
+  fill?: (text: string) => string;
 }
 
 export interface AssembledContext {
@@ -53,28 +51,33 @@ export function formatKnowledge(chunk: RetrievedChunk): string {
 
 /**
  * The model's context: the persona's active instructions, the summary of a long chat's earlier part,
- * then knowledge excerpts for this message,
- * the greeting as the first assistant turn, as many recent messages as fit the budget (oldest
- * first), and the new user message. Messages that do not fit are left out from the oldest on.
+ * then knowledge excerpts for this message, as many recent messages as fit the budget (oldest
+ * first; a greeting is the oldest of them, in its place), and the new user message. Messages
+ * that do not fit are left out from the oldest on.
+ * Within the budget as long as the new message is within `maxInputTokens` (input-limit.ts): the
+ * instructions take at most half, and what follows them only what is left.
  */
 export function assembleContext(input: ContextInput): AssembledContext {
   let remaining = input.budget;
   const recent = [input.userMessage, ...input.history.map((turn) => turn.content)];
-  const instructions = withCardContext(truncateToTokens(input.instructions, Math.floor(input.budget * INSTRUCTIONS_SHARE)), input.card, recent, input.budget);
+  const ownInstructions = truncateToTokens(input.instructions, Math.floor(input.budget * INSTRUCTIONS_SHARE));
+  // The card's lorebook and samples take their shares only of what the instructions and the message leave.
+  const cardRoom = input.budget - turnTokens(ownInstructions) - turnTokens(input.userMessage);
+  const instructions = withCardContext(ownInstructions, input.card, recent, input.budget, { room: cardRoom, ...(input.fill ? { fill: input.fill } : {}) });
   remaining -= turnTokens(instructions) + turnTokens(input.userMessage);
   // The caller's system text shares the instructions' share of the budget, after them.
   const systemTurns: ChatTurn[] = [];
-  let systemBudget = Math.floor(input.budget * INSTRUCTIONS_SHARE) - countTokens(instructions);
+  let systemBudget = Math.min(Math.floor(input.budget * INSTRUCTIONS_SHARE) - countTokens(instructions), remaining);
   for (const text of input.system ?? []) {
-    const content = truncateToTokens(text, systemBudget);
+    const content = truncateToTokens(text, systemBudget - TURN_OVERHEAD);
     if (!content) continue;
-    systemBudget -= countTokens(content);
+    systemBudget -= turnTokens(content);
     systemTurns.push({ role: "system", content });
     remaining -= turnTokens(content);
   }
-  const summaryTurn: ChatTurn | undefined = input.summary
-    ? { role: "system", content: `${SUMMARY_PREAMBLE}\n${truncateToTokens(input.summary, Math.floor(input.budget * SUMMARY_SHARE))}` }
-    : undefined;
+  const summaryRoom = Math.min(Math.floor(input.budget * SUMMARY_SHARE), remaining - turnTokens(SUMMARY_PREAMBLE) - 1);
+  const summaryText = input.summary ? truncateToTokens(input.summary, summaryRoom) : "";
+  const summaryTurn: ChatTurn | undefined = summaryText ? { role: "system", content: `${SUMMARY_PREAMBLE}\n${summaryText}` } : undefined;
   if (summaryTurn) remaining -= turnTokens(summaryTurn.content);
 
   const used: RetrievedChunk[] = [];
@@ -95,9 +98,6 @@ export function assembleContext(input: ContextInput): AssembledContext {
     }
   }
 
-  const greetingTurn: ChatTurn | undefined = input.greeting ? { role: "assistant", content: input.greeting } : undefined;
-  if (greetingTurn) remaining -= turnTokens(greetingTurn.content);
-
   const history: ChatTurn[] = [];
   for (const message of input.history) {
     const cost = (message.tokens || countTokens(message.content)) + TURN_OVERHEAD;
@@ -112,7 +112,6 @@ export function assembleContext(input: ContextInput): AssembledContext {
     ...systemTurns,
     ...(summaryTurn ? [summaryTurn] : []),
     ...(knowledgeTurn ? [knowledgeTurn] : []),
-    ...(greetingTurn ? [greetingTurn] : []),
     ...history,
     { role: "user", content: input.userMessage },
   ];

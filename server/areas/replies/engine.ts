@@ -1,6 +1,7 @@
 import { v7 as uuidv7 } from "uuid";
 import { reserveMessage, type MessageReservation } from "../../quota/usage.ts";
-import { cardContextOf } from "../cards/index.ts";
+import { getUser } from "../auth/index.ts";
+import { cardContextOf, type CardContext } from "../cards/index.ts";
 import { internalError, providerFailure } from "../../toolkit/http/error-catalogue.ts";
 import { ApiError } from "../../toolkit/http/errors.ts";
 import { countChatTokens, countTokens } from "../../toolkit/providers/llm/tokens.ts";
@@ -8,16 +9,29 @@ import type { ChatRequest, TokenUsage } from "../../toolkit/providers/llm/types.
 import { UpstreamError } from "../../toolkit/providers/errors.ts";
 import type { Services } from "../../toolkit/services.ts";
 import { assembleContext } from "./context.ts";
-import type { Citation, InputRecord, Reply, ReplyContext, ReplyEvent, ReplyRecord, ReplyRequest } from "./types.ts";
+import { inputTooLong } from "./input-limit.ts";
+import { fillMacros, mentionsUser, type MacroNames } from "./macros.ts";
+import type { Citation, InputRecord, PastTurn, Reply, ReplyContext, ReplyEvent, ReplyRecord, ReplyRequest } from "./types.ts";
 
 /**
  * Gets a reply ready: reserves one message of the user's quota while the context loads (one round
  * trip for both), then answers a `Reply` to iterate. Throws what must be refused before anything
- * runs: 402 when the quota is used up, or the context source's own error; either way nothing stays
- * reserved. From here on every failure is an `error` event, never a throw.
+ * runs: 400 for an input that cannot fit the context beside the instructions (before anything is
+ * reserved; callers check it first, naming their own field), 402 when the quota is used up, or the
+ * context source's own error; either way nothing stays reserved. From here on every failure is an
+ * `error` event, never a throw.
  */
 export async function beginReply(services: Services, request: ReplyRequest): Promise<Reply> {
   const text = typeof request.input === "string" ? request.input : request.input.content;
+  const tooLong = inputTooLong(services.config.llm, text);
+  if (tooLong) {
+    await request.reserved?.release();
+    throw tooLong;
+  }
+  // The user's name only when a text of the persona names the user; read beside the rest.
+  const userNamed = request.userName !== undefined || mentionsUser(request.persona.instructions);
+  const naming = userNamed ? macroUser(services, request) : undefined;
+  naming?.catch(() => undefined);
   // A refused quota stops the load, so an over-quota send costs no embeddings call.
   const refused = new AbortController();
   const signal = request.signal ? AbortSignal.any([request.signal, refused.signal]) : refused.signal;
@@ -26,7 +40,8 @@ export async function beginReply(services: Services, request: ReplyRequest): Pro
   const loading = (async () => {
     // The card's lorebook is read beside the context (or already by the caller), so a reply waits for neither in turn.
     const [context, card] = await Promise.all([request.context.load(text, signal), request.card ?? cardContextOf(services, request.persona.id)]);
-    return card ? { ...context, card } : context;
+    const names: MacroNames = { char: request.persona.name, user: (await naming) ?? (needsUser(card, context.history) ? await macroUser(services, request) : "") };
+    return { ...(card ? { ...context, card } : context), names };
   })();
   const [reserved, loaded] = await Promise.allSettled([reserving, loading]);
   if (reserved.status === "rejected") throw reserved.reason;
@@ -46,7 +61,26 @@ export async function beginReply(services: Services, request: ReplyRequest): Pro
   };
 }
 
-async function* run(services: Services, request: ReplyRequest, reservation: MessageReservation, context: ReplyContext): AsyncGenerator<ReplyEvent> {
+/**
+ * Whom `{{user}}` names: the caller's `userName`, else the user's display name, else their username
+ * (docs/adr/0285-card-macros-are-filled-when-a-reply-is-built-stored-text-keeps-them.md).
+ */
+async function macroUser(services: Services, request: Pick<ReplyRequest, "userId" | "userName">): Promise<string> {
+  if (request.userName !== undefined) return request.userName;
+  const user = await getUser(services, request.userId);
+  return user.display_name?.trim() || user.username;
+}
+
+/** Whether a text the persona's card or its past replies hold names the user (only then is the name read). */
+function needsUser(card: CardContext | undefined, history: ReplyContext["history"]): boolean {
+  if (card) return true;
+  return history.some((turn) => turn.role === "assistant" && mentionsUser(turn.content));
+}
+
+/** What a reply runs on: the loaded context and the names its macros stand for. */
+type LoadedContext = ReplyContext & { names: MacroNames };
+
+async function* run(services: Services, request: ReplyRequest, reservation: MessageReservation, context: LoadedContext): AsyncGenerator<ReplyEvent> {
   const { signal, sink } = request;
   const input = typeof request.input === "string" ? inputRecord(request.input, services.now()) : request.input;
   const inputStoredBefore = typeof request.input !== "string";
@@ -143,20 +177,25 @@ function inputRecord(content: string, at: Date): InputRecord {
   return { id: uuidv7(), role: "user", content, tokens: countTokens(content), createdAt: at };
 }
 
-/** The model's request: persona, knowledge and history fitted to the budget, and what it cites. */
-function modelRequest(services: Services, request: ReplyRequest, context: ReplyContext, input: InputRecord): { call: ChatRequest & { model: string }; citations: Citation[] } {
+/**
+ * The model's request: persona, knowledge and history fitted to the budget, and what it cites. The
+ * persona's texts (instructions, the card's entries and samples) and its past replies (a
+ * greeting among them) are read with their macros filled; the user's messages, the
+ * client's system text and knowledge as they are.
+ */
+function modelRequest(services: Services, request: ReplyRequest, context: LoadedContext, input: InputRecord): { call: ChatRequest & { model: string }; citations: Citation[] } {
   const { llm } = services.config;
+  const fill = (text: string) => fillMacros(text, context.names);
   const assembled = assembleContext({
-    instructions: request.persona.instructions,
+    instructions: fill(request.persona.instructions),
     ...(context.system?.length ? { system: context.system } : {}),
-    greeting: request.persona.greeting_message,
     // A stored input read back with the history would be in the context twice.
-    history: context.history.filter((turn) => turn.id === undefined || turn.id !== input.id),
+    history: context.history.filter((turn) => turn.id === undefined || turn.id !== input.id).map((turn) => filledTurn(turn, fill)),
     userMessage: input.content,
     knowledge: context.knowledge,
     ...(context.summary ? { summary: context.summary } : {}),
     budget: llm.contextTokens - llm.maxOutputTokens,
-    ...(context.card ? { card: context.card } : {}),
+    ...(context.card ? { card: context.card, fill } : {}),
   });
   return {
     call: {
@@ -168,6 +207,15 @@ function modelRequest(services: Services, request: ReplyRequest, context: ReplyC
     },
     citations: assembled.used.map(({ chunk_id, document_id, filename, chunk_index, similarity }) => ({ chunk_id, document_id, filename, chunk_index, similarity })),
   };
+}
+
+/** A past reply with its macros filled (its stored token count no longer holds then); other turns as they are. */
+function filledTurn(turn: PastTurn, fill: (text: string) => string): PastTurn {
+  if (turn.role !== "assistant") return turn;
+  const content = fill(turn.content);
+  if (content === turn.content) return turn;
+  const { tokens: _stale, ...rest } = turn;
+  return { ...rest, content };
 }
 
 /** What cancels the model call: the caller leaving, or a stop (which keeps the partial reply). */

@@ -7,12 +7,17 @@ import type { TokenUsage } from "../../toolkit/providers/llm/types.ts";
 /** Who replies: what the engine needs of a persona (a stored one, a draft version, a room member). */
 export interface ReplyPersona {
   id: string;
+  /** What `{{char}}` (and `<BOT>`, `<CHAR>`) stands for in the persona's texts. */
+  name: string;
   model: string;
   instructions: string;
-  greeting_message: string | null;
 }
 
-/** An earlier message of the exchange, as the model's context sees it. */
+/**
+ * An earlier message of the exchange, as the model's context sees it. A greeting is one of them, the
+ * oldest: a conversation's stored one, or the opening a source without stored messages puts there
+ * (docs/adr/0283-the-reply-engine-knows-no-greeting-it-is-the-history-s-first-turn.md).
+ */
 export interface PastTurn {
   /** Lets the engine leave out the input itself when it is stored already and read back as history. */
   id?: string;
@@ -146,6 +151,12 @@ export interface ReplyRequest {
   reserved?: MessageReservation;
   /** A smaller cap on the reply's tokens than the server's own (an OpenAI client's `max_tokens`). */
   maxOutputTokens?: number;
+  /**
+   * What `{{user}}` (and `<USER>`) stands for: the person the persona answers. Default: `userId`'s
+   * display name, else username (read only when a text of the persona names the user). A room
+   * passes the sender's name.
+   */
+  userName?: string;
 }
 
 /** A reply that is ready to run: the quota is reserved and the context loaded. Iterate it once. */

@@ -30,7 +30,9 @@ export function roomReply(
         personaKnowledge(services, { userId: persona.creator_id, personaId: persona.persona_id, input, signal }),
       ]);
       const names = new Map<string, number>();
-      return { history: recent.map((message) => pastTurn(persona, message, names)), knowledge };
+      // The persona's greeting opens what it has heard, as a conversation's first message does.
+      const opening: PastTurn[] = persona.greeting_message === null ? [] : [{ role: "assistant", content: persona.greeting_message }];
+      return { history: [...recent.map((message) => pastTurn(persona, message, names)), ...opening], knowledge };
     },
   };
   const sink: ReplySink = {

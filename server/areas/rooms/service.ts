@@ -8,7 +8,7 @@ import type { PageWindow } from "../../toolkit/http/paging.ts";
 import { isUuid } from "../../toolkit/http/text.ts";
 import { requireVisiblePersona } from "../personas/index.ts";
 import { countTokens } from "../../toolkit/providers/llm/tokens.ts";
-import { beginReply } from "../replies/index.ts";
+import { beginReply, requireInputFits } from "../replies/index.ts";
 import type { InputRecord, Reply } from "../replies/index.ts";
 import type { Services } from "../../toolkit/services.ts";
 import { announceRoomDeleted, deltaRelay, recordRoomEvents } from "./events.ts";
@@ -216,6 +216,9 @@ export async function sendMessage(services: Services, userId: string, roomId: st
   // The engine sees the message as stored already (the room stores it once for every persona), and
   // with its author's name, as a persona reads everyone in the room.
   const said = attributed(senderName, content);
+  // What the answering personas read (the message with its author's name) must fit their context:
+  // 400 before anything is reserved or stored. A message no persona answers is never a model's input.
+  if (answering.length > 0) requireInputFits(services.config.llm, said, "/body/content", "The message with its author's name");
   const input: InputRecord = { id: row.id, role: "user", content: said, tokens: countTokens(said), createdAt: now };
 
   const responses: RoomMessageView[] = [];
@@ -229,7 +232,9 @@ export async function sendMessage(services: Services, userId: string, roomId: st
     try {
       reply = await beginReply(services, {
         userId,
-        persona: { id: persona.persona_id, model: persona.model, instructions: persona.instructions, greeting_message: persona.greeting_message },
+        persona: { id: persona.persona_id, name: persona.name, model: persona.model, instructions: persona.instructions },
+        // `{{user}}` in a room is the member the persona is answering.
+        userName: senderName,
         context,
         input,
         sink,

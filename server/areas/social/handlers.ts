@@ -15,23 +15,23 @@ const social_unfollow: Handler<"social_unfollow"> = async ({ services, principal
 
 const social_followers: Handler<"social_followers"> = async ({ services, principal, query }) => {
   const window = pageWindow(query);
-  return { status: 200, body: pageBody(await social.listFollowers(services, principal.userId, window), window, toFollowEntry) };
+  return { status: 200, body: pageBody(await social.listFollowers(services, principal.userId, window), window, (row) => toFollowEntry(row, services.config)) };
 };
 
 const social_following: Handler<"social_following"> = async ({ services, principal, query }) => {
   const window = pageWindow(query);
-  return { status: 200, body: pageBody(await social.listFollowing(services, principal.userId, window), window, toFollowEntry) };
+  return { status: 200, body: pageBody(await social.listFollowing(services, principal.userId, window), window, (row) => toFollowEntry(row, services.config)) };
 };
 
 const social_profile: Handler<"social_profile"> = async ({ services, params }) => ({
   status: 200,
-  body: toProfile(await social.profile(services, params.user_id)),
+  body: toProfile(await social.profile(services, params.user_id), services.config),
 });
 
 const social_search: Handler<"social_search"> = async ({ services, query }) => {
   const limit = pageNumber(query, "limit", 20);
   const { rows, total } = await social.search(services, query.q, limit);
-  return { status: 200, body: { data: rows.map(toUserHit), total, limit } };
+  return { status: 200, body: { data: rows.map((row) => toUserHit(row, services.config)), total, limit } };
 };
 
 const social_like: Handler<"social_like"> = async ({ services, principal, params }) => ({
@@ -46,12 +46,12 @@ const social_unlike: Handler<"social_unlike"> = async ({ services, principal, pa
 
 const social_likes: Handler<"social_likes"> = async ({ services, principal, query }) => {
   const window = pageWindow(query);
-  return { status: 200, body: pageBody(await social.listLiked(services, principal.userId, window), window, toLikedEntry) };
+  return { status: 200, body: pageBody(await social.listLiked(services, principal.userId, window), window, (row) => toLikedEntry(row, services.config)) };
 };
 
 const social_feed: Handler<"social_feed"> = async ({ services, principal, query }) => {
   const window = pageWindow(query);
-  return { status: 200, body: pageBody(await social.feed(services, principal.userId, window), window, toFeedItem) };
+  return { status: 200, body: pageBody(await social.feed(services, principal.userId, window), window, (row) => toFeedItem(row, services.config)) };
 };
 
 const social_share: Handler<"social_share"> = async ({ services, principal, params, body }) => {

@@ -1,7 +1,9 @@
 import type { components } from "../../../generated/openapi.d.ts";
+import { shownLink, type Where } from "../../toolkit/links.ts";
 import type { FeedRow, FollowEntryRow, FollowRow, LikedEntryRow, LikeRow, ProfileRow, ShareRow, UserHitRow } from "./store.ts";
 
-// Social rows as the contract shows them. Nothing here ever carries an e-mail address.
+// Social rows as the contract shows them. Nothing here ever carries an e-mail address. `where`
+// makes a stored link absolute (server/toolkit/links.ts).
 
 type Schemas = components["schemas"];
 
@@ -12,28 +14,28 @@ export const toFollow = (row: FollowRow): Schemas["Follow"] => ({
   created_at: row.created_at.toISOString(),
 });
 
-export const toFollowEntry = (row: FollowEntryRow): Schemas["FollowEntry"] => ({
+export const toFollowEntry = (row: FollowEntryRow, where: Where): Schemas["FollowEntry"] => ({
   id: row.id,
   username: row.username,
-  avatar_url: row.avatar_url,
+  avatar_url: shownLink(where, row.avatar_url),
   followed_at: row.followed_at.toISOString(),
 });
 
-export const toProfile = (row: ProfileRow): Schemas["PublicProfile"] => ({
+export const toProfile = (row: ProfileRow, where: Where): Schemas["PublicProfile"] => ({
   id: row.id,
   username: row.username,
   bio: row.bio,
-  avatar_url: row.avatar_url,
+  avatar_url: shownLink(where, row.avatar_url),
   persona_count: row.persona_count,
   follower_count: row.follower_count,
   following_count: row.following_count,
   created_at: row.created_at.toISOString(),
 });
 
-export const toUserHit = (row: UserHitRow): Schemas["UserHit"] => ({
+export const toUserHit = (row: UserHitRow, where: Where): Schemas["UserHit"] => ({
   id: row.id,
   username: row.username,
-  avatar_url: row.avatar_url,
+  avatar_url: shownLink(where, row.avatar_url),
   follower_count: row.follower_count,
 });
 
@@ -44,22 +46,22 @@ export const toLike = (row: LikeRow): Schemas["Like"] => ({
   created_at: row.created_at.toISOString(),
 });
 
-export const toLikedEntry = (row: LikedEntryRow): Schemas["LikedEntry"] => ({
+export const toLikedEntry = (row: LikedEntryRow, where: Where): Schemas["LikedEntry"] => ({
   persona_id: row.persona_id,
   name: row.name,
   tagline: row.description,
-  avatar_url: row.avatar_url,
+  avatar_url: shownLink(where, row.avatar_url),
   creator: { id: row.creator_id, username: row.creator_username },
   liked_at: row.liked_at.toISOString(),
 });
 
-export const toFeedItem = (row: FeedRow): Schemas["FeedItem"] => ({
+export const toFeedItem = (row: FeedRow, where: Where): Schemas["FeedItem"] => ({
   type: row.type,
   persona: {
     id: row.persona_id,
     name: row.name,
     tagline: row.description,
-    avatar_url: row.avatar_url,
+    avatar_url: shownLink(where, row.avatar_url),
     like_count: row.like_count,
   },
   creator: { id: row.creator_id, username: row.creator_username },

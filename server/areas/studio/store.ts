@@ -91,7 +91,8 @@ export async function variantMetrics(knex: Knex, variantIds: string[], now: Date
     .whereIn("v.id", variantIds)
     .select(
       "v.id",
-      knex.raw("(SELECT count(*) FROM a JOIN messages x ON x.conversation_id = a.conversation_id WHERE a.variant_id = v.id) AS message_count"),
+      // Exchanged messages: a conversation's greetings (depth 0) are not counted.
+      knex.raw("(SELECT count(*) FROM a JOIN messages x ON x.conversation_id = a.conversation_id WHERE a.variant_id = v.id AND x.depth > 0) AS message_count"),
       knex.raw(`(SELECT avg(r.rating) FROM ratings r JOIN marketplace_listings l ON l.id = r.listing_id
                  WHERE l.persona_id = v.persona_id AND r.user_id IN (SELECT user_id FROM a WHERE a.variant_id = v.id)) AS avg_rating`),
       knex.raw("(SELECT count(DISTINCT user_id) FROM m WHERE m.variant_id = v.id AND m.first_half) AS first_half"),

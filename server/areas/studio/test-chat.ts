@@ -1,7 +1,7 @@
 import { v7 as uuidv7 } from "uuid";
 import type { PersonaRow } from "../personas/index.ts";
 import { activeVersionOf, requireVersion } from "../personas/index.ts";
-import { beginReply } from "../replies/index.ts";
+import { beginReply, requireInputFits } from "../replies/index.ts";
 import { personaKnowledge } from "../replies/index.ts";
 import type { ContextSource, ReplySink } from "../replies/index.ts";
 import type { Services } from "../../toolkit/services.ts";
@@ -26,15 +26,19 @@ const nowhere: ReplySink = {
 
 /**
  * One reply to `message` with a version's instructions (the active one by default), through the
- * reply engine with the persona's knowledge and model, as a real chat would get; no history. It
+ * reply engine with the persona's knowledge and model, as a real chat would get; no history but
+ * the persona's greeting, as in a new conversation. It
  * takes one message of the caller's monthly quota (the engine's reservation) and counts toward no
  * statistic of the persona, because nothing is stored.
  */
 export async function testChat(services: Services, userId: string, persona: PersonaRow, input: { message: string; version_id?: string }): Promise<TestChatResultRow> {
+  requireInputFits(services.config.llm, input.message, "/body/message");
   const version = input.version_id !== undefined ? await requireVersion(services, persona.id, input.version_id) : await activeVersionOf(services, persona.id);
   const context: ContextSource = {
     async load(text, signal) {
-      return { history: [], knowledge: await personaKnowledge(services, { userId, personaId: persona.id, input: text, signal }) };
+      // As the first message of a new conversation: after its greeting.
+      const history = persona.greeting_message === null ? [] : [{ role: "assistant" as const, content: persona.greeting_message }];
+      return { history, knowledge: await personaKnowledge(services, { userId, personaId: persona.id, input: text, signal }) };
     },
   };
   const started = performance.now();

@@ -68,7 +68,7 @@ export async function openDatabase(
   // A worker of `serve --processes N` on the embedded database shares the primary's PGlite server.
   const notifications = config.databaseUrl ? postgresNotifications(url, knex, log) : options.sharedEmbeddedUrl ? clusterNotifications() : localNotifications();
   const close = async () => {
-    await Promise.allSettled([notifications.close(), knex.destroy(), pool.end()]);
+    await Promise.allSettled([notifications.close(), knex.destroy(), endPool(pool, log)]);
     await stopEmbedded?.();
   };
   try {
@@ -127,4 +127,24 @@ async function requireVector(knex: Knex, url: string, close: () => Promise<void>
 
 function redact(url: string): string {
   return url.replace(/\/\/([^:@/]+):[^@/]+@/, "//$1:***@");
+}
+
+/** How long a close waits for the pool's checked-out connections to come back. */
+const POOL_END_GRACE_MS = 5_000;
+
+/**
+ * Ends the pool, waiting at most POOL_END_GRACE_MS for connections still checked out: pg's
+ * `pool.end()` waits for every one of them, and after a database outage one may never come back
+ * (seen with PostgreSQL stopped and started under traffic: the stop then never finished). What is
+ * left is named in the log and closed by the process's exit.
+ */
+async function endPool(pool: pg.Pool, log: Logger): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<"late">((resolve) => {
+    timer = setTimeout(() => resolve("late"), POOL_END_GRACE_MS);
+    timer.unref();
+  });
+  const ended = await Promise.race([pool.end().then(() => "ended" as const), late]);
+  clearTimeout(timer);
+  if (ended === "late") log.warn({ checkedOut: pool.totalCount - pool.idleCount, waitedMs: POOL_END_GRACE_MS }, "database connections still checked out at close: left to the process's exit");
 }

@@ -59,6 +59,18 @@ export const planLimit = (message: string, details?: ErrorDetails) => new ApiErr
 
 export const forbidden = (message: string) => new ApiError(403, "forbidden", message);
 
+// 403 account_pending_deletion
+
+/**
+ * A login with the right password to an account scheduled for deletion: `details` say until when
+ * and whether `POST /v1/auth/me/restore` can still undo it.
+ */
+export const accountPendingDeletion = (message: string, details: ErrorDetails) => new ApiError(403, "account_pending_deletion", message, details);
+
+/** The credential lacks the operation's scope: `details` names it and every scope that grants it. */
+export const missingScope = (message: string, requiredScope: string, grantingScopes: string[]) =>
+  new ApiError(403, "forbidden", message, { required_scope: requiredScope, granting_scopes: grantingScopes });
+
 // 404 not_found
 
 /** `${what} not found`: the answer for what does not exist or the caller may not see. */

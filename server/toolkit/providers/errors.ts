@@ -8,9 +8,12 @@ export class UpstreamError extends Error {
   override name = "UpstreamError";
   /** The provider's HTTP status, when it answered one. */
   readonly status: number | undefined;
-  constructor(message: string, status?: number, options?: { cause?: unknown }) {
+  /** The sentence naming the settings that choose this provider, when the message ends with it (an OpenAI-compatible provider's failures do). */
+  readonly settings: string | undefined;
+  constructor(message: string, status?: number, options?: { cause?: unknown; settings?: string }) {
     super(message, options);
     this.status = status;
+    this.settings = options?.settings;
   }
 }
 

@@ -20,13 +20,16 @@ export type { Providers } from "./types.ts";
  */
 export async function createProviders(config: Config, knex: Knex, log: Logger, given: Partial<Providers> = {}): Promise<Providers> {
   const [llm, embeddings, email, speech, images, blobs, payments] = await Promise.all([
-    given.llm ?? createChatModel(config),
-    given.embeddings ?? createEmbeddings(config),
+    given.llm ?? createChatModel(config, log),
+    given.embeddings ?? createEmbeddings(config, log),
     given.email ?? createEmailProvider({ smtpUrl: config.smtpUrl, from: config.mailFrom, secretsKey: config.secretsKey }, knex, log),
-    given.speech ?? createSpeech(config),
-    given.images ?? createImages(config),
+    given.speech ?? createSpeech(config, log),
+    given.images ?? createImages(config, log),
     given.blobs ?? createBlobStore(config),
     given.payments ?? createPayments(config, knex),
   ]);
-  return { llm, embeddings, email, speech, images, blobs, payments };
+  const providers = { llm, embeddings, email, speech, images, blobs, payments };
+  // Each capability has its own provider setting (issue 34, item 9): say which one serves what.
+  log.info({ chat: providers.llm.name, embeddings: providers.embeddings.name, speech: providers.speech.name, images: providers.images.name, blobs: providers.blobs.kind }, "providers");
+  return providers;
 }

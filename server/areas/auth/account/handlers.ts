@@ -2,8 +2,8 @@ import type { Handler, HandlerMap } from "../../../toolkit/http/router.ts";
 import { getUser, updateProfile } from "../users/service.ts";
 import { toUser } from "../users/views.ts";
 import { forgotPassword, resetPassword, sendVerificationEmail, verifyEmail } from "./email.ts";
-import { deleteAccount, downloadExport, registerAccount, requestExport } from "./service.ts";
-import { archiveHeaders, deletedBody, exportStartedBody, FORGOT_MESSAGE, registeredBody } from "./views.ts";
+import { deleteAccount, downloadExport, registerAccount, requestExport, restoreAccount } from "./service.ts";
+import { archiveHeaders, deletedBody, exportStartedBody, FORGOT_MESSAGE, registeredBody, restoredBody } from "./views.ts";
 
 const auth_register: Handler<"auth_register"> = async ({ services, body }) => {
   const { user, tokens } = await registerAccount(services, body);
@@ -21,9 +21,14 @@ const auth_update_me: Handler<"auth_update_me"> = async ({ services, principal, 
   body: toUser(await updateProfile(services, principal.userId, body)),
 });
 
-const auth_delete_me: Handler<"auth_delete_me"> = async ({ services, principal }) => {
-  const { deletedAt, purgeAt } = await deleteAccount(services, principal.userId);
+const auth_delete_me: Handler<"auth_delete_me"> = async ({ services, principal, body }) => {
+  const { deletedAt, purgeAt } = await deleteAccount(services, principal, body?.password);
   return { status: 200, body: deletedBody(deletedAt, purgeAt) };
+};
+
+const auth_restore_me: Handler<"auth_restore_me"> = async ({ services, body }) => {
+  const { user, tokens, apiKeys } = await restoreAccount(services, body.email, body.password);
+  return { status: 200, body: restoredBody(user, tokens, apiKeys) };
 };
 
 const auth_export_data: Handler<"auth_export_data"> = async ({ services, principal }) => ({
@@ -57,6 +62,7 @@ export const handlers = {
   auth_get_me,
   auth_update_me,
   auth_delete_me,
+  auth_restore_me,
   auth_export_data,
   auth_download_export,
   auth_verify_email,

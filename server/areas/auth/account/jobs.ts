@@ -1,15 +1,13 @@
 import type { Task, TaskList } from "graphile-worker";
 import type { AccountDataSection } from "../../../toolkit/account-data.ts";
 import type { Services } from "../../../toolkit/services.ts";
-import { deletedBefore, findAnyUser, purgeUsers } from "../users/service.ts";
+import { deletedBefore, findAnyUser, GRACE_PERIOD_MS, purgeUsers } from "../users/service.ts";
 import { buildArchive } from "./export-archive.ts";
 import { EXPORT_LINK_TTL_MS, exportDownloadUrl, exportLinkKey } from "./export-links.ts";
 import { completeExport, failExport, findExport, purgeExportsCompletedBefore } from "./store.ts";
 
-const DAY_MS = 24 * 60 * 60 * 1000;
-
-/** A deleted account is purged this long after deletion (DECISIONS: Account deletion). */
-export const PURGE_AFTER_MS = 30 * DAY_MS;
+/** A deleted account is purged this long after deletion (DECISIONS: Account deletion): its grace period, during which it can be restored. */
+export const PURGE_AFTER_MS = GRACE_PERIOD_MS;
 export const ACCOUNT_PURGE_TASK = "account_purge";
 export const DATA_EXPORT_TASK = "data_export";
 export const DATA_EXPORT_MAX_ATTEMPTS = 5;

@@ -1,5 +1,6 @@
 import type { components } from "../../../../generated/openapi.d.ts";
 import type { IssuedTokens } from "../sessions/service.ts";
+import { loginBody } from "../sessions/views.ts";
 import type { UserRow } from "../users/store.ts";
 import { toUser } from "../users/views.ts";
 import type { DataExportArchive } from "./export-archive.ts";
@@ -12,7 +13,17 @@ export function registeredBody(user: UserRow, tokens: IssuedTokens): Schemas["Re
 }
 
 export function deletedBody(deletedAt: Date, purgeAt: Date): Schemas["AccountDeletion"] {
-  return { message: "Account scheduled for deletion.", deleted_at: deletedAt.toISOString(), grace_period_ends: purgeAt.toISOString() };
+  const day = purgeAt.toISOString().slice(0, 10);
+  return {
+    message: `Account scheduled for deletion on ${day}. Until then, POST /v1/auth/me/restore with your e-mail and password undoes it.`,
+    deleted_at: deletedAt.toISOString(),
+    grace_period_ends: purgeAt.toISOString(),
+  };
+}
+
+/** A restore's answer: a login of the account, and what came back besides. */
+export function restoredBody(user: UserRow, tokens: IssuedTokens, apiKeys: number): Schemas["AccountRestored"] {
+  return { message: "Account restored.", ...loginBody(tokens, user), restored: { api_keys: apiKeys } };
 }
 
 export function exportStartedBody(row: DataExportRow): Schemas["DataExport"] {

@@ -5,12 +5,14 @@ import type { Principal } from "../../../toolkit/http/principal.ts";
 import { isUuid } from "../../../toolkit/http/text.ts";
 import type { Services } from "../../../toolkit/services.ts";
 import { revokedCredentials } from "../credential-cache.ts";
+import { SCOPE_VOCABULARIES } from "../scopes.ts";
 import { newApiKey, sha256 } from "../../../toolkit/tokens.ts";
 import {
   findApiKeyByHash,
   grantOfApiKey,
   insertApiKey,
   listLiveApiKeys,
+  restoreApiKeysRevokedWithAccount,
   revokeGrantApiKeys as revokeGrantKeyRows,
   revokeLiveApiKey,
   revokeUserApiKeys as revokeUserKeyRows,
@@ -25,8 +27,8 @@ export const EXPIRES_IN_DAYS_MAX = 3650;
 
 // The two creation forms and their scope vocabularies (interface spec, Authentication). Keys of
 // either form are listed, used and revoked the same way; scopes.ts maps both onto operations.
-export const FINE_SCOPES: ReadonlySet<string> = new Set(["personas:read", "personas:write", "conversations:read", "conversations:write", "voice", "admin"]);
-export const SIMPLE_SCOPES: ReadonlySet<string> = new Set(["read", "chat", "admin"]);
+export const FINE_SCOPES: ReadonlySet<string> = new Set(SCOPE_VOCABULARIES[0].scopes);
+export const SIMPLE_SCOPES: ReadonlySet<string> = new Set(SCOPE_VOCABULARIES[1].scopes);
 
 export interface NewKeyInput {
   name: string;
@@ -110,10 +112,18 @@ export async function revokeApiKey(services: Services, userId: string, id: strin
 /**
  * Revokes every key of the user (account deletion, password reset), inside the caller's
  * transaction; answers how many were live. The caller tells the credential cache (by user) once
- * the transaction is committed.
+ * the transaction is committed. `withAccount`: the account's deletion, which a restore undoes.
  */
-export async function revokeUserApiKeys(db: Knex, userId: string, now: Date): Promise<number> {
-  return revokeUserKeyRows(db, userId, now);
+export async function revokeUserApiKeys(db: Knex, userId: string, now: Date, options: { withAccount?: boolean } = {}): Promise<number> {
+  return revokeUserKeyRows(db, userId, now, options.withAccount ?? false);
+}
+
+/**
+ * A restored account's keys: those its deletion revoked are live again, inside the caller's
+ * transaction, except keys minted through an OAuth grant (ADR 0093); answers how many are live.
+ */
+export async function restoreUserApiKeys(db: Knex, userId: string, now: Date): Promise<number> {
+  return restoreApiKeysRevokedWithAccount(db, userId, now);
 }
 
 /**

@@ -57,9 +57,31 @@ export async function revokeLiveApiKey(knex: Knex, userId: string, id: string, n
   return row as ApiKeyRow | undefined;
 }
 
-/** Revokes every key of the user; answers how many of them were live (not expired). */
-export async function revokeUserApiKeys(knex: Knex, userId: string, now: Date): Promise<number> {
-  const rows: { expires_at: Date | null }[] = await knex("api_keys").where({ user_id: userId }).whereNull("revoked_at").update({ revoked_at: now }).returning("expires_at");
+/**
+ * Revokes every key of the user; answers how many of them were live (not expired). `withAccount`:
+ * the account's deletion revokes them, and its restore may bring exactly these back.
+ */
+export async function revokeUserApiKeys(knex: Knex, userId: string, now: Date, withAccount = false): Promise<number> {
+  const rows: { expires_at: Date | null }[] = await knex("api_keys")
+    .where({ user_id: userId })
+    .whereNull("revoked_at")
+    .update({ revoked_at: now, revoked_with_account: withAccount })
+    .returning("expires_at");
+  return rows.filter((row) => !row.expires_at || row.expires_at > now).length;
+}
+
+/**
+ * Brings back the user's keys that the account's deletion revoked, except those minted through an
+ * OAuth grant (the grant stays revoked, and its keys die with it); answers how many are live again
+ * (not expired). Every key loses the mark, so a later restore cannot bring back a key revoked since.
+ */
+export async function restoreApiKeysRevokedWithAccount(knex: Knex, userId: string, now: Date): Promise<number> {
+  const rows: { expires_at: Date | null }[] = await knex("api_keys")
+    .where({ user_id: userId, revoked_with_account: true })
+    .whereNull("grant_session_id")
+    .update({ revoked_at: null, revoked_with_account: false })
+    .returning("expires_at");
+  await knex("api_keys").where({ user_id: userId, revoked_with_account: true }).update({ revoked_with_account: false });
   return rows.filter((row) => !row.expires_at || row.expires_at > now).length;
 }
 

@@ -6,11 +6,12 @@ import type { Services } from "../../../toolkit/services.ts";
 import { revokeGrantApiKeys } from "../api-keys/service.ts";
 import { revokedCredentials } from "../credential-cache.ts";
 import { ACCESS_TOKEN_TTL_S, REFRESH_TOKEN_TTL_MS, randomToken, sha256 } from "../../../toolkit/tokens.ts";
-import { checkCredentials, type UserRow } from "../users/service.ts";
+import { checkAnyCredentials, pendingDeletionRefusal, type UserRow } from "../users/service.ts";
 import {
   consumeRefreshToken,
   findActiveSession,
   findRefreshToken,
+  findSessionStart,
   insertRefreshToken,
   insertSession,
   revokeSession as revokeSessionRow,
@@ -46,12 +47,22 @@ export async function startSession(
   return { ...(await issuePair(services, userId, sessionId, grant, db)), sessionId };
 }
 
-/** A login: the user and a new session, or 401 (the same for an unknown e-mail and a wrong password). */
+/**
+ * A login: the user and a new session, or 401 (the same for an unknown e-mail and a wrong password).
+ * The right password of an account scheduled for deletion is told so (403 `account_pending_deletion`),
+ * with how to restore it; a wrong one learns nothing more than for any account.
+ */
 export async function login(services: Services, email: string, password: string): Promise<{ user: UserRow; tokens: IssuedTokens }> {
-  const user = await checkCredentials(services, email, password);
+  const user = await checkAnyCredentials(services, email, password);
   if (!user) throw unauthorized("The e-mail or password is wrong");
+  if (user.deleted_at) throw pendingDeletionRefusal(user.deleted_at, services.now());
   const { sessionId: _, ...tokens } = await startSession(services, user.id);
   return { user, tokens };
+}
+
+/** When the user's own login (not an OAuth grant) `sessionId` started, if it is live. */
+export async function loginStartedAt(services: Services, userId: string, sessionId: string): Promise<Date | undefined> {
+  return findSessionStart(services.db.knex, userId, sessionId);
 }
 
 /**

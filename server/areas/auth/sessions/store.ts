@@ -68,3 +68,9 @@ export async function findActiveSession(knex: Knex, userId: string, sessionId: s
     .whereNull("u.deleted_at")
     .first("s.user_id");
 }
+
+/** When a live login of the user (a session of no OAuth client) started. */
+export async function findSessionStart(knex: Knex, userId: string, sessionId: string): Promise<Date | undefined> {
+  const row = await knex("sessions").where({ id: sessionId, user_id: userId }).whereNull("revoked_at").whereNull("client_id").first<{ created_at: Date } | undefined>("created_at");
+  return row?.created_at;
+}

@@ -1,17 +1,18 @@
 import type { Knex } from "knex";
 import { v7 as uuidv7 } from "uuid";
 import type { components } from "../../../../generated/openapi.d.ts";
-import { conflict, unauthorized } from "../../../toolkit/http/error-catalogue.ts";
+import { accountPendingDeletion, conflict, unauthorized } from "../../../toolkit/http/error-catalogue.ts";
 import type { ApiError } from "../../../toolkit/http/errors.ts";
 import type { Services } from "../../../toolkit/services.ts";
 import { verifyPassword } from "../passwords.ts";
 import {
-  findUserByEmail,
+  findUserByEmailIncludingDeleted,
   findUserById,
   findUserIncludingDeleted,
   insertUser,
   isUniqueViolation,
   markUserDeleted,
+  unmarkUserDeleted,
   idsOfUsersDeletedBefore,
   purgeDeletedUsers,
   updateUser,
@@ -55,14 +56,48 @@ export async function createUser(
   }
 }
 
+/** A deleted account is purged this long after its deletion; until then it can be restored (DECISIONS: Account deletion). */
+export const GRACE_PERIOD_MS = 30 * 24 * 60 * 60 * 1000;
+
+/** When the grace period of an account deleted at `deletedAt` ends. */
+export const gracePeriodEnd = (deletedAt: Date) => new Date(deletedAt.getTime() + GRACE_PERIOD_MS);
+
 /**
- * The live account with this e-mail and password, else undefined. An unknown e-mail and a wrong
- * password take the same time.
+ * The account with this e-mail and password, deleted (in or past its grace period) or not, else
+ * undefined. An unknown e-mail and a wrong password take the same time.
  */
-export async function checkCredentials(services: Services, email: string, password: string): Promise<UserRow | undefined> {
-  const user = await findUserByEmail(services.db.knex, email);
+export async function checkAnyCredentials(services: Services, email: string, password: string): Promise<UserRow | undefined> {
+  const user = await findUserByEmailIncludingDeleted(services.db.knex, email);
   if (!(await verifyPassword(user?.password_hash, password)) || !user) return undefined;
   return user;
+}
+
+/** The live account with this e-mail and password, else undefined (a deleted account's too). */
+export async function checkCredentials(services: Services, email: string, password: string): Promise<UserRow | undefined> {
+  const user = await checkAnyCredentials(services, email, password);
+  return user && !user.deleted_at ? user : undefined;
+}
+
+/** Whether `password` is the password of the live account `userId` (an account deletion's confirmation). */
+export async function isPasswordOf(services: Services, userId: string, password: string): Promise<boolean> {
+  const user = await findUserById(services.db.knex, userId);
+  return (await verifyPassword(user?.password_hash, password)) && user !== undefined;
+}
+
+/**
+ * The refusal of a login, by its owner, to an account scheduled for deletion (issue 34): it says
+ * when the account goes and whether `POST /v1/auth/me/restore` can still bring it back.
+ */
+export function pendingDeletionRefusal(deletedAt: Date, now: Date): ApiError {
+  const ends = gracePeriodEnd(deletedAt);
+  const day = ends.toISOString().slice(0, 10);
+  const restorable = ends > now;
+  const facts = { deleted_at: deletedAt.toISOString(), grace_period_ends: ends.toISOString(), restorable };
+  if (!restorable) return accountPendingDeletion(`This account was deleted and its grace period ended on ${day}: it can no longer be restored`, facts);
+  return accountPendingDeletion(
+    `This account is scheduled for deletion on ${day}: restore it with POST /v1/auth/me/restore (the same e-mail and password) to use it again`,
+    { ...facts, restore: "POST /v1/auth/me/restore" },
+  );
 }
 
 /** The caller's own account; 401 once it is deleted. */
@@ -107,6 +142,14 @@ export async function replacePasswordHash(db: Knex, userId: string, passwordHash
 /** Sets deleted_at; undefined if the account is already deleted or gone. */
 export function markDeleted(db: Knex, userId: string, now: Date): Promise<Date | undefined> {
   return markUserDeleted(db, userId, now);
+}
+
+/**
+ * Makes an account deleted less than the grace period before `now` live again, inside the caller's
+ * transaction; undefined when it is live, past its grace period, or gone.
+ */
+export function unmarkDeleted(db: Knex, userId: string, now: Date): Promise<UserRow | undefined> {
+  return unmarkUserDeleted(db, userId, new Date(now.getTime() - GRACE_PERIOD_MS), now);
 }
 
 /** Ids of the accounts deleted before `cutoff`: those the purge removes. */

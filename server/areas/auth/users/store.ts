@@ -28,8 +28,9 @@ export async function findUserById(knex: Knex, id: string): Promise<UserRow | un
   return knex("users").where({ id }).whereNull("deleted_at").first();
 }
 
-export async function findUserByEmail(knex: Knex, email: string): Promise<UserRow | undefined> {
-  return knex("users").whereRaw("lower(email) = lower(?)", [email]).whereNull("deleted_at").first();
+/** The account with this e-mail, deleted or not (an address belongs to one account until the purge). */
+export async function findUserByEmailIncludingDeleted(knex: Knex, email: string): Promise<UserRow | undefined> {
+  return knex("users").whereRaw("lower(email) = lower(?)", [email]).first();
 }
 
 export async function findUserIncludingDeleted(knex: Knex, id: string): Promise<UserRow | undefined> {
@@ -45,6 +46,15 @@ export async function updateUser(knex: Knex, id: string, changes: Partial<UserRo
 export async function markUserDeleted(knex: Knex, userId: string, now: Date): Promise<Date | undefined> {
   const [row] = await knex("users").where({ id: userId }).whereNull("deleted_at").update({ deleted_at: now }).returning("deleted_at");
   return (row as { deleted_at: Date } | undefined)?.deleted_at;
+}
+
+/**
+ * Clears deleted_at of an account deleted after `cutoff` (its grace period not over); undefined when
+ * it is live, past its grace period or gone. One statement: of two concurrent restores one wins.
+ */
+export async function unmarkUserDeleted(knex: Knex, userId: string, cutoff: Date, now: Date): Promise<UserRow | undefined> {
+  const [row] = await knex("users").where({ id: userId }).whereNotNull("deleted_at").where("deleted_at", ">", cutoff).update({ deleted_at: null, updated_at: now }).returning("*");
+  return row as UserRow | undefined;
 }
 
 /** Ids of the accounts deleted before `cutoff`. */

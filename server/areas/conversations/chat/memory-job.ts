@@ -69,7 +69,8 @@ export function summaryTask(services: Services): Task {
     const through = path.length - kept - 1;
     if (through < 0) return;
     const [latest] = await summariesOn(knex, conversationId, path.map((message) => message.id));
-    const from = latest ? latest.through_depth : 0;
+    // Without a summary yet, from the first message on: the greeting (depth 0) is summarised too.
+    const from = latest ? latest.through_depth : -1;
     if (path[through]!.depth <= from) return;
 
     const summaryTokens = Math.floor(budget * SUMMARY_SHARE);

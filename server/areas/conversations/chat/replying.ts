@@ -2,6 +2,7 @@ import { outboxRow, recordEvent } from "../../../toolkit/events/outbox.ts";
 import { personaKnowledge } from "../../replies/index.ts";
 import type { ContextSource, InputRecord, ReplyRecord, ReplySink } from "../../replies/index.ts";
 import type { Services } from "../../../toolkit/services.ts";
+import { isGreeting } from "../greetings.ts";
 import { insertMessages, recentMessages, type ConversationRow, type MessageRow } from "../store.ts";
 import { enqueueSummary, needsSummary } from "./memory-job.ts";
 import { enqueueTitle } from "./title-job.ts";
@@ -37,7 +38,7 @@ export function conversationReply(
   conversation: ConversationRow,
   personaId: string,
   preloaded?: {
-    history: Pick<MessageRow, "id" | "role" | "content" | "content_tokens">[];
+    history: Pick<MessageRow, "id" | "role" | "content" | "content_tokens" | "depth">[];
     hasKnowledge: boolean;
     summary?: { content: string } | null;
   },
@@ -60,7 +61,8 @@ export function conversationReply(
       const [history, chunks] = preloaded
         ? [preloaded.history, preloaded.hasKnowledge ? await knowledge() : []]
         : await Promise.all([recentMessages(knex, conversation.id, HISTORY_WINDOW), knowledge()]);
-      replied = history.some((message) => message.role === "assistant") || Boolean(preloaded?.summary);
+      // The greeting is in the history as its first message (in its place, once), but it is no reply.
+      replied = history.some((message) => message.role === "assistant" && !isGreeting(message)) || Boolean(preloaded?.summary);
       summarise = needsSummary(services, history);
       return {
         history: history.map((m) => ({ id: m.id, role: m.role, content: m.content, tokens: m.content_tokens })),

@@ -3,7 +3,7 @@ import { cardContextOfConversation } from "../../cards/index.ts";
 import { notFound, notFoundExplained } from "../../../toolkit/http/error-catalogue.ts";
 import { isUuid } from "../../../toolkit/http/text.ts";
 import { visiblePersonas } from "../../personas/index.ts";
-import { beginReply } from "../../replies/index.ts";
+import { beginReply, requireInputFits } from "../../replies/index.ts";
 import type { Reply } from "../../replies/index.ts";
 import type { Services } from "../../../toolkit/services.ts";
 import { conversationReply, HISTORY_WINDOW, storedInput } from "./replying.ts";
@@ -53,6 +53,8 @@ export async function replyTurn(services: Services, userId: string, conversation
  * together. A provider failure stores nothing, gives the quota back and answers 502.
  */
 export async function sendMessage(services: Services, userId: string, conversationId: string, content: string): Promise<{ userMessage: MessageRow; reply: MessageRow }> {
+  // A message that cannot fit the context beside the instructions: 400 before anything is reserved.
+  requireInputFits(services.config.llm, content, "/body/content");
   const { conversation, persona, reserved, preloaded, card } = await replyTurn(services, userId, conversationId);
   const { context, sink, stored } = conversationReply(services, conversation, persona.id, preloaded);
   const reply = await beginReply(services, { userId, persona, context, sink, input: content, mode: "whole", reserved, card });
@@ -76,6 +78,7 @@ export async function beginStreamedReply(
   content: string,
   options: { retryOf?: string | undefined; stop: AbortSignal },
 ): Promise<Reply> {
+  requireInputFits(services.config.llm, content, "/body/content");
   const { conversation, persona, stored, reserved, preloaded, card } = await replyTurn(services, userId, conversationId, options.retryOf);
   return beginReply(services, {
     userId,

@@ -2,6 +2,7 @@ import { notFound } from "../../../toolkit/http/error-catalogue.ts";
 import type { PageWindow } from "../../../toolkit/http/paging.ts";
 import { isUuid } from "../../../toolkit/http/text.ts";
 import type { Services } from "../../../toolkit/services.ts";
+import { isGreeting, shownMessages } from "../greetings.ts";
 import { EMBEDDED_MESSAGES, requireOwnConversation } from "../service.ts";
 import { recentMessages, type ConversationRow, type MessageRow } from "../store.ts";
 import { messagesById, setActiveLeaf, treeNodes, type TreeNode } from "./store.ts";
@@ -10,6 +11,8 @@ export interface BranchRow {
   leaf: MessageRow;
   forkPointId: string | null;
   active: boolean;
+  /** Messages on the branch from the first to the leaf, its greeting included. */
+  messageCount: number;
 }
 
 /** The tree's leaves, newest first, and what each branch shares with the others. */
@@ -51,9 +54,16 @@ class Tree {
 }
 
 async function branchRows(services: Services, conversation: ConversationRow, tree: Tree, leaves: TreeNode[]): Promise<BranchRow[]> {
-  const rows = await messagesById(services.db.knex, conversation.id, leaves.map((leaf) => leaf.id));
+  const rows = await shownMessages(services, conversation.user_id, await messagesById(services.db.knex, conversation.id, leaves.map((leaf) => leaf.id)));
   const byId = new Map(rows.map((row) => [row.id, row]));
-  return leaves.map((leaf) => ({ leaf: byId.get(leaf.id)!, forkPointId: tree.forkPoint(leaf), active: leaf.id === conversation.active_message_id }));
+  // Every path of a conversation that was greeted starts at one of its greetings (depth 0).
+  const greeted = [...tree.byId.values()].some(isGreeting);
+  return leaves.map((leaf) => ({
+    leaf: byId.get(leaf.id)!,
+    forkPointId: tree.forkPoint(leaf),
+    active: leaf.id === conversation.active_message_id,
+    messageCount: leaf.depth + (greeted ? 1 : 0),
+  }));
 }
 
 /** A page of the conversation's branches, newest leaf first. */
@@ -86,5 +96,5 @@ export async function selectMessage(services: Services, userId: string, id: stri
   const chosen = isUuid(messageId) ? tree.byId.get(messageId) : undefined;
   if (!chosen) throw notFound("Message");
   const updated = (await setActiveLeaf(services.db.knex, conversation.id, tree.newestLeafUnder(chosen))) ?? conversation;
-  return { conversation: updated, messages: await recentMessages(services.db.knex, conversation.id, EMBEDDED_MESSAGES) };
+  return { conversation: updated, messages: await shownMessages(services, userId, await recentMessages(services.db.knex, conversation.id, EMBEDDED_MESSAGES)) };
 }

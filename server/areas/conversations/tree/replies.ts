@@ -1,10 +1,11 @@
 import { conflict, notFound } from "../../../toolkit/http/error-catalogue.ts";
 import { isUuid } from "../../../toolkit/http/text.ts";
-import { beginReply } from "../../replies/index.ts";
+import { beginReply, requireInputFits } from "../../replies/index.ts";
 import type { Reply } from "../../replies/index.ts";
 import type { Services } from "../../../toolkit/services.ts";
 import { replyTurn } from "../chat/turn.ts";
 import { conversationReply, storedInput, type Placement } from "../chat/replying.ts";
+import { isGreeting } from "../greetings.ts";
 import { requireOwnConversation } from "../service.ts";
 import { hasRunningGeneration } from "../generations/store.ts";
 import { findMessage, type ConversationRow, type MessageRow } from "../store.ts";
@@ -63,11 +64,14 @@ export async function beginRegeneration(
 ): Promise<TreeReply> {
   const conversation = await requireOwnConversation(services, userId, conversationId);
   const old = await requireMessage(services, conversation, messageId);
+  if (isGreeting(old)) throw conflict("A greeting is not a reply: choose among its alternatives with select");
   if (old.role !== "assistant" || old.id !== conversation.active_message_id) {
     throw conflict("Only the last reply of the active branch can be regenerated");
   }
   const question = old.parent_id === null ? undefined : await findMessage(services.db.knex, conversation.id, old.parent_id);
   if (!question || question.role !== "user") throw conflict("This reply answers no user message");
+  // Stored before the limit was lowered, or longer than it: refused before anything is reserved.
+  requireInputFits(services.config.llm, question.content, undefined, "The message this reply answers");
   return withLease(services, conversation.id, async () => {
     const turn = await replyTurn(services, userId, conversation.id, question.id, question.id);
     const placement: Placement = { answering: { id: question.id, depth: question.depth }, alternativeIndex: old.alternative_count ?? 1 };
@@ -101,6 +105,7 @@ export async function beginEdit(
   content: string,
   options: { mode: "whole" | "stream"; stop?: AbortSignal },
 ): Promise<TreeReply> {
+  requireInputFits(services.config.llm, content, "/body/content");
   const conversation = await requireOwnConversation(services, userId, conversationId);
   const edited = await requireMessage(services, conversation, messageId);
   if (edited.role !== "user") throw conflict("Only user messages can be edited");

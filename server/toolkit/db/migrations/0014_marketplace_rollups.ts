@@ -31,10 +31,13 @@ const DAY = "floor(extract(epoch FROM created_at) / 86400)::int";
  */
 export async function rebuildDailyRollups(knex: Knex): Promise<void> {
   for (const table of ["persona_daily_senders", "persona_daily_messages", "persona_daily_users"]) await knex.raw(`DELETE FROM ${table}`);
+  // Conversations' greetings (depth 0, migration 0027) are not counted, as the triggers of 0027 do
+  // not count them; when this migration first runs, the column is not there yet (nor any greeting).
+  const exchanged = (await knex.schema.hasColumn("messages", "depth")) ? "WHERE m.depth > 0" : "";
   await knex.raw(`
     INSERT INTO persona_daily_users (persona_id, day, user_id, messages, sent)
     SELECT m.persona_id, floor(extract(epoch FROM m.created_at) / 86400)::int, m.user_id, count(*), count(*) FILTER (WHERE m.role = 'user')
-      FROM messages m JOIN users u ON u.id = m.user_id JOIN personas p ON p.id = m.persona_id GROUP BY 1, 2, 3`);
+      FROM messages m JOIN users u ON u.id = m.user_id JOIN personas p ON p.id = m.persona_id ${exchanged} GROUP BY 1, 2, 3`);
   await knex.raw(`
     INSERT INTO persona_daily_messages (persona_id, day, messages)
     SELECT persona_id, day, sum(messages) FROM persona_daily_users GROUP BY 1, 2`);

@@ -24,6 +24,9 @@ import * as quotaLeases from "./0023_quota_leases.ts";
 import * as sealedSecrets from "./0024_sealed_secrets.ts";
 import * as billingRaces from "./0025_billing_races.ts";
 import * as knowledgeTruncation from "./0026_knowledge_truncation.ts";
+import * as conversationGreetings from "./0027_conversation_greetings.ts";
+import * as accountRestore from "./0030_account_restore.ts";
+import * as relativeImageLinks from "./0031_relative_image_links.ts";
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that they load the same
@@ -55,6 +58,9 @@ const migrations: Record<string, Knex.Migration> = {
   "0024_sealed_secrets": sealedSecrets,
   "0025_billing_races": billingRaces,
   "0026_knowledge_truncation": knowledgeTruncation,
+  "0027_conversation_greetings": conversationGreetings,
+  "0030_account_restore": accountRestore,
+  "0031_relative_image_links": relativeImageLinks,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -1,12 +1,13 @@
 import type { Config } from "../../config.ts";
+import type { Logger } from "../../logger.ts";
 import type { EmbeddingsProvider } from "./types.ts";
 import { LocalEmbeddings } from "./local.ts";
 
 export type { EmbeddingsProvider } from "./types.ts";
 
-/** The configured embeddings provider: an OpenAI-compatible API, or the offline hashed lexical embedding. */
-export async function createEmbeddings(config: Config): Promise<EmbeddingsProvider> {
+/** The configured embeddings provider: an OpenAI-compatible API, or the offline hashed lexical embedding (the default). */
+export async function createEmbeddings(config: Config, log?: Logger): Promise<EmbeddingsProvider> {
   if (config.embeddings.provider !== "openai") return new LocalEmbeddings();
   const { OpenAIEmbeddings } = await import("./openai.ts");
-  return new OpenAIEmbeddings(config.embeddings, config.llm);
+  return new OpenAIEmbeddings(config.embeddings, config.llm, log);
 }

@@ -1,7 +1,8 @@
 import type OpenAI from "openai";
 import { APIUserAbortError } from "openai";
-import { openaiClient, providerError } from "../openai-client.ts";
+import { openaiClient, providerFailures } from "../openai-client.ts";
 import type { Config } from "../../config.ts";
+import type { Logger } from "../../logger.ts";
 import { UpstreamError } from "../errors.ts";
 import { padEmbedding } from "./pad.ts";
 import { EMBEDDING_DIMENSIONS, type EmbeddingResult, type EmbeddingsProvider } from "./types.ts";
@@ -20,8 +21,10 @@ export class OpenAIEmbeddings implements EmbeddingsProvider {
   readonly model: string;
   private readonly client: OpenAI;
   private askForDimensions: boolean;
+  private readonly failure: (error: unknown) => UpstreamError;
 
-  constructor(settings: Config["embeddings"], llm: Config["llm"]) {
+  constructor(settings: Config["embeddings"], llm: Config["llm"], log?: Logger) {
+    this.failure = providerFailures("embeddings", settings.baseUrl, log);
     this.model = settings.model;
     this.askForDimensions = SHORTENABLE.test(settings.model);
     this.client = openaiClient({ baseUrl: settings.baseUrl, apiKey: settings.apiKey, timeoutMs: llm.timeoutMs, maxRetries: llm.maxRetries });
@@ -29,6 +32,15 @@ export class OpenAIEmbeddings implements EmbeddingsProvider {
 
   async embed(texts: string[], signal?: AbortSignal): Promise<EmbeddingResult> {
     if (texts.length === 0) return { vectors: [], model: this.model, inputTokens: 0 };
+    try {
+      return await this.embedNow(texts, signal);
+    } catch (error) {
+      if (error instanceof APIUserAbortError || (error as Error).name === "AbortError") throw error;
+      throw this.failure(error);
+    }
+  }
+
+  private async embedNow(texts: string[], signal: AbortSignal | undefined): Promise<EmbeddingResult> {
     let answer = await this.request(texts, signal);
     if (!this.askForDimensions && answer.data.some((item) => item.embedding.length > EMBEDDING_DIMENSIONS)) {
       this.askForDimensions = true;
@@ -47,15 +59,10 @@ export class OpenAIEmbeddings implements EmbeddingsProvider {
     return { vectors, model: answer.model || this.model, inputTokens: answer.usage?.prompt_tokens ?? 0 };
   }
 
-  private async request(texts: string[], signal: AbortSignal | undefined) {
-    try {
-      return await this.client.embeddings.create(
-        { model: this.model, input: texts, ...(this.askForDimensions ? { dimensions: EMBEDDING_DIMENSIONS } : {}) },
-        signal ? { signal } : {},
-      );
-    } catch (error) {
-      if (error instanceof APIUserAbortError || (error as Error).name === "AbortError") throw error;
-      throw providerError(error, "The embeddings provider");
-    }
+  private request(texts: string[], signal: AbortSignal | undefined) {
+    return this.client.embeddings.create(
+      { model: this.model, input: texts, ...(this.askForDimensions ? { dimensions: EMBEDDING_DIMENSIONS } : {}) },
+      signal ? { signal } : {},
+    );
   }
 }

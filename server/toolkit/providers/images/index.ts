@@ -1,4 +1,5 @@
 import type { Config } from "../../config.ts";
+import type { Logger } from "../../logger.ts";
 import { ProviderUnavailableError } from "../errors.ts";
 import { LocalImages } from "./local.ts";
 import type { ImageProvider } from "./types.ts";
@@ -13,10 +14,10 @@ const off: ImageProvider = {
   },
 };
 
-/** The configured image provider. */
-export async function createImages(config: Config): Promise<ImageProvider> {
+/** The configured image provider: offline (the default), an OpenAI-compatible API, or none. */
+export async function createImages(config: Config, log?: Logger): Promise<ImageProvider> {
   if (config.images.provider === "off") return off;
   if (config.images.provider !== "openai") return new LocalImages();
   const { OpenAIImages } = await import("./openai.ts");
-  return new OpenAIImages(config.images, config.llm);
+  return new OpenAIImages(config.images, config.llm, log);
 }

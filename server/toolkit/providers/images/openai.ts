@@ -1,9 +1,10 @@
 import type OpenAI from "openai";
 import { APIUserAbortError } from "openai";
 import type { Config } from "../../config.ts";
+import type { Logger } from "../../logger.ts";
 import { UpstreamError } from "../errors.ts";
 import { abortError } from "../llm/types.ts";
-import { openaiClient, providerError } from "../openai-client.ts";
+import { openaiClient, providerFailures } from "../openai-client.ts";
 import { downloadImageLink, providerIsLocal } from "./download.ts";
 import { fitSvg, rasterize } from "./raster.ts";
 import { sizeOf, type AspectRatio, type GeneratedImage, type ImageProvider, type ImageRequest, type ImageStyle } from "./types.ts";
@@ -41,8 +42,10 @@ export class OpenAIImages implements ImageProvider {
   private readonly model: string;
   private readonly timeoutMs: number;
   private readonly localProvider: boolean;
+  private readonly failure: (error: unknown) => UpstreamError;
 
-  constructor(settings: Config["images"], llm: Config["llm"]) {
+  constructor(settings: Config["images"], llm: Config["llm"], log?: Logger) {
+    this.failure = providerFailures("images", settings.baseUrl, log);
     this.model = settings.model;
     this.timeoutMs = llm.timeoutMs;
     this.localProvider = providerIsLocal(settings.baseUrl);
@@ -70,9 +73,9 @@ export class OpenAIImages implements ImageProvider {
       else throw new UpstreamError(`${WHAT} answered no image`);
     } catch (error) {
       if (request.signal?.aborted || error instanceof APIUserAbortError) throw abortError(request.signal ?? new AbortController().signal);
-      throw providerError(error, WHAT);
+      throw this.failure(error);
     }
-    if (!isImage(bytes)) throw new UpstreamError(`${WHAT} sent something that is not an image`);
+    if (!isImage(bytes)) throw this.failure(new UpstreamError(`${WHAT} sent something that is not an image`));
     return { png: await rasterize(fitSvg(bytes, width, height), width), width, height };
   }
 

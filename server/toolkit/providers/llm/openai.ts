@@ -1,6 +1,7 @@
 import OpenAI, { APIConnectionTimeoutError } from "openai";
-import { OPENAI_BASE_URL, openaiClient, providerError } from "../openai-client.ts";
+import { OPENAI_BASE_URL, openaiClient, providerFailures } from "../openai-client.ts";
 import type { Config } from "../../config.ts";
+import type { Logger } from "../../logger.ts";
 import { countChatTokens, countTokens } from "./tokens.ts";
 import { UpstreamError } from "../errors.ts";
 import { abortError, type ChatCompletion, type ChatModelProvider, type ChatRequest, type ChatStreamChunk, type TokenUsage } from "./types.ts";
@@ -27,9 +28,11 @@ export class OpenAIChatModel implements ChatModelProvider {
   readonly #client: OpenAI;
   readonly #settings: Settings;
   readonly #isOpenAI: boolean;
+  readonly #failure: (error: unknown) => UpstreamError;
 
-  constructor(settings: Settings) {
+  constructor(settings: Settings, log?: Logger) {
     this.#settings = settings;
+    this.#failure = providerFailures("chat", settings.baseUrl, log);
     this.#isOpenAI = new URL(settings.baseUrl ?? OPENAI_BASE_URL).hostname === "api.openai.com";
     this.#client = openaiClient(settings);
   }
@@ -88,9 +91,9 @@ export class OpenAIChatModel implements ChatModelProvider {
     }
     // The package ends the iteration quietly when the request is aborted, so check why it ended.
     if (request.signal?.aborted) throw abortError(request.signal);
-    if (stalled.signal.aborted) throw this.#timeoutError();
+    if (stalled.signal.aborted) throw this.#failure(this.#timeoutError());
     // A stream closed cleanly but early (a proxy cut it) ends without a finish reason or usage.
-    if (!finished && !upstreamUsage) throw new UpstreamError("The model provider's stream ended before the reply was complete");
+    if (!finished && !upstreamUsage) throw this.#failure(new UpstreamError("The model provider's stream ended before the reply was complete"));
     yield { type: "usage", usage: usageOf(upstreamUsage, request, content) };
   }
 
@@ -109,11 +112,11 @@ export class OpenAIChatModel implements ChatModelProvider {
     return new UpstreamError(`The model provider did not answer within ${this.#settings.timeoutMs} ms`);
   }
 
-  /** The error callers see: ours, never the upstream's text (see `providerError`). */
+  /** The error callers see: ours, never the upstream's text, naming the settings to change (see `providerFailures`). */
   #providerError(error: unknown, signal: AbortSignal | undefined, stalled?: AbortSignal): Error {
     if (signal?.aborted) return abortError(signal);
-    if (stalled?.aborted || error instanceof APIConnectionTimeoutError) return this.#timeoutError();
-    return providerError(error, "The model provider");
+    if (stalled?.aborted || error instanceof APIConnectionTimeoutError) return this.#failure(this.#timeoutError());
+    return this.#failure(error);
   }
 }
 

@@ -9,6 +9,7 @@ import { WASI } from "node:wasi";
 import { parentPort } from "node:worker_threads";
 import { Mp3Encoder } from "@breezystack/lamejs";
 import type { FliteReply, FliteRequest } from "./flite-protocol.ts";
+import { normalizeLoudness } from "./loudness.ts";
 import { pitchShift } from "./resample.ts";
 import { OFFLINE_VOICES } from "./voices.ts";
 
@@ -68,7 +69,8 @@ async function handle(message: FliteRequest): Promise<FliteReply> {
   let sampleRate = encoders.get(message.stream)?.sampleRate ?? 16000;
   if (message.text.trim()) {
     const spoken = await speak(voice.flite, message.text, voice.pitch / voice.tempo);
-    pcm = pitchShift(spoken.pcm, voice.pitch);
+    // Flite's speakers differ by up to 14 dB: every sentence leaves at one loudness (loudness.ts).
+    pcm = normalizeLoudness(pitchShift(spoken.pcm, voice.pitch));
     sampleRate = spoken.sampleRate;
   }
   let state = encoders.get(message.stream);

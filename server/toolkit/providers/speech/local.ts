@@ -53,7 +53,7 @@ export class LocalSpeech implements SpeechProvider {
 
   async transcribe(_recording: Recording): Promise<Transcript> {
     throw new ProviderUnavailableError(
-      "No speech-to-text provider is configured; set SPEECH_PROVIDER=openai with OPENAI_API_KEY (and OPENAI_BASE_URL for a compatible server)",
+      "No speech-to-text provider is configured; set SPEECH_PROVIDER=openai (with SPEECH_BASE_URL and SPEECH_API_KEY for a server of its own, else it uses OPENAI_BASE_URL and OPENAI_API_KEY)",
     );
   }
 

@@ -1,12 +1,12 @@
 import type OpenAI from "openai";
 import { APIUserAbortError, toFile } from "openai";
 import type { Config } from "../../config.ts";
+import type { Logger } from "../../logger.ts";
+import type { UpstreamError } from "../errors.ts";
 import { abortError } from "../llm/types.ts";
-import { openaiClient, providerError } from "../openai-client.ts";
+import { openaiClient, providerFailures } from "../openai-client.ts";
 import { languageCode } from "./language.ts";
 import type { Recording, SpeechProvider, SpeechRequest, Transcript } from "./types.ts";
-
-const WHAT = "The speech provider";
 
 interface Segment {
   start?: number;
@@ -35,8 +35,10 @@ export class OpenAISpeech implements SpeechProvider {
   private readonly client: OpenAI;
   private readonly ttsModel: string;
   private readonly sttModel: string;
+  private readonly report: (error: unknown) => UpstreamError;
 
-  constructor(settings: Config["speech"], llm: Config["llm"]) {
+  constructor(settings: Config["speech"], llm: Config["llm"], log?: Logger) {
+    this.report = providerFailures("speech", settings.baseUrl, log);
     this.ttsModel = settings.ttsModel;
     this.sttModel = settings.sttModel;
     this.client = openaiClient({ baseUrl: settings.baseUrl, apiKey: settings.apiKey, timeoutMs: llm.timeoutMs, maxRetries: llm.maxRetries });
@@ -53,7 +55,7 @@ export class OpenAISpeech implements SpeechProvider {
     } catch (error) {
       throw this.failure(error, request.signal);
     }
-    if (!body) throw providerError(new Error("no body"), WHAT);
+    if (!body) throw this.report(new Error("no body"));
     const reader = body.getReader();
     try {
       for (;;) {
@@ -85,6 +87,6 @@ export class OpenAISpeech implements SpeechProvider {
 
   private failure(error: unknown, signal: AbortSignal | undefined): Error {
     if (signal?.aborted || error instanceof APIUserAbortError) return abortError(signal ?? new AbortController().signal);
-    return providerError(error, WHAT);
+    return this.report(error);
   }
 }

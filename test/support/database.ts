@@ -82,19 +82,19 @@ async function ensureTemplate(): Promise<string> {
 }
 
 async function migrate(url: string): Promise<void> {
-  const [{ loadConfig }, { openDatabase }, { createLogger }, { makeWorkerUtils }] = await Promise.all([
+  const [{ loadConfig }, { openDatabase }, { createLogger }, { openJobQueue }] = await Promise.all([
     import("../../server/toolkit/config.ts"),
     import("../../server/toolkit/db/database.ts"),
     import("../../server/toolkit/logger.ts"),
-    import("graphile-worker"),
+    import("../../server/toolkit/jobs/queue.ts"),
   ]);
   const config = loadConfig({ DATABASE_URL: url, LOG_LEVEL: "silent" });
-  const db = await openDatabase(config, createLogger(config));
+  const log = createLogger(config);
+  const db = await openDatabase(config, log);
   try {
     await db.migrate();
-    const utils = await makeWorkerUtils({ pgPool: db.pool, noPreparedStatements: true });
-    await utils.migrate();
-    await utils.release();
+    // Opening the job queue installs graphile-worker's schema.
+    await (await openJobQueue(db, log)).release();
   } finally {
     await db.close();
   }

@@ -53,10 +53,16 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   const key = shareKey(options);
   if (key === undefined) return startOwnService(options);
   let entry = shared.get(key);
-  if (!entry) {
+  if (entry) {
+    shared.delete(key); // the Map's order is the order of last use
+    shared.set(key, entry);
+  } else {
+    await retireIdleServices(MAX_LENT_SERVICES - 1);
     const clock: Clock = { now: undefined };
     entry = { clock, borrowed: false, service: startOwnService({ ...options, now: () => (clock.now ? clock.now() : new Date()) }) };
     shared.set(key, entry);
+    // A service that failed to start is not lent again.
+    entry.service.catch(() => shared.delete(key));
   }
   // A second service of the same settings in one file (a restart, a second process) is its own.
   if (entry.borrowed) return startOwnService(options);
@@ -101,8 +107,24 @@ const TEST_SETTINGS: Record<string, string> = {
   AUTO_AVATARS: "false",
 };
 
-/** The worker's services to lend, by their settings. */
+/** The worker's services to lend, by their settings, least recently used first. */
 const shared = new Map<string, { clock: Clock; borrowed: boolean; service: Promise<TestService> }>();
+
+/**
+ * How many services a worker keeps to lend. Each holds database connections (its pools, the job
+ * worker, LISTEN): three workers with a service for every settings a file asked for exhausted
+ * PostgreSQL's max_connections, so the least recently used idle one is stopped to make room.
+ */
+const MAX_LENT_SERVICES = 2;
+
+async function retireIdleServices(keep: number): Promise<void> {
+  for (const [key, entry] of shared) {
+    if (shared.size <= keep) return;
+    if (entry.borrowed) continue;
+    shared.delete(key);
+    await (await entry.service).close().catch(() => undefined);
+  }
+}
 
 /** The settings that name a service to lend, or undefined when this one must be the caller's own. */
 function shareKey(options: TestServiceOptions): string | undefined {

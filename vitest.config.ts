@@ -35,7 +35,8 @@ export default defineConfig({
         test: {
           name: "service",
           include: ["test/**/*.test.ts"],
-          exclude: ["test/**/*.unit.test.ts", "test/**/*.e2e.test.ts"],
+          // An own exclude replaces vitest's default, which keeps out node_modules (test/clients has its own).
+          exclude: ["**/node_modules/**", "test/**/*.unit.test.ts", "test/**/*.e2e.test.ts"],
           isolate: false,
           // A spy on a lent service's provider must not outlive its test.
           restoreMocks: true,

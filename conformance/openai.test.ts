@@ -19,12 +19,12 @@ describe("openai", () => {
 
   op("openai_list_models", async () => {
     const answer = await call("openai_list_models", { token: user.token, expect: [200] });
-    if (target.stateful) expect((answer.json as { data: { id: string }[] }).data.map((model) => model.id)).toContain(personaId);
+    if (target.stateful) expect((answer.json as { data: { persona_id: string }[] }).data.map((model) => model.persona_id)).toContain(personaId);
   });
 
   op("openai_get_model", async () => {
     const answer = await call("openai_get_model", { token: user.token, path: { model: idOr(personaId) }, expect: [200] });
-    if (target.stateful) expect(answer.json).toMatchObject({ id: personaId, object: "model" });
+    if (target.stateful) expect(answer.json).toMatchObject({ persona_id: personaId, object: "model" });
   });
 
   op("openai_create_chat_completion", async () => {

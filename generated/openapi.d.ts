@@ -65,6 +65,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/marketplace/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Marketplace listing page (HTML)
+         * @description A marketplace listing's page (extension), the URL publishing answers: the rating and its
+         *     distribution, reviews, sample messages, and how to use the persona; share tags as the persona's
+         *     page. 404 (a page) for a listing nobody may see.
+         */
+        get: operations["pages_listing"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oembed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * oEmbed for a persona's page
+         * @description oEmbed for a public persona (extension): `url` is its page, `<APP_BASE_URL or PUBLIC_BASE_URL>/p/<id>`,
+         *     or its listing's, `/marketplace/<listing id>`. Answers a `link` with the persona's card image as
+         *     its thumbnail. 404 for a URL that names no public persona of this service (private, deleted, or
+         *     another site's); 501 for `format=xml`. The pages name this in
+         *     `<link rel="alternate" type="application/json+oembed">`. No credentials.
+         */
+        get: operations["pages_oembed"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openai/v1/chat/completions": {
         parameters: {
             query?: never;
@@ -76,15 +122,18 @@ export interface paths {
         put?: never;
         /**
          * Create a chat completion
-         * @description A reply of the persona named by `model` to the last message, which must be the user's. The
-         *     earlier messages are the history (stateless); the persona's instructions, knowledge, greeting
-         *     (when the history does not start with an assistant message) and lorebook apply as in the app,
-         *     and the client's `system` messages follow the persona's instructions unless the owner forbids
-         *     them. Each reply counts one message against the caller's monthly quota (429
+         * @description A reply of the persona named by `model` to the messages (stateless: they are the history). The
+         *     persona's instructions, knowledge, greeting (when the history does not start with an assistant
+         *     message) and lorebook apply as in the app, and the client's `system` messages before the last
+         *     user message follow the persona's instructions unless the owner forbids them. The last message
+         *     decides what is answered: a user message is answered; messages after the last user message
+         *     (a `system` instruction, a `tool` result, an assistant turn) stay in place at the end of the
+         *     context; a last `assistant` message is a prefill: the reply continues its text and holds only
+         *     the continuation. Each reply counts one message against the caller's monthly quota (429
          *     `insufficient_quota` when used up).
          *
          *     `stream: true` answers `text/event-stream`: `data: {chat.completion.chunk}` events, the first
-         *     with `delta.role: "assistant"`, the last with `finish_reason: "stop"` (then the usage chunk
+         *     with `delta.role: "assistant"`, the last with the model's `finish_reason` (then the usage chunk
          *     when `stream_options.include_usage`), then `data: [DONE]`. Otherwise one `chat.completion`.
          */
         post: operations["openai_create_chat_completion"];
@@ -104,7 +153,8 @@ export interface paths {
         /**
          * List personas as models
          * @description The personas the caller can chat with, as models: the caller's own personas, newest first, at
-         *     most 1000 (OpenAI's list has no paging). Any public persona's id also works as `model`.
+         *     most 1000 (OpenAI's list has no paging), each with its handle as `id` and its name. Any public
+         *     persona also works as `model`, by id or as `<username>/<handle>`.
          */
         get: operations["openai_list_models"];
         put?: never;
@@ -129,6 +179,35 @@ export interface paths {
         get: operations["openai_get_model"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openai/v1/responses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a response
+         * @description A reply of the persona named by `model` to `input`, as OpenAI's Responses API answers it: a
+         *     translation into a chat completion (see `OpenAIResponsesRequest`), so the persona's
+         *     instructions, knowledge, greeting and lorebook, the chat completion's parameter rules and
+         *     refusals, and the quota (one message per response) apply alike. Stateless: nothing is stored
+         *     and a response cannot be retrieved or continued (`previous_response_id` is refused). A reply
+         *     that reached its token cap is `status: "incomplete"` with `incomplete_details` reason
+         *     `max_output_tokens`.
+         *
+         *     `stream: true` answers `text/event-stream`: named events whose data is
+         *     `OpenAIResponsesStreamEvent`, ending with `response.completed`. Otherwise one response object.
+         */
+        post: operations["openai_responses_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -175,6 +254,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/p/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Public persona page (HTML)
+         * @description A public persona's page (extension), where its share links redirect: avatar, name, creator,
+         *     likes and conversations, description, greeting, its listing, how to chat with it; Open Graph
+         *     and Twitter card tags and oEmbed discovery, so a shared link unfurls as a card. 404 (a page) for
+         *     a private, deleted, unknown or malformed id alike.
+         */
+        get: operations["pages_persona"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/p/{id}/card.png": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Persona share card (PNG)
+         * @description A public persona's share card (extension): a 1200×630 PNG of its avatar, name, tagline and
+         *     creator, the image of its Open Graph and Twitter tags and of its oEmbed answer. Its `ETag` is its
+         *     version, which changes when the persona does; the pages link it with `?v=<version>`. 404 (a page)
+         *     as for the persona's page.
+         */
+        get: operations["pages_persona_card"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/readyz": {
         parameters: {
             query?: never;
@@ -197,6 +322,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/reset-password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Password reset page (HTML)
+         * @description The password-reset e-mail's link (extension): a form with the password rule stated and the new
+         *     password twice, posted back to `/reset-password`. Opening it changes nothing. 400 without a
+         *     token, 404 for an unknown one, 410 for a used or expired one, each a page saying so.
+         */
+        get: operations["pages_reset_password"];
+        put?: never;
+        /**
+         * Set a new password (HTML form)
+         * @description The reset page's form (extension): sets the new password through the same rule as
+         *     `POST /v1/auth/reset-password` (it revokes every sign-in, app access and API key of the
+         *     account) and answers a page that says what it revoked. 400 with the form again when the two
+         *     passwords differ or the password breaks the rule, the problem shown at its field; 403 when the
+         *     anti-forgery token is not the page's; 410 for a used or expired token, 404 for an unknown one.
+         */
+        post: operations["pages_change_password"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/api-keys": {
         parameters: {
             query?: never;
@@ -209,6 +364,10 @@ export interface paths {
         /**
          * Create an API key (alternative form)
          * @description Create a key with the coarse `read`/`chat`/`admin` scopes, optionally expiring.
+         *
+         *     ```ts
+         *     const { key } = await client.auth.apiKeys.createSimple({ name: "nightly backup", scopes: ["read"], expires_in_days: 90 });
+         *     ```
          */
         post: operations["api_keys_create_simple"];
         delete?: never;
@@ -233,6 +392,11 @@ export interface paths {
         /**
          * Create an API key
          * @description Create a scoped API key; the full key is in this answer only.
+         *
+         *     ```ts
+         *     const { key } = await client.auth.apiKeys.create({ name: "ci", scopes: ["personas:read"] });
+         *     const ci = createClient({ baseUrl, apiKey: key });
+         *     ```
          */
         post: operations["api_keys_create"];
         delete?: never;
@@ -254,6 +418,10 @@ export interface paths {
         /**
          * Revoke an API key
          * @description Revoke one of the caller's keys, of either form; requests with it answer 401 at once.
+         *
+         *     ```ts
+         *     await client.auth.apiKeys.revoke(key.id);
+         *     ```
          */
         delete: operations["api_keys_revoke"];
         options?: never;
@@ -274,6 +442,10 @@ export interface paths {
          * Request a data export
          * @description Start building a JSON archive of all the caller's data; a signed download link is e-mailed when it
          *     is ready. While an export is processing, a new request answers that export.
+         *
+         *     ```ts
+         *     const { export_id, status } = await client.auth.exportData();
+         *     ```
          */
         post: operations["auth_export_data"];
         delete?: never;
@@ -315,6 +487,11 @@ export interface paths {
         /**
          * Request a password reset
          * @description Send a password-reset e-mail when the address is registered; the answer never tells. Rate-limited per IP and e-mail.
+         *
+         *     ```ts
+         *     const anonymous = createClient({ baseUrl });
+         *     await anonymous.auth.forgotPassword({ email });
+         *     ```
          */
         post: operations["auth_forgot_password"];
         delete?: never;
@@ -338,6 +515,10 @@ export interface paths {
          *     e-mail. For an account scheduled for deletion, the right password answers 403
          *     `account_pending_deletion` (when it ends, and whether it can still be restored with
          *     `POST /v1/auth/me/restore`); a wrong one is the usual 401.
+         *
+         *     ```ts
+         *     const { access_token, refresh_token } = await client.auth.login({ email, password });
+         *     ```
          */
         post: operations["auth_login"];
         delete?: never;
@@ -356,11 +537,19 @@ export interface paths {
         /**
          * Get your profile
          * @description The caller's own account.
+         *
+         *     ```ts
+         *     const { username, plan } = await client.auth.me();
+         *     ```
          */
         get: operations["auth_get_me"];
         /**
          * Update your profile
          * @description Change the supplied profile fields; `null` clears display name, avatar or bio.
+         *
+         *     ```ts
+         *     await client.auth.updateMe({ display_name: "Ada" });
+         *     ```
          */
         put: operations["auth_update_me"];
         post?: never;
@@ -371,6 +560,10 @@ export interface paths {
          *     may leave it out. Without either, 400 naming `/body/password`; a wrong password is 403 and deletes
          *     nothing. Until `grace_period_ends`, a login answers 403 `account_pending_deletion` and
          *     `POST /v1/auth/me/restore` undoes the deletion.
+         *
+         *     ```ts
+         *     const { grace_period_ends } = await client.auth.deleteMe({ password });
+         *     ```
          */
         delete: operations["auth_delete_me"];
         options?: never;
@@ -394,6 +587,15 @@ export interface paths {
          *     publications, follows) and the API keys the deletion revoked, and the answer signs it in with a
          *     new session. 401 for a wrong e-mail or password, as a login; 409 when the account is not
          *     scheduled for deletion, or its grace period has ended. Rate-limited per IP and e-mail, like a login.
+         *
+         *     ```ts
+         *     try {
+         *       await anonymous.auth.login({ email, password });
+         *     } catch (error) {
+         *       if (!(error instanceof PermissionDeniedError && error.code === "account_pending_deletion")) throw error;
+         *       const { access_token, refresh_token, restored } = await anonymous.auth.restoreMe({ email, password });
+         *     }
+         *     ```
          */
         post: operations["auth_restore_me"];
         delete?: never;
@@ -434,6 +636,10 @@ export interface paths {
         /**
          * Register an account
          * @description Create an account, send the verification e-mail and sign the new user in. Rate-limited per IP and e-mail.
+         *
+         *     ```ts
+         *     const { user, access_token, refresh_token } = await client.auth.register({ email, username, password });
+         *     ```
          */
         post: operations["auth_register"];
         delete?: never;
@@ -455,6 +661,11 @@ export interface paths {
          * Reset the password
          * @description Set a new password with the e-mailed token. Every credential of the user is revoked: logins,
          *     OAuth grants and API keys of every scope; the answer counts them.
+         *
+         *     ```ts
+         *     const { revoked } = await anonymous.auth.resetPassword({ token, new_password: "Cassiopeia7night" });
+         *     const session = await anonymous.auth.login({ email, password: "Cassiopeia7night" });
+         *     ```
          */
         post: operations["auth_reset_password"];
         delete?: never;
@@ -475,6 +686,10 @@ export interface paths {
         /**
          * Verify e-mail address
          * @description Confirm the caller's e-mail address with the token from the verification e-mail.
+         *
+         *     ```ts
+         *     const { email_verified } = await client.auth.verifyEmail({ token });
+         *     ```
          */
         post: operations["auth_verify_email"];
         delete?: never;
@@ -496,6 +711,10 @@ export interface paths {
          * Start a checkout
          * @description Start buying a paid plan: answers a payment page to send the browser to. 409 when the caller
          *     already has a subscription on a paid plan (change plans with `PUT /v1/billing/subscription`).
+         *
+         *     ```ts
+         *     const { checkout_url } = await client.billing.checkout({ plan: "pro", interval: "year", success_url, cancel_url });
+         *     ```
          */
         post: operations["billing_checkout"];
         delete?: never;
@@ -514,6 +733,10 @@ export interface paths {
         /**
          * List invoices
          * @description The caller's invoices, newest first.
+         *
+         *     ```ts
+         *     for await (const invoice of client.billing.invoices()) console.log(invoice.number, invoice.amount / 100, invoice.invoice_pdf);
+         *     ```
          */
         get: operations["billing_invoices"];
         put?: never;
@@ -565,6 +788,10 @@ export interface paths {
         /**
          * Open the customer portal
          * @description A link to the payment provider's portal for payment methods and billing details; 404 without a subscription.
+         *
+         *     ```ts
+         *     const { portal_url } = await client.billing.portal();
+         *     ```
          */
         post: operations["billing_portal"];
         delete?: never;
@@ -585,6 +812,11 @@ export interface paths {
          * @description The caller's subscription, also after its cancellation has taken effect (then `plan` is free).
          *     A downgrade waiting for the period end shows in `pending_plan` and `pending_change_at`.
          *     404 when the caller has never subscribed.
+         *
+         *     ```ts
+         *     const { plan, pending_plan, pending_change_at } = await client.billing.subscription();
+         *     if (pending_plan) console.log(`${plan} until ${pending_change_at}, then ${pending_plan}`);
+         *     ```
          */
         get: operations["billing_get_subscription"];
         /**
@@ -600,6 +832,10 @@ export interface paths {
          * Cancel your subscription
          * @description Cancel at the end of the current period: the status stays active until `cancel_at`, then the
          *     plan reverts to free. Cancelling again answers the pending cancellation unchanged.
+         *
+         *     ```ts
+         *     const { cancel_at } = await client.billing.cancel();
+         *     ```
          */
         delete: operations["billing_cancel"];
         options?: never;
@@ -617,6 +853,11 @@ export interface paths {
         /**
          * Get plan usage
          * @description The caller's messages, personas and knowledge documents against the plan's limits.
+         *
+         *     ```ts
+         *     const { usage } = await client.billing.usage();
+         *     console.log(`${usage.messages_sent} of ${usage.messages_limit} messages`);
+         *     ```
          */
         get: operations["billing_usage"];
         put?: never;
@@ -659,6 +900,10 @@ export interface paths {
         /**
          * List your conversations
          * @description The caller's conversations, most recently updated first.
+         *
+         *     ```ts
+         *     for await (const c of client.conversations.list({ persona_id })) console.log(c.title);
+         *     ```
          */
         get: operations["conversations_list"];
         put?: never;
@@ -670,6 +915,10 @@ export interface paths {
          *     alternate greetings stored as alternatives of it (choose one with `select`); greetings cost no
          *     message quota and `message_count` stays 0. A persona whose greeting is not generated yet has it
          *     generated first; when the model fails then, the answer is 502 and nothing is stored.
+         *
+         *     ```ts
+         *     const conversation = await client.conversations.create({ persona_id: persona.id, title: "Stars" });
+         *     ```
          */
         post: operations["conversations_create"];
         delete?: never;
@@ -691,6 +940,10 @@ export interface paths {
          *     newest first among equals. `offset` is accepted in addition to the spec's `limit` so that
          *     results can be paged stably. Each hit's `highlight` wraps the matches in `<mark>` and
          *     HTML-escapes everything else.
+         *
+         *     ```ts
+         *     for await (const hit of client.conversations.search({ q: "nebula" })) console.log(hit.highlight);
+         *     ```
          */
         get: operations["conversations_search"];
         put?: never;
@@ -711,6 +964,10 @@ export interface paths {
         /**
          * Get a conversation
          * @description One of the caller's conversations with its 50 most recent messages, oldest first.
+         *
+         *     ```ts
+         *     const { title, messages } = await client.conversations.get(id);
+         *     ```
          */
         get: operations["conversations_get"];
         put?: never;
@@ -718,6 +975,10 @@ export interface paths {
         /**
          * Delete a conversation
          * @description Delete one of the caller's conversations with all its messages.
+         *
+         *     ```ts
+         *     await client.conversations.delete(id);
+         *     ```
          */
         delete: operations["conversations_delete"];
         options?: never;
@@ -735,6 +996,10 @@ export interface paths {
         /**
          * List branches
          * @description The conversation's branches (one per leaf), newest leaf first, with the active one flagged.
+         *
+         *     ```ts
+         *     for await (const branch of client.conversations.branches(id)) console.log(branch.leaf_id, branch.active);
+         *     ```
          */
         get: operations["conversation_tree_list_branches"];
         put?: never;
@@ -757,6 +1022,10 @@ export interface paths {
         /**
          * Switch branch
          * @description Make a branch active: its leaf becomes the conversation's active leaf. 404 when `leaf_id` is not a leaf of it.
+         *
+         *     ```ts
+         *     await client.conversations.activateBranch(id, branch.leaf_id);
+         *     ```
          */
         post: operations["conversation_tree_activate_branch"];
         delete?: never;
@@ -775,6 +1044,10 @@ export interface paths {
         /**
          * Get a generation
          * @description A generation of one of the caller's conversations; another user's is 404.
+         *
+         *     ```ts
+         *     const { status, reply_message_id } = await client.conversations.getGeneration(id, stream.generationId!);
+         *     ```
          */
         get: operations["conversation_generations_get"];
         put?: never;
@@ -800,6 +1073,10 @@ export interface paths {
          *     what was generated so far is stored as the reply, marked `stopped` (one message of the quota).
          *     Answers the generation once it has ended (`stopped`). Stopping a generation that has already
          *     ended is harmless: 200 with its final state, unchanged.
+         *
+         *     ```ts
+         *     const generation = await client.conversations.stopGeneration(id, stream.generationId!);
+         *     ```
          */
         post: operations["conversation_generations_stop"];
         delete?: never;
@@ -845,6 +1122,10 @@ export interface paths {
          * @description A conversation's messages, newest first. With `before`, only messages created before that
          *     message; `limit` and `offset` then apply within them. 404 when the conversation is not the
          *     caller's or `before` names no message of it.
+         *
+         *     ```ts
+         *     for await (const message of client.conversations.messages.list(id)) console.log(message.role, message.content);
+         *     ```
          */
         get: operations["conversations_list_messages"];
         put?: never;
@@ -854,6 +1135,10 @@ export interface paths {
          *     together once generation succeeds; when the model provider fails (502) nothing is stored and
          *     no quota is used. Each send counts one message against the caller's monthly quota (402 when
          *     used up). A retry with the same `Idempotency-Key` answers the first exchange again.
+         *
+         *     ```ts
+         *     const { assistant_message } = await client.conversations.send(id, { content: "What is a nebula?" });
+         *     ```
          */
         post: operations["conversations_send_message"];
         delete?: never;
@@ -922,6 +1207,10 @@ export interface paths {
          *     before it, and this new branch becomes active. The edited message and everything after it
          *     stay, on their own branch. Quota, provider failure and 409 as for `regenerate`; 409 also when
          *     `message_id` is not a user message.
+         *
+         *     ```ts
+         *     const { assistant_message } = await client.conversations.edit(id, question.id, { content: "And Mars?" });
+         *     ```
          */
         post: operations["conversation_tree_edit"];
         delete?: never;
@@ -972,6 +1261,10 @@ export interface paths {
          *     greeting is not one: its alternatives are chosen with `select`), or
          *     while another regeneration or edit of the conversation is being answered. Another user's
          *     conversation or an unknown message is 404.
+         *
+         *     ```ts
+         *     const again = await client.conversations.regenerate(id, reply.id); // again.alternative_index === 1
+         *     ```
          */
         post: operations["conversation_tree_regenerate"];
         delete?: never;
@@ -1021,8 +1314,130 @@ export interface paths {
          *     continue from: the newest leaf under it becomes the active leaf (the message itself when nothing
          *     follows it), so only the chosen alternative is in later context. Answers the conversation as
          *     read afterwards.
+         *
+         *     ```ts
+         *     const conversation = await client.conversations.select(id, firstReply.id);
+         *     ```
          */
         post: operations["conversation_tree_select"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/embed/{persona_id}/conversation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an embed visitor's conversation
+         * @description The visitor's conversation so far (extension), for a chat page opened again: the latest 50
+         *     messages, oldest first, without the greeting. 401 without the visitor's token of this persona.
+         */
+        get: operations["embeds_transcript"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/embed/{persona_id}/generations/{generation_id}/stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stop an embed visitor's reply
+         * @description Stop the visitor's running reply (extension), as `POST .../generations/{generation_id}/stop`
+         *     does: what was generated so far is kept, marked `stopped`. 404 for a generation of another
+         *     conversation than the visitor's.
+         */
+        post: operations["embeds_stop"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/embed/{persona_id}/guests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start an embed visitor
+         * @description A new anonymous visitor of an embedded persona (extension), called by the embed's chat page on
+         *     a visitor's first message: answers the guest token the page keeps (in its own storage, no
+         *     cookie) and sends as `X-Embed-Guest`. The request's `Origin` (or, from the chat page,
+         *     `X-Embed-Origin`) must be one of the persona's allowed origins (403 otherwise); a persona not
+         *     embeddable (disabled, private, unknown) is 404. At most `EMBED_GUESTS_PER_IP_PER_HOUR` new
+         *     visitors per client address an hour (429).
+         */
+        post: operations["embeds_create_guest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/embed/{persona_id}/messages/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send an embed visitor's message, stream the reply
+         * @description Send the visitor's message and stream the persona's reply (extension), as
+         *     `POST /v1/conversations/{id}/messages/stream` does: `start` (the generation, to stop it),
+         *     `delta`s, then `done` or `error`. The first message starts the visitor's conversation, a
+         *     conversation of the persona's owner, whose plan it counts against. Refused before the stream:
+         *     401 without the visitor's token of this persona, 403 from an origin not allowed, 404 when the
+         *     persona is no longer embeddable, 429 past the visitor's or the client address's messages a
+         *     minute (`EMBED_GUEST_MESSAGES_PER_MINUTE`, `EMBED_IP_MESSAGES_PER_MINUTE`), the persona's
+         *     daily cap, or the owner's monthly quota (no plan details are told to the visitor).
+         */
+        post: operations["embeds_stream"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/embed/{persona_id}/speech": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Speak an embed visitor's reply
+         * @description A reply of the visitor's conversation spoken in the persona's voice (extension): the MP3, as
+         *     `POST /v1/voice/tts` answers it. Only the persona's own replies in the visitor's conversation
+         *     can be spoken (404 otherwise), at most their first 5,000 characters. Counted like a chat
+         *     message per visitor and per client address, and against the owner's text-to-speech limit.
+         */
+        post: operations["embeds_speech"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1068,6 +1483,10 @@ export interface paths {
          *     output size (default 1:1 whatever the style), at most 1024x1024. Without a configured image
          *     provider the offline default draws a deterministic procedural PNG; 503 provider_unavailable
          *     only when the server has image generation switched off.
+         *
+         *     ```ts
+         *     const { url, width, height } = await client.images.generate({ prompt: "Portrait of a wise owl" });
+         *     ```
          */
         post: operations["images_generate"];
         delete?: never;
@@ -1086,6 +1505,10 @@ export interface paths {
         /**
          * List integrations
          * @description The caller's integrations on every platform, newest first.
+         *
+         *     ```ts
+         *     const { data } = await client.integrations.list();
+         *     ```
          */
         get: operations["integrations_list"];
         put?: never;
@@ -1111,6 +1534,10 @@ export interface paths {
          *     token first: a token it rejects (or a guild the bot is not in) is 400, a platform that cannot be
          *     reached or fails is 502. A persona has at most one integration per platform, and a bot serves one
          *     integration (409).
+         *
+         *     ```ts
+         *     await client.integrations.connectForum({ persona_id, bot_token, guild_id: "884213597310459904", channel_ids: ["884213597310459907"] });
+         *     ```
          */
         post: operations["integrations_connect_forum"];
         delete?: never;
@@ -1134,6 +1561,10 @@ export interface paths {
          *     a token it rejects is 400, a platform that cannot be reached or fails is 502. The server registers
          *     its webhook with the platform. A persona has at most one integration per platform, and a bot
          *     serves one integration (409).
+         *
+         *     ```ts
+         *     await client.integrations.connectMessenger({ persona_id, bot_token });
+         *     ```
          */
         post: operations["integrations_connect_messenger"];
         delete?: never;
@@ -1157,6 +1588,10 @@ export interface paths {
          *     token first: a token it rejects (or one of another workspace) is 400, a platform that cannot be
          *     reached or fails is 502. A persona has at most one integration per platform, and a bot serves one
          *     integration (409).
+         *
+         *     ```ts
+         *     const { events_url } = await client.integrations.connectWorkspace({ persona_id, bot_token, workspace_id: "T04A7QX2M9", channel_ids: ["C05B8RY3N1"], signing_secret });
+         *     ```
          */
         post: operations["integrations_connect_workspace"];
         delete?: never;
@@ -1175,17 +1610,29 @@ export interface paths {
         /**
          * Get an integration
          * @description One of the caller's integrations, with `auto_respond` and `last_message_at`.
+         *
+         *     ```ts
+         *     const { message_count, last_error } = await client.integrations.get(id);
+         *     ```
          */
         get: operations["integrations_get"];
         /**
          * Update an integration
          * @description Pause or resume the bot and change its channels or reply mode; only the supplied fields change.
+         *
+         *     ```ts
+         *     await client.integrations.update(id, { auto_respond: true });
+         *     ```
          */
         put: operations["integrations_update"];
         post?: never;
         /**
          * Delete an integration
          * @description Disconnect the bot and forget its token.
+         *
+         *     ```ts
+         *     await client.integrations.delete(id);
+         *     ```
          */
         delete: operations["integrations_delete"];
         options?: never;
@@ -1231,6 +1678,10 @@ export interface paths {
          * @description Send a test message through the bot (to the first channel on forum and workspace; on messenger,
          *     which has no channel, only the token is checked). A refusal by the platform answers 200 with
          *     `success: false`; a platform that cannot be reached or answers unexpectedly is 502.
+         *
+         *     ```ts
+         *     const { test_result } = await client.integrations.test(id);
+         *     ```
          */
         post: operations["integrations_test"];
         delete?: never;
@@ -1274,6 +1725,10 @@ export interface paths {
         /**
          * List knowledge documents
          * @description The documents of one of the caller's personas, newest first. Owner only, as for upload.
+         *
+         *     ```ts
+         *     for await (const doc of client.knowledge.list(personaId)) console.log(doc.filename, doc.status);
+         *     ```
          */
         get: operations["knowledge_list"];
         put?: never;
@@ -1304,6 +1759,10 @@ export interface paths {
         /**
          * Get a knowledge document
          * @description A document with its processing record; poll it after an upload. Owner only, as for upload.
+         *
+         *     ```ts
+         *     const { status } = await client.knowledge.get(personaId, docId);
+         *     ```
          */
         get: operations["knowledge_get"];
         put?: never;
@@ -1312,6 +1771,10 @@ export interface paths {
          * Delete a knowledge document
          * @description Delete a document with its chunks and embeddings, in any status (processing stops). Owner
          *     only, as for upload.
+         *
+         *     ```ts
+         *     await client.knowledge.delete(personaId, docId);
+         *     ```
          */
         delete: operations["knowledge_delete"];
         options?: never;
@@ -1334,6 +1797,10 @@ export interface paths {
          *     embedding (cosine) ranking and the full-text ranking fused by reciprocal rank, the same
          *     retrieval that feeds replies; never crosses personas or owners. Empty when no
          *     document is ready. Owner only, as for upload. 502 when the embedding provider fails.
+         *
+         *     ```ts
+         *     const { results } = await client.knowledge.query(personaId, { query: "launch window", limit: 3 });
+         *     ```
          */
         post: operations["knowledge_query"];
         delete?: never;
@@ -1352,6 +1819,10 @@ export interface paths {
         /**
          * Browse the marketplace
          * @description Published listings, filtered by category and free text. No credentials needed.
+         *
+         *     ```ts
+         *     const page = await client.marketplace.list({ category: "roleplay", sort: "trending", limit: 10 });
+         *     ```
          */
         get: operations["marketplace_list"];
         put?: never;
@@ -1372,6 +1843,10 @@ export interface paths {
         /**
          * Marketplace categories
          * @description Every category with its number of listings. No credentials needed.
+         *
+         *     ```ts
+         *     const { data } = await client.marketplace.categories();
+         *     ```
          */
         get: operations["marketplace_categories"];
         put?: never;
@@ -1392,6 +1867,10 @@ export interface paths {
         /**
          * Featured listings
          * @description Listings picked for the featured shelf, with the reason for each. No credentials needed.
+         *
+         *     ```ts
+         *     const { data } = await client.marketplace.featured();
+         *     ```
          */
         get: operations["marketplace_featured"];
         put?: never;
@@ -1412,6 +1891,10 @@ export interface paths {
         /**
          * Get a listing
          * @description One listing with its rating distribution and sample messages. No credentials needed.
+         *
+         *     ```ts
+         *     const { data } = await client.marketplace.get(listingId);
+         *     ```
          */
         get: operations["marketplace_get"];
         put?: never;
@@ -1435,6 +1918,10 @@ export interface paths {
          * Rate a listing
          * @description Rate a listing, optionally with a review. A user holds one rating per listing: the first call
          *     creates it (201), later calls replace its rating and review (200).
+         *
+         *     ```ts
+         *     await client.marketplace.rate(listingId, { rating: 5, review: "Great." });
+         *     ```
          */
         post: operations["marketplace_rate"];
         delete?: never;
@@ -1453,6 +1940,10 @@ export interface paths {
         /**
          * List a listing's reviews
          * @description A listing's ratings with their reviews. No credentials needed.
+         *
+         *     ```ts
+         *     for await (const review of client.marketplace.reviews(listingId, { sort: "highest" })) console.log(review.rating);
+         *     ```
          */
         get: operations["marketplace_reviews"];
         put?: never;
@@ -1478,6 +1969,10 @@ export interface paths {
          *     and active instructions but not its knowledge documents. Counts against the plan's persona quota
          *     (402 when used up). 409 when the source persona's state forbids copying (it no longer has active
          *     instructions).
+         *
+         *     ```ts
+         *     const { data } = await client.marketplace.use(listingId);
+         *     ```
          */
         post: operations["marketplace_use"];
         delete?: never;
@@ -1544,12 +2039,20 @@ export interface paths {
         /**
          * List your personas
          * @description The caller's own personas.
+         *
+         *     ```ts
+         *     for await (const persona of client.personas.list({ sort: "recent" })) console.log(persona.name);
+         *     ```
          */
         get: operations["personas_list"];
         put?: never;
         /**
          * Create a persona
          * @description Create a persona owned by the caller.
+         *
+         *     ```ts
+         *     const persona = await client.personas.create({ name: "Nova", instructions: "Be brief.", is_public: true });
+         *     ```
          */
         post: operations["personas_create"];
         delete?: never;
@@ -1568,6 +2071,10 @@ export interface paths {
         /**
          * Explore public personas
          * @description Public personas of every creator.
+         *
+         *     ```ts
+         *     const tutors = await client.personas.explore({ category: "tutor", limit: 10 });
+         *     ```
          */
         get: operations["personas_explore"];
         put?: never;
@@ -1616,17 +2123,29 @@ export interface paths {
         /**
          * Get a persona
          * @description A persona the caller owns, or a public one.
+         *
+         *     ```ts
+         *     const persona = await client.personas.get(id);
+         *     ```
          */
         get: operations["personas_get"];
         /**
          * Update a persona
          * @description Change the supplied fields of the caller's persona.
+         *
+         *     ```ts
+         *     await client.personas.update(id, { is_public: false });
+         *     ```
          */
         put: operations["personas_update"];
         post?: never;
         /**
          * Delete a persona
          * @description Delete the caller's persona with all its conversations, documents and versions.
+         *
+         *     ```ts
+         *     await client.personas.delete(id);
+         *     ```
          */
         delete: operations["personas_delete"];
         options?: never;
@@ -1657,6 +2176,71 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/personas/{id}/embed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a persona's embed settings
+         * @description The embed settings of one of the caller's personas (extension): whether it may be embedded, by
+         *     which origins, the visitors' daily message cap, today's count, and the snippet to paste. A
+         *     persona whose settings were never saved reads as not enabled. Another user's persona is 404.
+         *
+         *     ```ts
+         *     const { live, snippet } = await client.personas.embed.get(persona.id);
+         *     ```
+         */
+        get: operations["persona_embeds_get"];
+        /**
+         * Update a persona's embed settings
+         * @description Change the embed settings of one of the caller's personas (extension): enable or disable it,
+         *     replace its allowed origins (exact origins, as a browser sends `Origin`; at most 20), set the
+         *     visitors' daily message cap (default 200). Only a public persona can be enabled (409
+         *     otherwise); a persona made private later stops being embeddable until it is public again.
+         *     Visitors' messages count against the owner's plan. Another user's persona is 404.
+         *
+         *     ```ts
+         *     await client.personas.embed.update(persona.id, { enabled: true, allowed_origins: ["https://shop.example"] });
+         *     ```
+         */
+        put: operations["persona_embeds_update"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/personas/{id}/embed/conversations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an embedded persona's visitor conversations
+         * @description The conversations visitors had with one of the caller's embedded personas, newest first
+         *     (extension). Each is a conversation of the caller's: read it with
+         *     `GET /v1/conversations/{id}/messages`, delete it with `DELETE /v1/conversations/{id}`; it is in
+         *     the caller's data export and goes with the account. Another user's persona is 404.
+         *
+         *     ```ts
+         *     const { data } = await client.personas.embed.conversations(persona.id);
+         *     ```
+         */
+        get: operations["persona_embeds_conversations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/rooms": {
         parameters: {
             query?: never;
@@ -1667,6 +2251,10 @@ export interface paths {
         /**
          * List your rooms
          * @description Rooms the caller belongs to, the most recently active first (last message, else creation).
+         *
+         *     ```ts
+         *     for await (const room of client.rooms.list()) console.log(room.name, room.member_count);
+         *     ```
          */
         get: operations["rooms_list"];
         put?: never;
@@ -1674,6 +2262,10 @@ export interface paths {
          * Create a room
          * @description Create a room; the caller becomes its owner and only member. Listed personas must be the
          *     caller's own or public; any other answers 404 and nothing is created.
+         *
+         *     ```ts
+         *     const room = await client.rooms.create({ name: "Stargazers", is_public: true });
+         *     ```
          */
         post: operations["rooms_create"];
         delete?: never;
@@ -1693,6 +2285,10 @@ export interface paths {
          * Get a room
          * @description A room with its members and personas. Public rooms are readable by any authenticated user;
          *     a private room answers 404 to anyone not a member.
+         *
+         *     ```ts
+         *     const { members, personas } = await client.rooms.get(id);
+         *     ```
          */
         get: operations["rooms_get"];
         /**
@@ -1700,6 +2296,10 @@ export interface paths {
          * @description Change the supplied fields. Owner only (a platform administrator may too): 403 for another
          *     caller who can see the room (a member, or anyone for a public room), 404 for a non-member of a
          *     private room.
+         *
+         *     ```ts
+         *     await client.rooms.update(id, { is_public: true });
+         *     ```
          */
         put: operations["rooms_update"];
         post?: never;
@@ -1707,6 +2307,10 @@ export interface paths {
          * Delete a room
          * @description Delete a room with all its messages. Owner only: 403 for another caller who can see the room,
          *     404 for a non-member of a private room.
+         *
+         *     ```ts
+         *     await client.rooms.delete(id);
+         *     ```
          */
         delete: operations["rooms_delete"];
         options?: never;
@@ -1787,6 +2391,10 @@ export interface paths {
          * @description Remove a member. The owner may remove anyone except themselves: the owner cannot leave its
          *     own room (409; delete the room instead). A member may remove only themselves, i.e. leave
          *     (403 for anyone else). 404 when the room is not visible or the user is not a member.
+         *
+         *     ```ts
+         *     await client.rooms.removeMember(id, myUserId); // leave
+         *     ```
          */
         delete: operations["rooms_remove_member"];
         options?: never;
@@ -1805,6 +2413,10 @@ export interface paths {
          * List room messages
          * @description The room's messages, newest first, users' and personas' alike. Readable by whoever may read
          *     the room (members; anyone for a public room).
+         *
+         *     ```ts
+         *     for await (const message of client.rooms.messages(id)) console.log(message.sender.name, message.content);
+         *     ```
          */
         get: operations["rooms_list_messages"];
         put?: never;
@@ -1813,6 +2425,10 @@ export interface paths {
          * @description Post a message as the caller (members only: 403 for a non-member of a public room, 404 for a
          *     private one) and wait for the personas' replies. A persona replies when the message names it;
          *     when none is named, one persona replies. Counts against the sender's monthly message quota.
+         *
+         *     ```ts
+         *     const { persona_responses } = await client.rooms.send(id, { content: "@Quill, a poem please" });
+         *     ```
          */
         post: operations["rooms_send_message"];
         delete?: never;
@@ -1858,6 +2474,10 @@ export interface paths {
          * @description Take a persona out of the room; its past messages stay. The owner may remove any persona, a
          *     member only one it added itself (403 otherwise). 404 when the room is not visible or the
          *     persona is not in it.
+         *
+         *     ```ts
+         *     await client.rooms.removePersona(id, personaId);
+         *     ```
          */
         delete: operations["rooms_remove_persona"];
         options?: never;
@@ -1897,6 +2517,10 @@ export interface paths {
         /**
          * Your activity feed
          * @description New public personas of users the caller follows, and trending personas, newest first.
+         *
+         *     ```ts
+         *     const page = await client.social.feed({ limit: 20 });
+         *     ```
          */
         get: operations["social_feed"];
         put?: never;
@@ -1919,11 +2543,19 @@ export interface paths {
         /**
          * Follow a user
          * @description Follow a user. Following someone already followed succeeds silently; following yourself is a 400.
+         *
+         *     ```ts
+         *     const follow = await client.social.follow(userId);
+         *     ```
          */
         post: operations["social_follow"];
         /**
          * Unfollow a user
          * @description Stop following a user. Answers 204 even when the caller did not follow them.
+         *
+         *     ```ts
+         *     await client.social.unfollow(userId);
+         *     ```
          */
         delete: operations["social_unfollow"];
         options?: never;
@@ -1941,6 +2573,10 @@ export interface paths {
         /**
          * List your followers
          * @description Users who follow the caller, most recent first.
+         *
+         *     ```ts
+         *     for await (const follower of client.social.followers()) console.log(follower.username);
+         *     ```
          */
         get: operations["social_followers"];
         put?: never;
@@ -1961,6 +2597,10 @@ export interface paths {
         /**
          * List whom you follow
          * @description Users the caller follows, most recent first.
+         *
+         *     ```ts
+         *     const first = await client.social.following({ limit: 10 });
+         *     ```
          */
         get: operations["social_following"];
         put?: never;
@@ -1981,6 +2621,10 @@ export interface paths {
         /**
          * List your liked personas
          * @description Personas the caller likes, most recent first.
+         *
+         *     ```ts
+         *     for await (const liked of client.social.likes()) console.log(liked.name, liked.creator.username);
+         *     ```
          */
         get: operations["social_likes"];
         put?: never;
@@ -2003,11 +2647,19 @@ export interface paths {
         /**
          * Like a persona
          * @description Like a persona the caller can see. Liking it again succeeds silently.
+         *
+         *     ```ts
+         *     await client.social.like(personaId);
+         *     ```
          */
         post: operations["social_like"];
         /**
          * Unlike a persona
          * @description Remove the caller's like of a persona. Succeeds even when there was no like.
+         *
+         *     ```ts
+         *     await client.social.unlike(personaId);
+         *     ```
          */
         delete: operations["social_unlike"];
         options?: never;
@@ -2025,6 +2677,10 @@ export interface paths {
         /**
          * Get a public profile
          * @description A user's public profile.
+         *
+         *     ```ts
+         *     const { follower_count } = await client.social.profile(userId);
+         *     ```
          */
         get: operations["social_profile"];
         put?: never;
@@ -2067,6 +2723,10 @@ export interface paths {
         /**
          * Share a persona
          * @description Create a share link for a persona the caller can see; opens of the link are counted.
+         *
+         *     ```ts
+         *     const { share_url } = await client.social.share(personaId, { platform: "link" });
+         *     ```
          */
         post: operations["social_share"];
         delete?: never;
@@ -2085,6 +2745,10 @@ export interface paths {
         /**
          * Get persona analytics
          * @description Message, user, rating and retention figures of one of the caller's personas over a period. Another user's persona is 404.
+         *
+         *     ```ts
+         *     const { message_count, daily_breakdown } = await client.studio.analytics(personaId, { period: "7d" });
+         *     ```
          */
         get: operations["studio_analytics"];
         put?: never;
@@ -2109,6 +2773,10 @@ export interface paths {
          * @description List the persona in the marketplace with its active instructions; the persona becomes public.
          *     Publishing again updates the same listing's category, tags and pricing. 409 when the persona
          *     has no active version.
+         *
+         *     ```ts
+         *     const { marketplace_url } = await client.studio.publish(personaId, { category: "roleplay", tags: ["pirates"], pricing: "free" });
+         *     ```
          */
         post: operations["studio_publish"];
         delete?: never;
@@ -2131,6 +2799,10 @@ export interface paths {
          * @description Get one model reply to a message using a version's instructions, without a conversation. The
          *     reply counts against the caller's monthly messages but not toward the persona's statistics.
          *     An unknown `version_id` is 404.
+         *
+         *     ```ts
+         *     const { output, latency_ms } = await client.studio.testChat(personaId, { message: "Why is Mars red?" });
+         *     ```
          */
         post: operations["studio_test_chat"];
         delete?: never;
@@ -2149,6 +2821,10 @@ export interface paths {
         /**
          * List A/B variants
          * @description Every A/B variant of one of the caller's personas, with its metrics. Another user's persona is 404.
+         *
+         *     ```ts
+         *     const { data } = await client.studio.variants(personaId);
+         *     ```
          */
         get: operations["studio_list_variants"];
         put?: never;
@@ -2156,6 +2832,10 @@ export interface paths {
          * Create an A/B variant
          * @description Add an A/B variant; its metrics start empty. A create that would make the variants' traffic
          *     exceed 100 in total is 400; traffic below 100 goes to the persona's active instructions.
+         *
+         *     ```ts
+         *     await client.studio.createVariant(personaId, { name: "Pirate", instructions: "Arr.", traffic_percentage: 20 });
+         *     ```
          */
         post: operations["studio_create_variant"];
         delete?: never;
@@ -2176,6 +2856,10 @@ export interface paths {
          * Update an A/B variant
          * @description Change a variant's share of traffic. An update that would make the total exceed 100 is 400;
          *     lower the other variants first. Conversations keep the variant they were assigned.
+         *
+         *     ```ts
+         *     await client.studio.updateVariant(personaId, variantId, { traffic_percentage: 35 });
+         *     ```
          */
         put: operations["studio_update_variant"];
         post?: never;
@@ -2195,12 +2879,20 @@ export interface paths {
         /**
          * List instruction versions
          * @description Every instruction version of one of the caller's personas, newest first. Another user's persona is 404.
+         *
+         *     ```ts
+         *     const { data } = await client.studio.versions(personaId);
+         *     ```
          */
         get: operations["studio_list_versions"];
         put?: never;
         /**
          * Create an instruction version
          * @description Save new instructions as a draft version with the next sequence number; it is not live until activated.
+         *
+         *     ```ts
+         *     const draft = await client.studio.createVersion(personaId, { instructions: "Be brief.", changelog: "Shorter" });
+         *     ```
          */
         post: operations["studio_create_version"];
         delete?: never;
@@ -2223,6 +2915,10 @@ export interface paths {
          * @description Make a version (in any status) the persona's live instructions: the persona's `instructions`
          *     take its text, and the previously active version becomes inactive with `deactivated_at` set.
          *     Activating the version that is already active changes nothing and answers it.
+         *
+         *     ```ts
+         *     await client.studio.activateVersion(personaId, versionId);
+         *     ```
          */
         post: operations["studio_activate_version"];
         delete?: never;
@@ -2286,6 +2982,10 @@ export interface paths {
         /**
          * List webhooks
          * @description The caller's webhooks, newest first, without their secrets.
+         *
+         *     ```ts
+         *     const { data } = await client.webhooks.list();
+         *     ```
          */
         get: operations["webhooks_list"];
         put?: never;
@@ -2294,6 +2994,10 @@ export interface paths {
          * @description Register an endpoint for signed event deliveries. The secret is answered here only; when omitted
          *     one is generated. A URL that is not HTTPS or resolves to a loopback, private or link-local address
          *     is a 400 unless the server's development setting allows it.
+         *
+         *     ```ts
+         *     const { id, secret } = await client.webhooks.create({ url: "https://example.com/hooks", events: ["message.created"] });
+         *     ```
          */
         post: operations["webhooks_create"];
         delete?: never;
@@ -2314,12 +3018,20 @@ export interface paths {
          * Update a webhook
          * @description Change the URL, the subscribed events or `active` of one of the caller's webhooks; only the
          *     supplied fields change. `active: true` re-enables a webhook disabled after consecutive failures.
+         *
+         *     ```ts
+         *     await client.webhooks.update(id, { active: true });
+         *     ```
          */
         put: operations["webhooks_update"];
         post?: never;
         /**
          * Delete a webhook
          * @description Delete one of the caller's webhooks; pending deliveries are dropped.
+         *
+         *     ```ts
+         *     await client.webhooks.delete(id);
+         *     ```
          */
         delete: operations["webhooks_delete"];
         options?: never;
@@ -2338,6 +3050,10 @@ export interface paths {
          * List a webhook's deliveries
          * @description The webhook's deliveries of the last 30 days, newest first: status, the latest attempt's
          *     response code and latency, and the number of attempts.
+         *
+         *     ```ts
+         *     for await (const delivery of client.webhooks.deliveries(id)) console.log(delivery.status, delivery.response_status);
+         *     ```
          */
         get: operations["webhooks_list_deliveries"];
         put?: never;
@@ -2361,8 +3077,42 @@ export interface paths {
          * Redeliver an event
          * @description Send a delivery's event again, with the same event `id` and body, as a new delivery with its own
          *     attempts (answered here as `pending`). 409 when the webhook is not active.
+         *
+         *     ```ts
+         *     await client.webhooks.redeliver(webhookId, deliveryId);
+         *     ```
          */
         post: operations["webhooks_redeliver"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/verify-email": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * E-mail verification page (HTML)
+         * @description The verification e-mail's link (extension): a page with a Confirm button, a form posted back to
+         *     `/verify-email`. Opening it changes nothing (mail scanners fetch every link of a mail). 400
+         *     without a token, 404 for a token the service never issued, 410 for a used or expired one, each
+         *     a page saying so. With `APP_BASE_URL` set the e-mail links there instead, at this same path.
+         */
+        get: operations["pages_verify_email"];
+        put?: never;
+        /**
+         * Confirm an e-mail address (HTML form)
+         * @description The verification page's Confirm (extension): confirms the address through the same rule as
+         *     `POST /v1/auth/verify-email`, the token naming its account, and answers a page saying so. 403
+         *     when the form's anti-forgery token is not the one its page carried (or is over an hour old); 410
+         *     for a used or expired token, 404 for an unknown one.
+         */
+        post: operations["pages_confirm_email"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3099,20 +3849,137 @@ export interface components {
          * @description An e-mail address (RFC 5321 caps a path at 254 characters).
          */
         EmailAddress: string;
+        /** @description A visitor's conversation with an embedded persona: a conversation of the persona's owner. */
+        EmbedConversation: {
+            /** @description Read, continue or delete it with the conversation operations (`/v1/conversations/{id}`). */
+            conversation_id: components["schemas"]["Uuid"];
+            /**
+             * Format: uuid
+             * @description The visitor; null once the visitor's guest identity has expired (90 days unseen).
+             */
+            guest_id: string | null;
+            /**
+             * Format: int32
+             * @description Messages the visitor has sent in it.
+             */
+            visitor_messages: number;
+            /** Format: date-time */
+            started_at: string;
+            /**
+             * Format: date-time
+             * @description Null until the visitor's first message.
+             */
+            last_message_at: string | null;
+        };
+        EmbedConversationList: {
+            data: components["schemas"]["EmbedConversation"][];
+            has_more: boolean;
+            /**
+             * Format: int32
+             * @description The persona's visitor conversations, over all pages.
+             */
+            total: number;
+        };
+        /** @description A new visitor of an embedded persona. */
+        EmbedGuest: {
+            /**
+             * @description The visitor's token, sent back as `X-Embed-Guest` on the guest operations of this persona and
+             *     nowhere else: it is not an API credential, and every other operation refuses it.
+             */
+            token: string;
+            guest_id: components["schemas"]["Uuid"];
+            persona_id: components["schemas"]["Uuid"];
+        };
+        EmbedGuestMessage: {
+            content: string;
+        };
         /**
-         * @description The single error body of the service, for every status (DECISIONS: Errors).
+         * @description Who wrote a message of a visitor's conversation.
+         * @enum {string}
+         */
+        EmbedMessageRole: "user" | "assistant";
+        /**
+         * @description A web origin as a browser sends it in `Origin`: `https://shop.example`, `http://localhost:5173`
+         *     (scheme, host, a port only when not the scheme's default; no path, no trailing slash).
+         */
+        EmbedOrigin: string;
+        /** @description A persona's embed settings, as its owner reads them. */
+        EmbedSettings: {
+            persona_id: components["schemas"]["Uuid"];
+            /** @description Whether the persona may be embedded; false until its owner enables it. */
+            enabled: boolean;
+            /**
+             * @description The origins whose pages may embed it (the chat page's `frame-ancestors`, and the origin its
+             *     guest calls must come from). Empty: no site may.
+             */
+            allowed_origins: components["schemas"]["EmbedOrigin"][];
+            /**
+             * Format: int32
+             * @description Messages all visitors together may send in a day (UTC); past it they are asked to come back tomorrow.
+             */
+            daily_message_cap: number;
+            /**
+             * Format: int32
+             * @description Visitors' messages so far today (UTC).
+             */
+            messages_today: number;
+            /**
+             * @description Whether the embed works now: enabled, at least one origin, and the persona public. A persona
+             *     made private stops being embeddable at once; made public again, it resumes with these settings.
+             */
+            live: boolean;
+            /** @description The snippet to paste into a page: a chat bubble that opens the persona's chat. */
+            snippet: string;
+            /**
+             * Format: uri
+             * @description The chat page itself, for an `<iframe>` of the page's own.
+             */
+            iframe_url: string;
+            /**
+             * Format: date-time
+             * @description Null until the settings were first saved.
+             */
+            updated_at: string | null;
+        };
+        /** @description What an owner changes; fields left out keep their value. */
+        EmbedSettingsUpdate: {
+            /** @description Embedding needs a public persona: enabling a private one is 409. */
+            enabled?: boolean;
+            /** @description Replaces the list; each an exact origin, at most 20. */
+            allowed_origins?: components["schemas"]["EmbedOrigin"][];
+            /** Format: int32 */
+            daily_message_cap?: number;
+        };
+        /** @description A reply of the visitor's conversation to speak in the persona's voice. */
+        EmbedSpeechRequest: {
+            message_id: components["schemas"]["Uuid"];
+        };
+        /** @description The visitor's conversation so far, oldest first, without the greeting (the page shows it). */
+        EmbedTranscript: {
+            /**
+             * Format: uuid
+             * @description Null before the visitor's first message (or after its owner deleted the conversation).
+             */
+            conversation_id: string | null;
+            /** @description The latest 50 messages at most. */
+            data: components["schemas"]["EmbedTranscriptMessage"][];
+        };
+        EmbedTranscriptMessage: {
+            id: components["schemas"]["Uuid"];
+            role: components["schemas"]["EmbedMessageRole"];
+            content: string;
+            /** @description A reply cut short by the stop button. */
+            stopped: boolean;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /**
+         * @description The single error body of the service, for every status (DECISIONS: Errors). A 400 names each
+         *     field that failed in `details.errors` (`[{path, message}]`, e.g. `/body/email`).
          * @example {
          *       "error": {
          *         "code": "invalid_request",
-         *         "message": "Request validation failed",
-         *         "details": {
-         *           "errors": [
-         *             {
-         *               "path": "/body/email",
-         *               "message": "must match format \"email\""
-         *             }
-         *           ]
-         *         }
+         *         "message": "Request validation failed"
          *       }
          *     }
          */
@@ -4094,6 +4961,12 @@ export interface components {
             [key: string]: unknown;
         };
         /**
+         * @description A chat-completion parameter a persona can set a default for, and that its owner can let OpenAI-compatible clients set.
+         * @enum {string}
+         */
+        ModelParameter: "temperature" | "top_p" | "presence_penalty" | "frequency_penalty" | "max_tokens" | "stop" | "seed" | "response_format" | "logit_bias" | "tools";
+        ModelStopSequence: string;
+        /**
          * @example {
          *       "error": {
          *         "code": "not_found",
@@ -4191,20 +5064,77 @@ export interface components {
             /** @description Granted scopes, space-separated. */
             scope: string;
         };
+        /**
+         * @description An oEmbed 1.0 answer (https://oembed.com) for a persona's public page or its listing: what a
+         *     forum, messenger or microblog that found the page's discovery link shows as its card.
+         */
+        OEmbed: {
+            /** @enum {string} */
+            version: "1.0";
+            type: components["schemas"]["OEmbedType"];
+            /** @description The persona's name. */
+            title: string;
+            /** @description The persona's creator (display name, else username). */
+            author_name: string;
+            provider_name: string;
+            /**
+             * Format: uri
+             * @description The site the page is on: `APP_BASE_URL` when set, else this service.
+             */
+            provider_url: string;
+            /**
+             * Format: int32
+             * @description Seconds a consumer may keep this answer.
+             */
+            cache_age: number;
+            /**
+             * Format: uri
+             * @description The persona's card image (PNG): avatar, name and tagline.
+             */
+            thumbnail_url: string;
+            /** Format: int32 */
+            thumbnail_width: number;
+            /** Format: int32 */
+            thumbnail_height: number;
+            /** @description `rich` only: the snippet to embed. */
+            html?: string;
+            /**
+             * Format: int32
+             * @description `rich` only: the snippet's width in pixels.
+             */
+            width?: number;
+            /**
+             * Format: int32
+             * @description `rich` only: the snippet's height in pixels.
+             */
+            height?: number;
+        };
+        /**
+         * @description The format of an oEmbed answer: JSON only (`xml` answers 501, as the oEmbed specification says).
+         * @enum {string}
+         */
+        OEmbedFormat: "json" | "xml";
+        /**
+         * @description What kind of embed the answer is (oEmbed 1.0, section 2.3.4).
+         * @enum {string}
+         */
+        OEmbedType: "link" | "rich";
         /** @description The persona's reply. */
         OpenAIAssistantMessage: {
             /** @enum {string} */
             role: "assistant";
-            content: string;
+            /** @description The reply's text; null when the model only called tools. */
+            content: string | null;
             /** @description Always null: personas do not refuse in OpenAI's structured way. */
             refusal: string | null;
+            /** @description The tools the model called, when it called any. */
+            tool_calls?: components["schemas"]["OpenAIToolCall"][];
         };
         OpenAIChatChoice: {
             /** Format: int32 */
             index: number;
             message: components["schemas"]["OpenAIAssistantMessage"];
-            /** @enum {string} */
-            finish_reason: "stop" | "length";
+            finish_reason: components["schemas"]["OpenAIFinishReason"];
             /** @description Always null (no log probabilities). */
             logprobs: unknown;
         };
@@ -4219,7 +5149,7 @@ export interface components {
              * @description Unix seconds.
              */
             created: number;
-            /** @description The persona id the request named. */
+            /** @description The `model` the request named. */
             model: string;
             choices: components["schemas"]["OpenAIChatChoice"][];
             usage: components["schemas"]["OpenAIUsage"];
@@ -4248,12 +5178,18 @@ export interface components {
             usage?: components["schemas"]["OpenAIUsage"];
         };
         /**
-         * @description OpenAI's chat completion request. Other OpenAI parameters (temperature, top_p, stop, seed, ...)
-         *     are accepted and ignored; `n` other than 1 and `tools`/`functions` are refused with 400
-         *     `unsupported`.
+         * @description OpenAI's chat completion request. The sampling parameters reach the persona's model (an
+         *     OpenAI-compatible upstream gets them as sent; the offline model honours `max_tokens`, `stop`,
+         *     `seed` and `response_format`), over the persona's own defaults, when its owner lets clients set
+         *     them (else 400 `parameter_not_allowed`). What cannot be honoured is refused with 400, never
+         *     ignored: `n` other than 1, `logprobs`, audio and other modalities, the deprecated `functions`,
+         *     and `tools` on the offline model or beside `conversation_id`.
          */
         OpenAIChatCompletionRequest: {
-            /** @description The persona id (see `GET /openai/v1/models`). */
+            /**
+             * @description The persona: its handle (the caller's own), `<username>/<handle>`, or its id (see
+             *     `GET /openai/v1/models`).
+             */
             model: string;
             messages: components["schemas"]["OpenAIChatMessage"][];
             /** @description true: the reply as `chat.completion.chunk` server-sent events ending with `data: [DONE]`. */
@@ -4274,6 +5210,30 @@ export interface components {
              * @description Only 1.
              */
             n?: number | null;
+            /** Format: double */
+            temperature?: number | null;
+            /** Format: double */
+            top_p?: number | null;
+            /** Format: double */
+            presence_penalty?: number | null;
+            /** Format: double */
+            frequency_penalty?: number | null;
+            /** @description A sequence or up to 4 where the reply stops (not included). */
+            stop?: (string | null) | (components["schemas"]["ModelStopSequence"][] | null);
+            /** Format: int64 */
+            seed?: number | null;
+            response_format?: components["schemas"]["OpenAIResponseFormat"] | null;
+            /** @description Token id to bias (-100 to 100). */
+            logit_bias?: {
+                [key: string]: number;
+            } | null;
+            /** @description The end user, passed to the upstream for its abuse monitoring. */
+            user?: string | null;
+            /** @description Functions the model may call (OpenAI-compatible upstream only). */
+            tools?: components["schemas"]["OpenAITool"][] | null;
+            /** @description `none`, `auto`, `required`, or `{type: "function", function: {name}}`. */
+            tool_choice?: unknown;
+            parallel_tool_calls?: boolean | null;
             /**
              * @description One of the caller's conversations with this persona: the new user message and the reply are
              *     stored in it (they appear in the app, its analytics and webhooks). Also accepted as the
@@ -4298,10 +5258,10 @@ export interface components {
             index: number;
             delta: components["schemas"]["OpenAIChunkDelta"];
             /**
-             * @description null until the last chunk with choices, then `stop`.
+             * @description null until the last chunk with choices, then why the model stopped.
              * @enum {string|null}
              */
-            finish_reason: "stop" | "length" | null;
+            finish_reason: "stop" | "length" | "tool_calls" | "content_filter" | null;
             /** @description Always null (no log probabilities). */
             logprobs: unknown;
         };
@@ -4310,6 +5270,7 @@ export interface components {
             /** @enum {string} */
             role?: "assistant";
             content?: string;
+            tool_calls?: components["schemas"]["OpenAIToolCallDelta"][];
         };
         /** @description One part of a message's content; only `text` parts are accepted. */
         OpenAIContentPart: {
@@ -4351,13 +5312,31 @@ export interface components {
             error: components["schemas"]["OpenAIErrorDetail"];
         };
         /**
-         * @description Who wrote a message; `developer` reads as `system`. `tool` and `function` are refused (no tools).
+         * @description Why the model stopped: `stop` (done or a stop sequence), `length` (the token cap), `tool_calls`, `content_filter`.
          * @enum {string}
          */
-        OpenAIMessageRole: "system" | "developer" | "user" | "assistant" | "tool" | "function";
-        /** @description A persona as an OpenAI model: `id` is the persona id, to be sent as `model`. */
+        OpenAIFinishReason: "stop" | "length" | "tool_calls" | "content_filter";
+        OpenAIFunctionDefinition: {
+            name: string;
+            description?: string;
+            /** @description JSON Schema of the arguments. */
+            parameters?: {
+                [key: string]: unknown;
+            };
+            strict?: boolean | null;
+        };
+        /**
+         * @description Who wrote a message; `developer` reads as `system`. (`function`, the deprecated form of `tool`, is not accepted.)
+         * @enum {string}
+         */
+        OpenAIMessageRole: "system" | "developer" | "user" | "assistant" | "tool";
+        /**
+         * @description A persona as an OpenAI model: `id` is what to send as `model`: the persona's handle for the
+         *     caller's own personas, `<username>/<handle>` for another's public one. The persona id works as
+         *     `model` too.
+         */
         OpenAIModel: {
-            id: components["schemas"]["Uuid"];
+            id: string;
             /** @enum {string} */
             object: "model";
             /**
@@ -4369,12 +5348,276 @@ export interface components {
             owned_by: string;
             /** @description The persona's display name (clients such as Open WebUI show it instead of the id). */
             name: string;
+            /** @description Persona extension: the persona id. */
+            persona_id: components["schemas"]["Uuid"];
         };
         /** @description The personas the caller can chat with, as OpenAI's model list (one page, no paging). */
         OpenAIModelList: {
             /** @enum {string} */
             object: "list";
             data: components["schemas"]["OpenAIModel"][];
+        };
+        /** @description `text`, `json_object` (a JSON object as the reply) or `json_schema` (a JSON value matching `json_schema.schema`). */
+        OpenAIResponseFormat: {
+            /** @enum {string} */
+            type: "text" | "json_object" | "json_schema";
+            json_schema?: {
+                name: string;
+                description?: string;
+                schema?: {
+                    [key: string]: unknown;
+                };
+                strict?: boolean | null;
+            };
+        };
+        /**
+         * @description A response: the persona's reply with the request's settings echoed, as OpenAI's Responses API
+         *     answers. It is not stored: `store` is always false and `previous_response_id` always null.
+         */
+        OpenAIResponseObject: {
+            /** @description `resp_` and hex digits. */
+            id: string;
+            /** @enum {string} */
+            object: "response";
+            /**
+             * Format: int64
+             * @description Unix seconds.
+             */
+            created_at: number;
+            /**
+             * @description `in_progress` only in the stream's first events; `failed` only in its `response.failed` event.
+             * @enum {string}
+             */
+            status: "in_progress" | "completed" | "incomplete" | "failed";
+            /**
+             * Format: int64
+             * @description Unix seconds; null until the reply is complete.
+             */
+            completed_at: number | null;
+            /** @description Why the response failed after its stream began (`response.failed`); else null. */
+            error: {
+                code: string;
+                message: string;
+            } | null;
+            /** @description Why the response is `incomplete`: the reply reached its token cap, or a content filter stopped it; else null. */
+            incomplete_details: {
+                /** @enum {string} */
+                reason: "max_output_tokens" | "content_filter";
+            } | null;
+            /** @description The request's `instructions`. */
+            instructions: string | null;
+            /** Format: int32 */
+            max_output_tokens: number | null;
+            /** @description The `model` the request named. */
+            model: string;
+            /** @description Empty until the reply begins, then the reply's message. */
+            output: components["schemas"]["OpenAIResponsesOutputMessage"][];
+            /** @description Absent until the reply is complete. */
+            usage?: components["schemas"]["OpenAIResponsesUsage"];
+            /** Format: double */
+            temperature: number | null;
+            /** Format: double */
+            top_p: number | null;
+            parallel_tool_calls: boolean;
+            /** @description The request's, else `auto`. */
+            tool_choice: unknown;
+            /** @description Always empty. */
+            tools: unknown[];
+            /** @description The request's `text.format`, else `{"type": "text"}`. */
+            text: components["schemas"]["OpenAIResponsesTextConfig"];
+            /**
+             * @description Always `disabled`: the history that fits the persona's model is used, as in every reply.
+             * @enum {string}
+             */
+            truncation: "disabled" | "auto";
+            /** @description The request's, else `{}`. */
+            metadata: {
+                [key: string]: string;
+            };
+            user: string | null;
+            /** @description Always false: nothing is stored. */
+            store: boolean;
+            /** @description Always null: nothing is stored. */
+            previous_response_id: string | null;
+            /** @description Always false. */
+            background: boolean;
+        };
+        /**
+         * @description One item of `input`. Only messages are accepted (`type` `message` or absent, with a `role`);
+         *     other item types (`function_call_output`, `item_reference`, `reasoning`, ...) are refused with 400
+         *     `unsupported`, naming the item.
+         */
+        OpenAIResponsesInputItem: {
+            /** @description `message` when absent. */
+            type?: string;
+            /** @description Required for a message. */
+            role?: components["schemas"]["OpenAIResponsesInputRole"];
+            /** @description Text, or a list of text parts that are joined. */
+            content?: components["schemas"]["OpenAIText"] | components["schemas"]["OpenAIResponsesInputPart"][];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description The input as a list of messages, oldest first. */
+        OpenAIResponsesInputItems: components["schemas"]["OpenAIResponsesInputItem"][];
+        /** @description One part of an input message's content: `input_text` or `output_text`; any other type (images, files, audio) is refused. */
+        OpenAIResponsesInputPart: {
+            type: string;
+            text?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * @description Who wrote an input message; `system` and `developer` read as the client's system text.
+         * @enum {string}
+         */
+        OpenAIResponsesInputRole: "user" | "assistant" | "system" | "developer";
+        /** @description A metadata value. */
+        OpenAIResponsesMetadataValue: string;
+        /** @description The persona's reply as an output message: the response's only output item. */
+        OpenAIResponsesOutputMessage: {
+            /** @enum {string} */
+            type: "message";
+            /** @description `msg_` and hex digits. */
+            id: string;
+            /** @enum {string} */
+            status: "in_progress" | "completed" | "incomplete";
+            /** @enum {string} */
+            role: "assistant";
+            /** @description One `output_text` part once the reply has begun. */
+            content: components["schemas"]["OpenAIResponsesOutputText"][];
+        };
+        /** @description The reply's text. */
+        OpenAIResponsesOutputText: {
+            /** @enum {string} */
+            type: "output_text";
+            text: string;
+            /** @description Always empty. */
+            annotations: unknown[];
+            /** @description Always empty (no log probabilities). */
+            logprobs: unknown[];
+        };
+        /**
+         * @description OpenAI's Responses request, translated into a chat completion request: `instructions` is a
+         *     system message before `input`, `max_output_tokens` is `max_completion_tokens`, `text.format` is
+         *     `response_format`, `temperature`, `top_p`, `top_logprobs` and `user` keep their names; the chat
+         *     completion's rules and refusals apply to the result. Nothing is stored: `previous_response_id`,
+         *     `conversation`, `prompt` and `background: true` are refused with 400 `unsupported`; `store` is
+         *     accepted and changes nothing. `tools` are refused (function calling goes through chat
+         *     completions); other fields (`include`, `truncation`, `reasoning`, `service_tier`, ...) are
+         *     accepted and ignored.
+         */
+        OpenAIResponsesRequest: {
+            /**
+             * @description The persona: its handle (the caller's own), `<username>/<handle>`, or its id (see
+             *     `GET /openai/v1/models`).
+             */
+            model: string;
+            /** @description The user's message as text, or the messages of the exchange; the last one is answered. */
+            input: components["schemas"]["OpenAIText"] | components["schemas"]["OpenAIResponsesInputItems"];
+            /** @description The client's system text, read as a system message before `input`. */
+            instructions?: string | null;
+            /** @description true: the reply as `text/event-stream` events (see the operation). */
+            stream?: boolean | null;
+            /**
+             * Format: int32
+             * @description Caps the reply's tokens (below the server's own cap).
+             */
+            max_output_tokens?: number | null;
+            /** Format: double */
+            temperature?: number | null;
+            /** Format: double */
+            top_p?: number | null;
+            /** Format: int32 */
+            top_logprobs?: number | null;
+            /** @description Accepted: nothing is stored, whatever it says; the response cannot be retrieved later. */
+            store?: boolean | null;
+            /** @description Echoed in the response; at most 16 pairs by OpenAI's rule, not enforced. */
+            metadata?: {
+                [key: string]: components["schemas"]["OpenAIResponsesMetadataValue"];
+            } | null;
+            /** @description The end user, passed on as the chat completion's `user`. */
+            user?: string | null;
+            /** @description Refused when set: nothing is stored, so there is no earlier response to continue. */
+            previous_response_id?: string | null;
+            text?: components["schemas"]["OpenAIResponsesTextConfig"];
+            /** @description Refused when not empty. */
+            tools?: unknown[] | null;
+            /** @description `none` or `auto`; anything else is refused (no tools). */
+            tool_choice?: unknown;
+            parallel_tool_calls?: boolean | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * @description The data of each streamed event; the SSE event name repeats `type`. In order:
+         *     `response.created` and `response.in_progress` (`response`, status `in_progress`),
+         *     `response.output_item.added` (`output_index`, `item`), `response.content_part.added` (`item_id`,
+         *     `output_index`, `content_index`, `part`), one `response.output_text.delta` per piece (`delta`,
+         *     `logprobs: []`), `response.output_text.done` (`text`), `response.content_part.done` (`part`),
+         *     `response.output_item.done` (`item`), and last `response.completed` (or `response.incomplete`
+         *     when the reply reached its token cap) with the whole response and its usage. A failure after the
+         *     stream began is an `error` event (`code`, `message`, `param`), then `response.failed` with
+         *     `response.error`; the stream then ends.
+         */
+        OpenAIResponsesStreamEvent: {
+            /** @enum {string} */
+            type: "response.created" | "response.in_progress" | "response.output_item.added" | "response.content_part.added" | "response.output_text.delta" | "response.output_text.done" | "response.content_part.done" | "response.output_item.done" | "response.completed" | "response.incomplete" | "response.failed" | "error";
+            /**
+             * Format: int32
+             * @description 0, 1, 2, ... in the order sent.
+             */
+            sequence_number: number;
+            response?: components["schemas"]["OpenAIResponseObject"];
+            /** Format: int32 */
+            output_index?: number;
+            item?: components["schemas"]["OpenAIResponsesOutputMessage"];
+            item_id?: string;
+            /** Format: int32 */
+            content_index?: number;
+            part?: components["schemas"]["OpenAIResponsesOutputText"];
+            delta?: string;
+            text?: string;
+            logprobs?: unknown[];
+            /** @description `error` events: OpenAI's error code, message and param. */
+            code?: string | null;
+            message?: string;
+            param?: string | null;
+        };
+        /** @description `text.format` of the request and the response; `verbosity` and other fields are accepted and ignored. */
+        OpenAIResponsesTextConfig: {
+            format?: components["schemas"]["OpenAIResponsesTextFormat"];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description The reply's format: `text`, `json_object`, or `json_schema` (with `name` and `schema`). */
+        OpenAIResponsesTextFormat: {
+            /** @enum {string} */
+            type: "text" | "json_object" | "json_schema";
+            name?: string;
+            description?: string;
+            schema?: {
+                [key: string]: unknown;
+            };
+            strict?: boolean | null;
+        };
+        /** @description Tokens of the model call, as the provider counted them. */
+        OpenAIResponsesUsage: {
+            /** Format: int32 */
+            input_tokens: number;
+            /** @description `cached_tokens` is always 0. */
+            input_tokens_details: {
+                /** Format: int32 */
+                cached_tokens: number;
+            };
+            /** Format: int32 */
+            output_tokens: number;
+            /** @description `reasoning_tokens` is always 0. */
+            output_tokens_details: {
+                /** Format: int32 */
+                reasoning_tokens: number;
+            };
+            /** Format: int32 */
+            total_tokens: number;
         };
         /** @description `include_usage`: a last chunk with empty `choices` carries the token usage. */
         OpenAIStreamOptions: {
@@ -4384,6 +5627,35 @@ export interface components {
         };
         /** @description A message's text. */
         OpenAIText: string;
+        /** @description A function the model may call (OpenAI's `tools` entry). */
+        OpenAITool: {
+            /** @enum {string} */
+            type: "function";
+            function: components["schemas"]["OpenAIFunctionDefinition"];
+        };
+        /** @description A call of one of the request's `tools`. */
+        OpenAIToolCall: {
+            id: string;
+            /** @enum {string} */
+            type: "function";
+            function: {
+                name: string;
+                /** @description The arguments as JSON text, as the model wrote them. */
+                arguments: string;
+            };
+        };
+        /** @description A streamed piece of a tool call: `id`, `type` and `function.name` in its first piece. */
+        OpenAIToolCallDelta: {
+            /** Format: int32 */
+            index: number;
+            id?: string;
+            /** @enum {string} */
+            type?: "function";
+            function?: {
+                name?: string;
+                arguments?: string;
+            };
+        };
         /**
          * @description The 401 body of `/openai/v1`, the same shape, with an example of its own so that the mock answers a realistic one.
          * @example {
@@ -4463,6 +5735,12 @@ export interface components {
         Persona: {
             id: components["schemas"]["Uuid"];
             name: string;
+            /**
+             * @description A readable id, unique among its owner's personas and kept when the name changes: made from the
+             *     name at creation (`captain-nova`, then `captain-nova-2`, ...), changeable by the owner. The
+             *     OpenAI-compatible endpoint takes it as `model` (the owner's own), or `<username>/<handle>`.
+             */
+            handle: components["schemas"]["PersonaHandle"];
             /** @description Public text for explore and embeds. */
             description: string;
             /** @description System prompt, Markdown. Answered in full to its owner only; others see an empty string. */
@@ -4486,6 +5764,8 @@ export interface components {
              *     persona's instructions; when false such a request is refused with 400.
              */
             allow_client_system_messages: boolean;
+            /** @description Sampling defaults and what OpenAI-compatible clients may set; answered in full to its owner only (others see `{}`). */
+            model_settings: components["schemas"]["PersonaModelSettings"];
             /** @description Owner's user id. */
             creator_id: components["schemas"]["Uuid"];
             /** Format: date-time */
@@ -4520,7 +5800,12 @@ export interface components {
              * @default true
              */
             allow_client_system_messages?: boolean;
+            /** @description Omit for one made from the name. 409 when another of the caller's personas has it. */
+            handle?: components["schemas"]["PersonaHandle"];
+            model_settings?: components["schemas"]["PersonaModelSettings"];
         };
+        /** @description A persona's handle: lower-case letters, digits and hyphens, unique among its owner's personas. */
+        PersonaHandle: string;
         /** @description The list envelope with `total`, `limit` and `offset`. */
         PersonaList: {
             data: components["schemas"]["PersonaSummary"][];
@@ -4533,6 +5818,36 @@ export interface components {
             limit: number;
             /** Format: int32 */
             offset: number;
+        };
+        /**
+         * @description The persona's sampling defaults for every reply (in the app and through `/openai/v1`), and which
+         *     parameters an OpenAI-compatible client may set for itself. A client's value for a parameter not in
+         *     `client_may_set` is refused with 400 `parameter_not_allowed`, never ignored. Unset defaults are
+         *     the model's own.
+         */
+        PersonaModelSettings: {
+            /** Format: double */
+            temperature?: number | null;
+            /** Format: double */
+            top_p?: number | null;
+            /** Format: double */
+            presence_penalty?: number | null;
+            /** Format: double */
+            frequency_penalty?: number | null;
+            /**
+             * Format: int32
+             * @description Caps every reply's tokens (below the server's own cap).
+             */
+            max_tokens?: number | null;
+            /** @description Up to 4 sequences where the model stops; the reply ends before them. */
+            stop?: components["schemas"]["ModelStopSequence"][] | null;
+            /**
+             * Format: int64
+             * @description Asks the model to sample deterministically (best effort upstream; the offline model always is).
+             */
+            seed?: number | null;
+            /** @description What clients may set. Default: every parameter. An empty list locks them all to the persona's defaults. */
+            client_may_set?: components["schemas"]["ModelParameter"][];
         };
         /**
          * @description Order of the owner's persona list: timestamps newest first, name A to Z.
@@ -4568,6 +5883,10 @@ export interface components {
             greeting_message?: string;
             voice_id?: components["schemas"]["VoiceId"];
             allow_client_system_messages?: boolean;
+            /** @description 409 when another of the caller's personas has it. */
+            handle?: components["schemas"]["PersonaHandle"];
+            /** @description Replaces the whole settings object. */
+            model_settings?: components["schemas"]["PersonaModelSettings"];
         };
         /**
          * @description Subscription plans (DECISIONS: Plans).
@@ -4725,6 +6044,17 @@ export interface components {
             expires_in: number;
             /** @description Single-use; presenting it again revokes every token of the login. */
             refresh_token: string;
+        };
+        /** @description The reset page's form, posted back to `/reset-password`. */
+        ResetPasswordForm: {
+            /** @description The e-mailed token (hidden field). */
+            token?: string;
+            /** @description The page's anti-forgery token (hidden field). */
+            csrf_token?: string;
+            /** @description The new password, held to the rule of `Password`: refused next to its field otherwise. */
+            new_password?: string;
+            /** @description The new password again. */
+            confirm_password?: string;
         };
         ResetPasswordRequest: {
             /** @description One-time token from the reset e-mail; valid for 1 hour. */
@@ -5528,6 +6858,13 @@ export interface components {
             /** Format: double */
             traffic_percentage: number;
         };
+        /** @description The verification page's form, posted back to `/verify-email`. Its fields are the page's hidden ones. */
+        VerifyEmailForm: {
+            /** @description The e-mailed token. */
+            token?: string;
+            /** @description The page's anti-forgery token. */
+            csrf_token?: string;
+        };
         VerifyEmailRequest: {
             /** @description One-time token from the verification e-mail; valid for 24 hours. */
             token: string;
@@ -5921,6 +7258,18 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description The visitor's token (`EmbedGuest.token`); 401 without a valid one of this persona.
+         * @example eg_q2JX1mN4T0dCkz8sW3yVbE6hL9pR5uAaFfGgHhJjKk
+         */
+        "EmbedGuestHeaders.guestToken": string;
+        /**
+         * @description Sent by the embed's own chat page, whose requests carry the service's own `Origin`: the
+         *     origin of the page it is embedded in, which must be one of the persona's allowed origins.
+         *     A page calling from its own origin needs none: its `Origin` is checked instead.
+         * @example https://shop.example
+         */
+        EmbedOriginHeader: string;
         /** @example 8d0f6c1e-2b7a-4e55-9a3c-1f2e3d4c5b6a */
         "PersonaHttp.IdempotencyHeader": string;
     };
@@ -6005,6 +7354,17 @@ export type SchemaDocumentStatus = components['schemas']['DocumentStatus'];
 export type SchemaDocumentSummary = components['schemas']['DocumentSummary'];
 export type SchemaDocumentUploadForm = components['schemas']['DocumentUploadForm'];
 export type SchemaEmailAddress = components['schemas']['EmailAddress'];
+export type SchemaEmbedConversation = components['schemas']['EmbedConversation'];
+export type SchemaEmbedConversationList = components['schemas']['EmbedConversationList'];
+export type SchemaEmbedGuest = components['schemas']['EmbedGuest'];
+export type SchemaEmbedGuestMessage = components['schemas']['EmbedGuestMessage'];
+export type SchemaEmbedMessageRole = components['schemas']['EmbedMessageRole'];
+export type SchemaEmbedOrigin = components['schemas']['EmbedOrigin'];
+export type SchemaEmbedSettings = components['schemas']['EmbedSettings'];
+export type SchemaEmbedSettingsUpdate = components['schemas']['EmbedSettingsUpdate'];
+export type SchemaEmbedSpeechRequest = components['schemas']['EmbedSpeechRequest'];
+export type SchemaEmbedTranscript = components['schemas']['EmbedTranscript'];
+export type SchemaEmbedTranscriptMessage = components['schemas']['EmbedTranscriptMessage'];
 export type SchemaError = components['schemas']['Error'];
 export type SchemaErrorCode = components['schemas']['ErrorCode'];
 export type SchemaErrorDetails = components['schemas']['ErrorDetails'];
@@ -6088,6 +7448,8 @@ export type SchemaMessageSendRole = components['schemas']['MessageSendRole'];
 export type SchemaMessageStreamCreate = components['schemas']['MessageStreamCreate'];
 export type SchemaMessengerConnect = components['schemas']['MessengerConnect'];
 export type SchemaMessengerUpdate = components['schemas']['MessengerUpdate'];
+export type SchemaModelParameter = components['schemas']['ModelParameter'];
+export type SchemaModelStopSequence = components['schemas']['ModelStopSequence'];
 export type SchemaNotFoundError = components['schemas']['NotFoundError'];
 export type SchemaNotImplementedError = components['schemas']['NotImplementedError'];
 export type SchemaNotReadiness = components['schemas']['NotReadiness'];
@@ -6097,6 +7459,9 @@ export type SchemaOAuthGrantType = components['schemas']['OAuthGrantType'];
 export type SchemaOAuthResponseType = components['schemas']['OAuthResponseType'];
 export type SchemaOAuthTokenRequest = components['schemas']['OAuthTokenRequest'];
 export type SchemaOAuthTokenResponse = components['schemas']['OAuthTokenResponse'];
+export type SchemaOEmbed = components['schemas']['OEmbed'];
+export type SchemaOEmbedFormat = components['schemas']['OEmbedFormat'];
+export type SchemaOEmbedType = components['schemas']['OEmbedType'];
 export type SchemaOpenAiAssistantMessage = components['schemas']['OpenAIAssistantMessage'];
 export type SchemaOpenAiChatChoice = components['schemas']['OpenAIChatChoice'];
 export type SchemaOpenAiChatCompletion = components['schemas']['OpenAIChatCompletion'];
@@ -6108,11 +7473,30 @@ export type SchemaOpenAiChunkDelta = components['schemas']['OpenAIChunkDelta'];
 export type SchemaOpenAiContentPart = components['schemas']['OpenAIContentPart'];
 export type SchemaOpenAiErrorDetail = components['schemas']['OpenAIErrorDetail'];
 export type SchemaOpenAiErrorEnvelope = components['schemas']['OpenAIErrorEnvelope'];
+export type SchemaOpenAiFinishReason = components['schemas']['OpenAIFinishReason'];
+export type SchemaOpenAiFunctionDefinition = components['schemas']['OpenAIFunctionDefinition'];
 export type SchemaOpenAiMessageRole = components['schemas']['OpenAIMessageRole'];
 export type SchemaOpenAiModel = components['schemas']['OpenAIModel'];
 export type SchemaOpenAiModelList = components['schemas']['OpenAIModelList'];
+export type SchemaOpenAiResponseFormat = components['schemas']['OpenAIResponseFormat'];
+export type SchemaOpenAiResponseObject = components['schemas']['OpenAIResponseObject'];
+export type SchemaOpenAiResponsesInputItem = components['schemas']['OpenAIResponsesInputItem'];
+export type SchemaOpenAiResponsesInputItems = components['schemas']['OpenAIResponsesInputItems'];
+export type SchemaOpenAiResponsesInputPart = components['schemas']['OpenAIResponsesInputPart'];
+export type SchemaOpenAiResponsesInputRole = components['schemas']['OpenAIResponsesInputRole'];
+export type SchemaOpenAiResponsesMetadataValue = components['schemas']['OpenAIResponsesMetadataValue'];
+export type SchemaOpenAiResponsesOutputMessage = components['schemas']['OpenAIResponsesOutputMessage'];
+export type SchemaOpenAiResponsesOutputText = components['schemas']['OpenAIResponsesOutputText'];
+export type SchemaOpenAiResponsesRequest = components['schemas']['OpenAIResponsesRequest'];
+export type SchemaOpenAiResponsesStreamEvent = components['schemas']['OpenAIResponsesStreamEvent'];
+export type SchemaOpenAiResponsesTextConfig = components['schemas']['OpenAIResponsesTextConfig'];
+export type SchemaOpenAiResponsesTextFormat = components['schemas']['OpenAIResponsesTextFormat'];
+export type SchemaOpenAiResponsesUsage = components['schemas']['OpenAIResponsesUsage'];
 export type SchemaOpenAiStreamOptions = components['schemas']['OpenAIStreamOptions'];
 export type SchemaOpenAiText = components['schemas']['OpenAIText'];
+export type SchemaOpenAiTool = components['schemas']['OpenAITool'];
+export type SchemaOpenAiToolCall = components['schemas']['OpenAIToolCall'];
+export type SchemaOpenAiToolCallDelta = components['schemas']['OpenAIToolCallDelta'];
 export type SchemaOpenAiUnauthorizedEnvelope = components['schemas']['OpenAIUnauthorizedEnvelope'];
 export type SchemaOpenAiUsage = components['schemas']['OpenAIUsage'];
 export type SchemaPaidPlan = components['schemas']['PaidPlan'];
@@ -6124,7 +7508,9 @@ export type SchemaPaymentRequiredError = components['schemas']['PaymentRequiredE
 export type SchemaPersona = components['schemas']['Persona'];
 export type SchemaPersonaCategory = components['schemas']['PersonaCategory'];
 export type SchemaPersonaCreate = components['schemas']['PersonaCreate'];
+export type SchemaPersonaHandle = components['schemas']['PersonaHandle'];
 export type SchemaPersonaList = components['schemas']['PersonaList'];
+export type SchemaPersonaModelSettings = components['schemas']['PersonaModelSettings'];
 export type SchemaPersonaSort = components['schemas']['PersonaSort'];
 export type SchemaPersonaSummary = components['schemas']['PersonaSummary'];
 export type SchemaPersonaUpdate = components['schemas']['PersonaUpdate'];
@@ -6148,6 +7534,7 @@ export type SchemaReadyChecks = components['schemas']['ReadyChecks'];
 export type SchemaRefreshRequest = components['schemas']['RefreshRequest'];
 export type SchemaRegisterRequest = components['schemas']['RegisterRequest'];
 export type SchemaRegisterResponse = components['schemas']['RegisterResponse'];
+export type SchemaResetPasswordForm = components['schemas']['ResetPasswordForm'];
 export type SchemaResetPasswordRequest = components['schemas']['ResetPasswordRequest'];
 export type SchemaResetPasswordResponse = components['schemas']['ResetPasswordResponse'];
 export type SchemaResetPasswordRevoked = components['schemas']['ResetPasswordRevoked'];
@@ -6221,6 +7608,7 @@ export type SchemaVariantCreate = components['schemas']['VariantCreate'];
 export type SchemaVariantList = components['schemas']['VariantList'];
 export type SchemaVariantMetrics = components['schemas']['VariantMetrics'];
 export type SchemaVariantUpdate = components['schemas']['VariantUpdate'];
+export type SchemaVerifyEmailForm = components['schemas']['VerifyEmailForm'];
 export type SchemaVerifyEmailRequest = components['schemas']['VerifyEmailRequest'];
 export type SchemaVerifyEmailResponse = components['schemas']['VerifyEmailResponse'];
 export type SchemaVoiceId = components['schemas']['VoiceId'];
@@ -6252,6 +7640,8 @@ export type ResponseTooManyRequests = components['responses']['TooManyRequests']
 export type ResponseUnauthorized = components['responses']['Unauthorized'];
 export type ResponseUnsupportedMediaType = components['responses']['UnsupportedMediaType'];
 export type ResponseUpstreamError = components['responses']['UpstreamError'];
+export type ParameterEmbedGuestHeadersGuestToken = components['parameters']['EmbedGuestHeaders.guestToken'];
+export type ParameterEmbedOriginHeader = components['parameters']['EmbedOriginHeader'];
 export type ParameterPersonaHttpIdempotencyHeader = components['parameters']['PersonaHttp.IdempotencyHeader'];
 export type HeaderRetryAfter = components['headers']['Retry-After'];
 export type HeaderXRateLimitLimit = components['headers']['X-RateLimit-Limit'];
@@ -6354,6 +7744,133 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    pages_listing: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 0193a6d2-4c8e-7a13-b5f0-6e7d8c9a0b11 */
+                id: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the service, in HTML. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Captain Mirela · Persona</title></head><body><main><h1>Captain Mirela</h1></main></body></html> */
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description The page of something that is not there: a private, deleted or unknown persona or listing, a token the service never issued. The same page whichever it is. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            /** @description The page failed; nothing of the failure is shown. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["InternalErrorBody"];
+                };
+            };
+            501: components["responses"]["NotImplemented"];
+            /** @description The database cannot be reached: try again after `Retry-After` (declared with the envelope's 503). */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
+        };
+    };
+    pages_oembed: {
+        parameters: {
+            query: {
+                /**
+                 * @description The page to describe.
+                 * @example https://persona.example/p/0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01
+                 */
+                url: string;
+                /**
+                 * @description `json` (the default); `xml` is not offered.
+                 * @example json
+                 */
+                format?: components["schemas"]["OEmbedFormat"];
+                /** @description The consumer's largest width; a `link` has no size, so it only bounds a `rich` snippet. */
+                maxwidth?: number;
+                /** @description The consumer's largest height, as `maxwidth`. */
+                maxheight?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": "1.0",
+                     *       "type": "link",
+                     *       "title": "Captain Mirela",
+                     *       "author_name": "Mara Okafor",
+                     *       "provider_name": "Persona",
+                     *       "provider_url": "https://persona.example/",
+                     *       "cache_age": 3600,
+                     *       "thumbnail_url": "https://persona.example/p/0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01/card.png?v=5f0c1a9e2b7d",
+                     *       "thumbnail_width": 1200,
+                     *       "thumbnail_height": 630
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OEmbed"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     openai_create_chat_completion: {
         parameters: {
             query?: never;
@@ -6366,17 +7883,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "model": "0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01",
-                 *       "messages": [
-                 *         {
-                 *           "role": "user",
-                 *           "content": "Which planet is the bright one low in the west after sunset?"
-                 *         }
-                 *       ]
-                 *     }
-                 */
                 "application/json": components["schemas"]["OpenAIChatCompletionRequest"];
             };
         };
@@ -6417,6 +7923,15 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["OpenAIChatCompletion"];
+                    /**
+                     * @example data: {"id":"chatcmpl-0193a6f1-2c3d-7e4f-8a5b-6c7d8e9f0a12","object":"chat.completion.chunk","created":1795000000,"model":"0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null,"logprobs":null}]}
+                     *
+                     *     data: {"id":"chatcmpl-0193a6f1-2c3d-7e4f-8a5b-6c7d8e9f0a12","object":"chat.completion.chunk","created":1795000000,"model":"0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01","choices":[{"index":0,"delta":{"content":"That's Venus, cadet!"},"finish_reason":null,"logprobs":null}]}
+                     *
+                     *     data: {"id":"chatcmpl-0193a6f1-2c3d-7e4f-8a5b-6c7d8e9f0a12","object":"chat.completion.chunk","created":1795000000,"model":"0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01","choices":[{"index":0,"delta":{},"finish_reason":"stop","logprobs":null}]}
+                     *
+                     *     data: [DONE]
+                     */
                     "text/event-stream": string;
                 };
             };
@@ -6579,11 +8094,12 @@ export interface operations {
                      *       "object": "list",
                      *       "data": [
                      *         {
-                     *           "id": "0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01",
+                     *           "id": "captain-nova",
                      *           "object": "model",
                      *           "created": 1793610900,
                      *           "owned_by": "0193a6c0-11aa-7e01-8c3d-5a6b7c8d9e01",
-                     *           "name": "Captain Nova"
+                     *           "name": "Captain Nova",
+                     *           "persona_id": "0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01"
                      *         }
                      *       ]
                      *     }
@@ -6690,11 +8206,12 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01",
+                     *       "id": "captain-nova",
                      *       "object": "model",
                      *       "created": 1793610900,
                      *       "owned_by": "0193a6c0-11aa-7e01-8c3d-5a6b7c8d9e01",
-                     *       "name": "Captain Nova"
+                     *       "name": "Captain Nova",
+                     *       "persona_id": "0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01"
                      *     }
                      */
                     "application/json": components["schemas"]["OpenAIModel"];
@@ -6788,6 +8305,253 @@ export interface operations {
             };
         };
     };
+    openai_responses_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OpenAIResponsesRequest"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "resp_0193a6f12c3d7e4f8a5b6c7d8e9f0a12",
+                     *       "object": "response",
+                     *       "created_at": 1795000000,
+                     *       "status": "completed",
+                     *       "completed_at": 1795000001,
+                     *       "error": null,
+                     *       "incomplete_details": null,
+                     *       "instructions": null,
+                     *       "max_output_tokens": null,
+                     *       "model": "0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01",
+                     *       "output": [
+                     *         {
+                     *           "type": "message",
+                     *           "id": "msg_0193a6f12c3d7e4f8a5b6c7d8e9f0a13",
+                     *           "status": "completed",
+                     *           "role": "assistant",
+                     *           "content": [
+                     *             {
+                     *               "type": "output_text",
+                     *               "text": "That's Venus, cadet!",
+                     *               "annotations": [],
+                     *               "logprobs": []
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "usage": {
+                     *         "input_tokens": 412,
+                     *         "input_tokens_details": {
+                     *           "cached_tokens": 0
+                     *         },
+                     *         "output_tokens": 6,
+                     *         "output_tokens_details": {
+                     *           "reasoning_tokens": 0
+                     *         },
+                     *         "total_tokens": 418
+                     *       },
+                     *       "temperature": null,
+                     *       "top_p": null,
+                     *       "parallel_tool_calls": true,
+                     *       "tool_choice": "auto",
+                     *       "tools": [],
+                     *       "text": {
+                     *         "format": {
+                     *           "type": "text"
+                     *         }
+                     *       },
+                     *       "truncation": "disabled",
+                     *       "metadata": {},
+                     *       "user": null,
+                     *       "store": false,
+                     *       "previous_response_id": null,
+                     *       "background": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenAIResponseObject"];
+                    /**
+                     * @example event: response.created
+                     *     data: {"type":"response.created","sequence_number":0,"response":{"id":"resp_0193a6f12c3d7e4f8a5b6c7d8e9f0a12","object":"response","created_at":1795000000,"status":"in_progress","completed_at":null,"error":null,"incomplete_details":null,"instructions":null,"max_output_tokens":null,"model":"0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01","output":[],"temperature":null,"top_p":null,"parallel_tool_calls":true,"tool_choice":"auto","tools":[],"text":{"format":{"type":"text"}},"truncation":"disabled","metadata":{},"user":null,"store":false,"previous_response_id":null,"background":false}}
+                     *
+                     *     event: response.in_progress
+                     *     data: {"type":"response.in_progress","sequence_number":1,"response":{"id":"resp_0193a6f12c3d7e4f8a5b6c7d8e9f0a12","object":"response","created_at":1795000000,"status":"in_progress","completed_at":null,"error":null,"incomplete_details":null,"instructions":null,"max_output_tokens":null,"model":"0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01","output":[],"temperature":null,"top_p":null,"parallel_tool_calls":true,"tool_choice":"auto","tools":[],"text":{"format":{"type":"text"}},"truncation":"disabled","metadata":{},"user":null,"store":false,"previous_response_id":null,"background":false}}
+                     *
+                     *     event: response.output_item.added
+                     *     data: {"type":"response.output_item.added","sequence_number":2,"output_index":0,"item":{"type":"message","id":"msg_0193a6f12c3d7e4f8a5b6c7d8e9f0a13","status":"in_progress","role":"assistant","content":[]}}
+                     *
+                     *     event: response.content_part.added
+                     *     data: {"type":"response.content_part.added","sequence_number":3,"item_id":"msg_0193a6f12c3d7e4f8a5b6c7d8e9f0a13","output_index":0,"content_index":0,"part":{"type":"output_text","text":"","annotations":[],"logprobs":[]}}
+                     *
+                     *     event: response.output_text.delta
+                     *     data: {"type":"response.output_text.delta","sequence_number":4,"item_id":"msg_0193a6f12c3d7e4f8a5b6c7d8e9f0a13","output_index":0,"content_index":0,"delta":"That's Venus, cadet!","logprobs":[]}
+                     *
+                     *     event: response.output_text.done
+                     *     data: {"type":"response.output_text.done","sequence_number":5,"item_id":"msg_0193a6f12c3d7e4f8a5b6c7d8e9f0a13","output_index":0,"content_index":0,"text":"That's Venus, cadet!","logprobs":[]}
+                     *
+                     *     event: response.content_part.done
+                     *     data: {"type":"response.content_part.done","sequence_number":6,"item_id":"msg_0193a6f12c3d7e4f8a5b6c7d8e9f0a13","output_index":0,"content_index":0,"part":{"type":"output_text","text":"That's Venus, cadet!","annotations":[],"logprobs":[]}}
+                     *
+                     *     event: response.output_item.done
+                     *     data: {"type":"response.output_item.done","sequence_number":7,"output_index":0,"item":{"type":"message","id":"msg_0193a6f12c3d7e4f8a5b6c7d8e9f0a13","status":"completed","role":"assistant","content":[{"type":"output_text","text":"That's Venus, cadet!","annotations":[],"logprobs":[]}]}}
+                     *
+                     *     event: response.completed
+                     *     data: {"type":"response.completed","sequence_number":8,"response":{"id":"resp_0193a6f12c3d7e4f8a5b6c7d8e9f0a12","object":"response","created_at":1795000000,"status":"completed","completed_at":1795000001,"error":null,"incomplete_details":null,"instructions":null,"max_output_tokens":null,"model":"0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01","output":[{"type":"message","id":"msg_0193a6f12c3d7e4f8a5b6c7d8e9f0a13","status":"completed","role":"assistant","content":[{"type":"output_text","text":"That's Venus, cadet!","annotations":[],"logprobs":[]}]}],"usage":{"input_tokens":412,"input_tokens_details":{"cached_tokens":0},"output_tokens":6,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":418},"temperature":null,"top_p":null,"parallel_tool_calls":true,"tool_choice":"auto","tools":[],"text":{"format":{"type":"text"}},"truncation":"disabled","metadata":{},"user":null,"store":false,"previous_response_id":null,"background":false}}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            /** @description The server could not understand the request due to invalid syntax. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorEnvelope"];
+                };
+            };
+            /** @description Access is unauthorized. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIUnauthorizedEnvelope"];
+                };
+            };
+            /** @description Access is forbidden. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorEnvelope"];
+                };
+            };
+            /** @description The server cannot find the requested resource. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorEnvelope"];
+                };
+            };
+            /** @description Client error */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorEnvelope"];
+                };
+            };
+            /** @description Client error */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorEnvelope"];
+                };
+            };
+            /** @description `rate_limit_exceeded` (with `Retry-After`) or `insufficient_quota` (the plan's monthly messages are used up). */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description Seconds to wait before retrying; absent for `insufficient_quota`. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorEnvelope"];
+                };
+            };
+            /** @description Server error */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorEnvelope"];
+                };
+            };
+            /** @description Server error */
+            501: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorEnvelope"];
+                };
+            };
+            /** @description Server error */
+            502: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorEnvelope"];
+                };
+            };
+            /** @description Service unavailable. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAIErrorEnvelope"];
+                };
+            };
+        };
+    };
     ops_openapi_json: {
         parameters: {
             query?: never;
@@ -6838,6 +8602,163 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
+        };
+    };
+    pages_persona: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
+                id: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the service, in HTML. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Captain Mirela · Persona</title></head><body><main><h1>Captain Mirela</h1></main></body></html> */
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description The page of something that is not there: a private, deleted or unknown persona or listing, a token the service never issued. The same page whichever it is. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            /** @description The page failed; nothing of the failure is shown. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["InternalErrorBody"];
+                };
+            };
+            501: components["responses"]["NotImplemented"];
+            /** @description The database cannot be reached: try again after `Retry-After` (declared with the envelope's 503). */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
+        };
+    };
+    pages_persona_card: {
+        parameters: {
+            query?: {
+                /** @description The version the link was made for; any value gets the current card. */
+                v?: string;
+            };
+            header?: {
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
+                id: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A persona's share card: 1200×630 PNG. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description The card's version, quoted; it changes when the persona does. */
+                    ETag: string;
+                    /** @description `public, max-age=31536000, immutable` when asked for by its current version (`v`), else `public, max-age=300`. */
+                    "Cache-Control": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": string;
+                };
+            };
+            /** @description The cache's card is the current one (`If-None-Match`). */
+            304: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description The page of something that is not there: a private, deleted or unknown persona or listing, a token the service never issued. The same page whichever it is. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            /** @description The page failed; nothing of the failure is shown. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["InternalErrorBody"];
+                };
+            };
+            501: components["responses"]["NotImplemented"];
+            /** @description The database cannot be reached: try again after `Retry-After` (declared with the envelope's 503). */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
         };
     };
     ops_readyz: {
@@ -6891,6 +8812,218 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["NotReadiness"];
+                };
+            };
+        };
+    };
+    pages_reset_password: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The e-mailed token.
+                 * @example rp_9e3b7d1f5a2c4e8b6d0f3a7c1e5b9d2f
+                 */
+                token?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the service, in HTML. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Captain Mirela · Persona</title></head><body><main><h1>Captain Mirela</h1></main></body></html> */
+                    "text/html": string;
+                };
+            };
+            /** @description The page says what is wrong with the request: a link without its token, a form to fix (reset password). */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The page of something that is not there: a private, deleted or unknown persona or listing, a token the service never issued. The same page whichever it is. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The page of an e-mailed link that was used or has expired: it will never work again. */
+            410: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            /** @description The page failed; nothing of the failure is shown. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["InternalErrorBody"];
+                };
+            };
+            501: components["responses"]["NotImplemented"];
+            /** @description The database cannot be reached: try again after `Retry-After` (declared with the envelope's 503). */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
+        };
+    };
+    pages_change_password: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "rp_9e3b7d1f5a2c4e8b6d0f3a7c1e5b9d2f",
+                 *       "csrf_token": "1795000000000.q3Xz0n7c4Wm2Lr8Tb5Yv1Kd6Hs9Pf0Ga3Je7Nu2Co4E",
+                 *       "new_password": "Cassiopeia7night",
+                 *       "confirm_password": "Cassiopeia7night"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["ResetPasswordForm"];
+            };
+        };
+        responses: {
+            /** @description A page of the service, in HTML. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Captain Mirela · Persona</title></head><body><main><h1>Captain Mirela</h1></main></body></html> */
+                    "text/html": string;
+                };
+            };
+            /** @description The page says what is wrong with the request: a link without its token, a form to fix (reset password). */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A form that did not come from the page the service rendered (its anti-forgery token is missing, wrong or over an hour old): nothing was done. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The page of something that is not there: a private, deleted or unknown persona or listing, a token the service never issued. The same page whichever it is. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The page of an e-mailed link that was used or has expired: it will never work again. */
+            410: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            /** @description The page failed; nothing of the failure is shown. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["InternalErrorBody"];
+                };
+            };
+            501: components["responses"]["NotImplemented"];
+            /** @description The database cannot be reached: try again after `Retry-After` (declared with the envelope's 503). */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
                 };
             };
         };
@@ -9380,6 +11513,312 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    embeds_transcript: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The visitor's token (`EmbedGuest.token`); 401 without a valid one of this persona.
+                 * @example eg_q2JX1mN4T0dCkz8sW3yVbE6hL9pR5uAaFfGgHhJjKk
+                 */
+                "X-Embed-Guest"?: components["parameters"]["EmbedGuestHeaders.guestToken"];
+                /**
+                 * @description Sent by the embed's own chat page, whose requests carry the service's own `Origin`: the
+                 *     origin of the page it is embedded in, which must be one of the persona's allowed origins.
+                 *     A page calling from its own origin needs none: its `Origin` is checked instead.
+                 * @example https://shop.example
+                 */
+                "X-Embed-Origin"?: components["parameters"]["EmbedOriginHeader"];
+            };
+            path: {
+                /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
+                persona_id: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "conversation_id": "0193a7d2-6f70-7b8c-9d0e-1f2a3b4c5d6e",
+                     *       "data": [
+                     *         {
+                     *           "id": "0193a7d2-7f80-7b8c-9d0e-1f2a3b4c5d70",
+                     *           "role": "user",
+                     *           "content": "Do you ship to Norway?",
+                     *           "stopped": false,
+                     *           "created_at": "2026-11-24T10:02:11Z"
+                     *         },
+                     *         {
+                     *           "id": "0193a7d2-8b9c-7dae-9f10-3b4c5d6e7f80",
+                     *           "role": "assistant",
+                     *           "content": "We do: **3 to 5 days**, free over 50 EUR.",
+                     *           "stopped": false,
+                     *           "created_at": "2026-11-24T10:02:13Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EmbedTranscript"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    embeds_stop: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The visitor's token (`EmbedGuest.token`); 401 without a valid one of this persona.
+                 * @example eg_q2JX1mN4T0dCkz8sW3yVbE6hL9pR5uAaFfGgHhJjKk
+                 */
+                "X-Embed-Guest"?: components["parameters"]["EmbedGuestHeaders.guestToken"];
+                /**
+                 * @description Sent by the embed's own chat page, whose requests carry the service's own `Origin`: the
+                 *     origin of the page it is embedded in, which must be one of the persona's allowed origins.
+                 *     A page calling from its own origin needs none: its `Origin` is checked instead.
+                 * @example https://shop.example
+                 */
+                "X-Embed-Origin"?: components["parameters"]["EmbedOriginHeader"];
+            };
+            path: {
+                /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
+                persona_id: components["schemas"]["Uuid"];
+                /** @example 0193a7d2-7a8b-7c9d-8e0f-2a3b4c5d6e7f */
+                generation_id: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0193a7d2-7a8b-7c9d-8e0f-2a3b4c5d6e7f",
+                     *       "conversation_id": "0193a7d2-6f70-7b8c-9d0e-1f2a3b4c5d6e",
+                     *       "status": "stopped",
+                     *       "user_message_id": "0193a7d2-7f80-7b8c-9d0e-1f2a3b4c5d70",
+                     *       "reply_message_id": "0193a7d2-8b9c-7dae-9f10-3b4c5d6e7f80",
+                     *       "started_at": "2026-11-24T10:02:11Z",
+                     *       "finished_at": "2026-11-24T10:02:12Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Generation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    embeds_create_guest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Sent by the embed's own chat page, whose requests carry the service's own `Origin`: the
+                 *     origin of the page it is embedded in, which must be one of the persona's allowed origins.
+                 *     A page calling from its own origin needs none: its `Origin` is checked instead.
+                 * @example https://shop.example
+                 */
+                "X-Embed-Origin"?: components["parameters"]["EmbedOriginHeader"];
+            };
+            path: {
+                /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
+                persona_id: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "token": "eg_q2JX1mN4T0dCkz8sW3yVbE6hL9pR5uAaFfGgHhJjKk",
+                     *       "guest_id": "0193a7d2-5e6f-7a8b-9c0d-1e2f3a4b5c6d",
+                     *       "persona_id": "0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EmbedGuest"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    embeds_stream: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The visitor's token (`EmbedGuest.token`); 401 without a valid one of this persona.
+                 * @example eg_q2JX1mN4T0dCkz8sW3yVbE6hL9pR5uAaFfGgHhJjKk
+                 */
+                "X-Embed-Guest"?: components["parameters"]["EmbedGuestHeaders.guestToken"];
+                /**
+                 * @description Sent by the embed's own chat page, whose requests carry the service's own `Origin`: the
+                 *     origin of the page it is embedded in, which must be one of the persona's allowed origins.
+                 *     A page calling from its own origin needs none: its `Origin` is checked instead.
+                 * @example https://shop.example
+                 */
+                "X-Embed-Origin"?: components["parameters"]["EmbedOriginHeader"];
+            };
+            path: {
+                /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
+                persona_id: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "content": "Do you ship to Norway?"
+                 *     }
+                 */
+                "application/json": components["schemas"]["EmbedGuestMessage"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example id: 1
+                     *     event: start
+                     *     data: {"generation_id":"0193a7d2-7a8b-7c9d-8e0f-2a3b4c5d6e7f"}
+                     *
+                     *     id: 2
+                     *     event: delta
+                     *     data: {"content":"We do: "}
+                     *
+                     *     id: 3
+                     *     event: done
+                     *     data: {"message_id":"0193a7d2-8b9c-7dae-9f10-3b4c5d6e7f80"}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    embeds_speech: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The visitor's token (`EmbedGuest.token`); 401 without a valid one of this persona.
+                 * @example eg_q2JX1mN4T0dCkz8sW3yVbE6hL9pR5uAaFfGgHhJjKk
+                 */
+                "X-Embed-Guest"?: components["parameters"]["EmbedGuestHeaders.guestToken"];
+                /**
+                 * @description Sent by the embed's own chat page, whose requests carry the service's own `Origin`: the
+                 *     origin of the page it is embedded in, which must be one of the persona's allowed origins.
+                 *     A page calling from its own origin needs none: its `Origin` is checked instead.
+                 * @example https://shop.example
+                 */
+                "X-Embed-Origin"?: components["parameters"]["EmbedOriginHeader"];
+            };
+            path: {
+                /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
+                persona_id: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "message_id": "0193a7d2-8b9c-7dae-9f10-3b4c5d6e7f80"
+                 *     }
+                 */
+                "application/json": components["schemas"]["EmbedSpeechRequest"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "audio/mpeg": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            502: components["responses"]["UpstreamError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     images_file: {
         parameters: {
             query?: never;
@@ -11052,6 +13491,7 @@ export interface operations {
                      * @example {
                      *       "id": "0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01",
                      *       "name": "Captain Nova",
+                     *       "handle": "captain-nova",
                      *       "description": "A retired starship captain who explains astronomy with stories from the bridge.",
                      *       "instructions": "You are Captain Nova, a warm retired starship captain. Explain astronomy through short anecdotes. Keep answers under 150 words.",
                      *       "model": "gpt-4o-mini",
@@ -11062,6 +13502,15 @@ export interface operations {
                      *       "voice_id": "nova",
                      *       "message_count": 42,
                      *       "allow_client_system_messages": true,
+                     *       "model_settings": {
+                     *         "temperature": 0.8,
+                     *         "client_may_set": [
+                     *           "temperature",
+                     *           "top_p",
+                     *           "stop",
+                     *           "max_tokens"
+                     *         ]
+                     *       },
                      *       "creator_id": "0193a6c0-11aa-7e01-8c3d-5a6b7c8d9e01",
                      *       "created_at": "2026-11-02T09:15:00Z",
                      *       "updated_at": "2026-11-20T17:40:12Z"
@@ -11184,6 +13633,7 @@ export interface operations {
                      * @example {
                      *       "id": "0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01",
                      *       "name": "Captain Nova",
+                     *       "handle": "captain-nova",
                      *       "description": "A retired starship captain who explains astronomy with stories from the bridge.",
                      *       "instructions": "## Description\nA retired starship captain who explains astronomy with stories from the bridge.",
                      *       "model": "gpt-4o-mini",
@@ -11195,6 +13645,7 @@ export interface operations {
                      *       "message_count": 0,
                      *       "creator_id": "0193a6c0-11aa-7e01-8c3d-5a6b7c8d9e01",
                      *       "allow_client_system_messages": true,
+                     *       "model_settings": {},
                      *       "created_at": "2026-11-23T19:15:00Z",
                      *       "updated_at": "2026-11-23T19:15:00Z"
                      *     }
@@ -11240,6 +13691,7 @@ export interface operations {
                      * @example {
                      *       "id": "0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01",
                      *       "name": "Captain Nova",
+                     *       "handle": "captain-nova",
                      *       "description": "A retired starship captain who explains astronomy with stories from the bridge.",
                      *       "instructions": "You are Captain Nova, a warm retired starship captain. Explain astronomy through short anecdotes. Keep answers under 150 words.",
                      *       "model": "gpt-4o-mini",
@@ -11250,6 +13702,15 @@ export interface operations {
                      *       "voice_id": "nova",
                      *       "message_count": 42,
                      *       "allow_client_system_messages": true,
+                     *       "model_settings": {
+                     *         "temperature": 0.8,
+                     *         "client_may_set": [
+                     *           "temperature",
+                     *           "top_p",
+                     *           "stop",
+                     *           "max_tokens"
+                     *         ]
+                     *       },
                      *       "creator_id": "0193a6c0-11aa-7e01-8c3d-5a6b7c8d9e01",
                      *       "created_at": "2026-11-02T09:15:00Z",
                      *       "updated_at": "2026-11-20T17:40:12Z"
@@ -11303,6 +13764,7 @@ export interface operations {
                      * @example {
                      *       "id": "0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01",
                      *       "name": "Captain Nova",
+                     *       "handle": "captain-nova",
                      *       "description": "A retired starship captain who explains astronomy with stories from the bridge.",
                      *       "instructions": "You are Captain Nova, a warm retired starship captain. Explain astronomy through short anecdotes. Keep answers under 150 words.",
                      *       "model": "gpt-4o-mini",
@@ -11313,6 +13775,15 @@ export interface operations {
                      *       "voice_id": "nova",
                      *       "message_count": 42,
                      *       "allow_client_system_messages": true,
+                     *       "model_settings": {
+                     *         "temperature": 0.8,
+                     *         "client_may_set": [
+                     *           "temperature",
+                     *           "top_p",
+                     *           "stop",
+                     *           "max_tokens"
+                     *         ]
+                     *       },
                      *       "creator_id": "0193a6c0-11aa-7e01-8c3d-5a6b7c8d9e01",
                      *       "created_at": "2026-11-02T09:15:00Z",
                      *       "updated_at": "2026-11-20T17:40:12Z"
@@ -11325,6 +13796,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -11434,6 +13906,180 @@ export interface operations {
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
             502: components["responses"]["UpstreamError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    persona_embeds_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
+                id: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "persona_id": "0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01",
+                     *       "enabled": true,
+                     *       "allowed_origins": [
+                     *         "https://shop.example"
+                     *       ],
+                     *       "daily_message_cap": 200,
+                     *       "messages_today": 17,
+                     *       "live": true,
+                     *       "snippet": "<script src=\"https://persona.example/embed.js\" data-persona=\"0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01\" async></script>",
+                     *       "iframe_url": "https://persona.example/embed/0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01",
+                     *       "updated_at": "2026-11-24T09:12:40Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EmbedSettings"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    persona_embeds_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
+                id: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": true,
+                 *       "allowed_origins": [
+                 *         "https://shop.example"
+                 *       ],
+                 *       "daily_message_cap": 200
+                 *     }
+                 */
+                "application/json": components["schemas"]["EmbedSettingsUpdate"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "persona_id": "0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01",
+                     *       "enabled": true,
+                     *       "allowed_origins": [
+                     *         "https://shop.example"
+                     *       ],
+                     *       "daily_message_cap": 200,
+                     *       "messages_today": 17,
+                     *       "live": true,
+                     *       "snippet": "<script src=\"https://persona.example/embed.js\" data-persona=\"0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01\" async></script>",
+                     *       "iframe_url": "https://persona.example/embed/0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01",
+                     *       "updated_at": "2026-11-24T09:12:40Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EmbedSettings"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    persona_embeds_conversations: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size.
+                 * @example 20
+                 */
+                limit?: number;
+                /**
+                 * @description Items to skip.
+                 * @example 0
+                 */
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                /** @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01 */
+                id: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "conversation_id": "0193a7d2-6f70-7b8c-9d0e-1f2a3b4c5d6e",
+                     *           "guest_id": "0193a7d2-5e6f-7a8b-9c0d-1e2f3a4b5c6d",
+                     *           "visitor_messages": 3,
+                     *           "started_at": "2026-11-24T10:02:11Z",
+                     *           "last_message_at": "2026-11-24T10:05:40Z"
+                     *         }
+                     *       ],
+                     *       "has_more": false,
+                     *       "total": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["EmbedConversationList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -13751,6 +16397,216 @@ export interface operations {
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    pages_verify_email: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The e-mailed token.
+                 * @example vt_9e3b7d1f5a2c4e8b6d0f3a7c1e5b9d2f
+                 */
+                token?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the service, in HTML. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Captain Mirela · Persona</title></head><body><main><h1>Captain Mirela</h1></main></body></html> */
+                    "text/html": string;
+                };
+            };
+            /** @description The page says what is wrong with the request: a link without its token, a form to fix (reset password). */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The page of something that is not there: a private, deleted or unknown persona or listing, a token the service never issued. The same page whichever it is. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The page of an e-mailed link that was used or has expired: it will never work again. */
+            410: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            /** @description The page failed; nothing of the failure is shown. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["InternalErrorBody"];
+                };
+            };
+            501: components["responses"]["NotImplemented"];
+            /** @description The database cannot be reached: try again after `Retry-After` (declared with the envelope's 503). */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
+        };
+    };
+    pages_confirm_email: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "vt_9e3b7d1f5a2c4e8b6d0f3a7c1e5b9d2f",
+                 *       "csrf_token": "1795000000000.q3Xz0n7c4Wm2Lr8Tb5Yv1Kd6Hs9Pf0Ga3Je7Nu2Co4E"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["VerifyEmailForm"];
+            };
+        };
+        responses: {
+            /** @description A page of the service, in HTML. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Captain Mirela · Persona</title></head><body><main><h1>Captain Mirela</h1></main></body></html> */
+                    "text/html": string;
+                };
+            };
+            /** @description The page says what is wrong with the request: a link without its token, a form to fix (reset password). */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A form that did not come from the page the service rendered (its anti-forgery token is missing, wrong or over an hour old): nothing was done. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The page of something that is not there: a private, deleted or unknown persona or listing, a token the service never issued. The same page whichever it is. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The page of an e-mailed link that was used or has expired: it will never work again. */
+            410: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            /** @description The page failed; nothing of the failure is shown. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["InternalErrorBody"];
+                };
+            };
+            501: components["responses"]["NotImplemented"];
+            /** @description The database cannot be reached: try again after `Retry-After` (declared with the envelope's 503). */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
         };
     };
 }

@@ -2,7 +2,7 @@
 // `npm run check`: the contract is fresh and lint-clean, the code type-checks and lints, and its
 // imports keep the layers of docs/architecture.md (.dependency-cruiser.mjs).
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { VALIDATOR_FILES } from "./gen-validators.mjs";
@@ -42,12 +42,19 @@ process.stdout.write("check: docs/scopes.md is up to date\n");
     process.exit(1);
   }
 }
+step("the SDK's generated methods (sdk/src/generated/) and sdk/README.md's table of them are up to date", process.execPath, [join(root, "scripts", "gen-sdk.ts"), "--check"]);
 step("docs/extensions.md and the README's operation counts are up to date", process.execPath, [join(root, "scripts", "operation-docs.ts"), "--check"]);
 step("the docs agree with the code (commands, Node versions, the README's mock calls)", process.execPath, [join(root, "scripts", "docs-check.ts")]);
 step("docs/adr/README.md's index is up to date", process.execPath, [join(root, "scripts", "adr-index.ts"), "--check"]);
 step("the README's settings table is up to date", process.execPath, [join(root, "scripts", "settings-table.ts"), "--check"]);
 step("lint the OpenAPI document (Redocly)", "redocly", ["lint", "generated/openapi.yaml", "--format", "stylish"]);
 step("type-check (tsc)", "tsc", ["--noEmit", "-p", "tsconfig.json"]);
+// test/clients is an npm package of its own (the real client libraries), installed apart.
+if (existsSync(join(root, "test", "clients", "node_modules"))) {
+  step("type-check the client-library tests (test/clients)", "tsc", ["--noEmit", "-p", "test/clients/tsconfig.json"]);
+} else {
+  process.stdout.write("check: test/clients not installed, its type check skipped (npm run clients:install)\n");
+}
 step("type-check the SDK on its own terms (no Node types)", "tsc", ["--noEmit", "-p", "sdk/tsconfig.json"]);
 step("type-check the conformance suite", "tsc", ["--noEmit", "-p", "conformance/tsconfig.json"]);
 step("lint the code (ESLint)", "eslint", ["--max-warnings", "0", "."]);

@@ -2,7 +2,8 @@
 // Builds generated/ from spec/: TypeSpec -> OpenAPI 3.0.3 (YAML, and the same document as JSON for
 // readers that start often: `persona api` parses JSON in milliseconds, this YAML in about a second)
 // -> TypeScript types and compiled validators; then, when writing generated/, the docs generated from
-// the contract (docs/scopes.md, docs/extensions.md, the README's operation counts).
+// the contract (docs/scopes.md, docs/extensions.md, the README's operation counts) and the SDK's
+// operation methods (sdk/src/generated/, scripts/gen-sdk.ts).
 // Usage: node scripts/gen.mjs [outDir]   (default: generated/). `npm run check` builds into a temp dir
 // and compares, so a stale generated/ fails the check.
 import { execFileSync } from "node:child_process";
@@ -30,7 +31,7 @@ try {
   normalize(doc);
   mkdirSync(outDir, { recursive: true });
   const yamlPath = join(outDir, "openapi.yaml");
-  writeFileSync(yamlPath, YAML.stringify(doc, { lineWidth: 0, aliasDuplicateObjects: false }));
+  writeFileSync(yamlPath, toYaml(doc));
   writeFileSync(join(outDir, "openapi.json"), `${JSON.stringify(doc, null, 1)}\n`);
   // Request validators compiled from the document (scripts/gen-validators.mjs).
   writeValidators(YAML.parse(readFileSync(yamlPath, "utf8")), outDir);
@@ -43,11 +44,14 @@ try {
   rmSync(work, { recursive: true, force: true });
 }
 // The docs generated from the contract, when generated/ itself was written: the scope table
-// (scripts/scope-table.ts), the extensions and the README's operation counts (scripts/operation-docs.ts).
+// (scripts/scope-table.ts), the extensions and the README's operation counts (scripts/operation-docs.ts);
+// and the SDK's methods.
 if (outDir === join(root, "generated")) {
   const scopes = execFileSync(process.execPath, [join(root, "scripts", "scope-table.ts")], { cwd: root, env, encoding: "utf8" });
   writeFileSync(join(root, "docs", "scopes.md"), scopes);
   execFileSync(process.execPath, [join(root, "scripts", "operation-docs.ts")], { cwd: root, env, stdio: ["ignore", "inherit", "inherit"] });
+  // The SDK's operation methods (sdk/src/generated/) and its README's table of them (scripts/gen-sdk.ts).
+  execFileSync(process.execPath, [join(root, "scripts", "gen-sdk.ts")], { cwd: root, env, stdio: ["ignore", "inherit", "inherit"] });
   execFileSync(process.execPath, [join(root, "scripts", "settings-table.ts"), "--write"], { cwd: root, env, stdio: ["ignore", "inherit", "inherit"] });
   execFileSync(process.execPath, [join(root, "scripts", "adr-index.ts")], { cwd: root, env, stdio: ["ignore", "inherit", "inherit"] });
 }
@@ -160,4 +164,20 @@ function inlineNullableScalars(node, schemas) {
 
 function sortKeys(object) {
   return Object.fromEntries(Object.entries(object).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+/**
+ * The document as YAML. A string that ends in a blank line (an event-stream example: the blank
+ * line dispatches its last event) is written double-quoted on one line: as a `|+` block, Prism's
+ * YAML reader (@stoplight/yaml) drops its last line break, and the mock then sends a stream whose
+ * last event is never dispatched.
+ */
+function toYaml(doc) {
+  const document = new YAML.Document(doc, { aliasDuplicateObjects: false });
+  YAML.visit(document, {
+    Scalar(_key, node) {
+      if (typeof node.value === "string" && node.value.endsWith("\n\n")) node.type = "QUOTE_DOUBLE";
+    },
+  });
+  return document.toString({ lineWidth: 0, doubleQuotedMinMultiLineLength: Infinity });
 }

@@ -7,6 +7,8 @@ import { chain } from "./toolkit/http/chain.ts";
 import { idempotency } from "./toolkit/http/idempotency.ts";
 import { readBody } from "./toolkit/http/body.ts";
 import { admission } from "./toolkit/http/admission.ts";
+import { crossOrigin } from "./toolkit/http/cors.ts";
+import type { ErrorDialect } from "./toolkit/http/error-dialects.ts";
 import { loadShedding } from "./toolkit/http/load-shedding.ts";
 import { noSniff } from "./toolkit/http/no-sniff.ts";
 import { operationRouter } from "./toolkit/http/operation-router.ts";
@@ -14,11 +16,19 @@ import { rateLimit } from "./toolkit/http/rate-limit.ts";
 import { requestLog } from "./toolkit/http/request-log.ts";
 import { dispatch, type HandlerMap, type OperationId } from "./toolkit/http/router.ts";
 import { bodyValidation, identifyOperation, requestValidation, responseValidator } from "./toolkit/http/validator.ts";
-import { openaiErrorHandler } from "./areas/openai/index.ts";
+import { openaiError, openaiErrorHandler } from "./areas/openai/index.ts";
+import { PAGE_OPERATIONS } from "./areas/pages/index.ts";
+import { embedRoutes } from "./areas/embeds/index.ts";
 import type { Services } from "./toolkit/services.ts";
 
 /**
- * The HTTP app: request id and logs, load shedding, who is calling (a credential, when sent, is
+ * The error shapes of the service's path prefixes besides its own envelope, for the answers given
+ * below Express's error handlers (http/error-dialects.ts): the listener's and the body deadline's.
+ */
+export const errorDialects: readonly ErrorDialect[] = [{ prefix: "/openai/v1", answer: openaiError }];
+
+/**
+ * The HTTP app: request id and logs, CORS for the origins of CORS_ORIGINS (http/cors.ts), load shedding, who is calling (a credential, when sent, is
  * resolved before anything else) and the rate limit counted against that caller, the user or the
  * client's address (issue 31 M1); then one Express route per operation of the contract, which
  * refuses what needs a credential it lacks, and only then reads the body (http/body.ts, with its
@@ -37,27 +47,43 @@ export async function createApp(services: Services, handlers: HandlerMap = defau
   const logged = requestLog(app, services.log);
   // Every request's stages as one Express handler (http/chain.ts): each stage Express runs on its
   // own costs every request a turn of its router.
+  const cors = crossOrigin(config.corsOrigins);
+  // One admission control for every operation and page.
+  const admitted = admission(config.admission);
   app.use(chain([
     (req, res, next) => {
       noSniff(res);
       logged(req, res, next);
     },
+    // Before anything is counted or refused: a preflight is answered here, and a refusal further
+    // on still carries the CORS headers a page needs to read it.
+    ...(cors ? [cors] : []),
     loadShedding(config.loadShedDelayMs),
     identifyCaller(services),
     rateLimit(services),
+    // The embed's loader script and chat page (server/areas/embeds/routes.ts), likewise.
+    embedRoutes(services, { admitted }),
     ...(await responseValidator(config)),
     probe(dispatch(handlers, services, "ops_healthz")),
   ]));
-  const admitted = admission(config.admission);
   const after = [authLimits(services), idempotency(services)];
+  /**
+   * A page for browsers (server/areas/pages/) takes the same route, body deadline and admission
+   * place, but its parameters and form are not checked against the contract's: a page reads what it
+   * needs and ignores the rest (a shared link's `utm_*`, `fbclid`), and answers every refusal of its
+   * own as a page (docs/adr/0313-built-in-pages-csp-and-csrf-for-the-e-mail-pages.md).
+   */
+  function pageStages(op: (typeof routeOrder)[number]): RequestHandler {
+    return chain([onlyMethod(op.method), identifyOperation(op), ...requestValidation(op), readBody(op, config, errorDialects), admitted, dispatch(handlers, services, op.operationId as OperationId)]);
+  }
   const routes = routeOrder.map((op) => {
     const method = op.method.toLowerCase() as "get" | "post" | "put" | "delete" | "patch";
-    const stages = chain([
+    const stages = PAGE_OPERATIONS.has(op.operationId as OperationId) ? pageStages(op) : chain([
       onlyMethod(op.method),
       identifyOperation(op),
       ...requestValidation(op),
       requireCredential,
-      readBody(op, config),
+      readBody(op, config, errorDialects),
       admitted,
       ...bodyValidation(op),
       ...after,

@@ -1,6 +1,6 @@
 import type { Server } from "node:http";
 import type { TaskList } from "graphile-worker";
-import { createApp } from "./app.ts";
+import { createApp, errorDialects } from "./app.ts";
 import { instanceSecret } from "./toolkit/db/instance-secrets.ts";
 import { Generations, settleGenerations } from "./areas/conversations/index.ts";
 import { createRoomHub } from "./areas/rooms/index.ts";
@@ -67,6 +67,8 @@ export async function startService(config: Config, options: StartOptions = {}): 
     await options.embedded?.then((embedded) => embedded.stop()).catch(() => undefined);
     throw error;
   }
+  // Refusals given before the app serves (a malformed request, 503 while starting) in the shape of their path.
+  bound?.answerErrorsAs(errorDialects);
   const server = bound?.server;
   phase("bind");
   let db: Database;
@@ -107,6 +109,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     if (options.http !== false && options.listenWhenReady) {
       const app = await createApp(services, options.handlers);
       bound = await bindServer(config);
+      bound.answerErrorsAs(errorDialects);
       bound.serve(app);
     } else if (bound) {
       bound.serve(await createApp(services, options.handlers));

@@ -99,9 +99,14 @@ function omit(value: unknown, keys: string[]): unknown {
   return Object.fromEntries(Object.entries(value).filter(([key]) => !keys.includes(key)));
 }
 
-/** A contract description, wrapped: its paragraphs and list items keep their own lines. */
+/**
+ * A contract description, wrapped: its paragraphs and list items keep their own lines. Its code
+ * blocks are left out: they show the SDK's call (the SDK's method docs are made from them).
+ */
 function paragraphs(text: string): string[] {
   return text
+    .replace(/^```[^\n]*\n[\s\S]*?^```$/gm, "")
+    .trim()
     .split(/\n(?=[ \t]*(?:[-*] |\d+\. ))|(?<!\n)\n{2,}/)
     .map((block) => (/^\s*(?:[-*] |\d+\. )/.test(block) ? `  ${wrap(oneLine(block), 4)}` : wrap(oneLine(block), 0)));
 }

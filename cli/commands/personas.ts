@@ -20,6 +20,8 @@ interface FieldOptions {
   category?: Schemas["PersonaCategory"];
   greeting?: string;
   voice?: Schemas["VoiceId"];
+  handle?: string;
+  modelSettings?: string;
 }
 
 /** The options create and update share; update sends only the ones given. */
@@ -35,13 +37,20 @@ function withFieldOptions(command: Command): Command {
     .option("--no-public", "keep it private")
     .addOption(enumOption("--category <category>", "category", "PersonaCategory"))
     .option("--greeting <text>", "first assistant turn of new conversations")
-    .addOption(enumOption("--voice <voice>", "voice for text-to-speech", "VoiceId"));
+    .addOption(enumOption("--voice <voice>", "voice for text-to-speech", "VoiceId"))
+    .option("--handle <handle>", "readable id, unique among your personas: what OpenAI-compatible clients send as model")
+    .option(
+      "--model-settings <json>",
+      'sampling defaults and what OpenAI-compatible clients may set, as JSON: \'{"temperature":0.7,"stop":["END"],"client_may_set":["temperature"]}\' (replaces the whole object)',
+    );
 }
 
 async function fieldsOf(options: FieldOptions): Promise<Schemas["PersonaUpdate"]> {
   if (options.instructions !== undefined && options.instructionsFile) throw usageError("give --instructions or --instructions-file, not both");
   const instructions = options.instructionsFile ? await readFile(options.instructionsFile, "utf8") : options.instructions;
   const fields: Schemas["PersonaUpdate"] = {
+    handle: options.handle,
+    model_settings: options.modelSettings === undefined ? undefined : modelSettingsOf(options.modelSettings),
     name: options.name,
     instructions,
     description: options.description,
@@ -54,6 +63,18 @@ async function fieldsOf(options: FieldOptions): Promise<Schemas["PersonaUpdate"]
   };
   // Absent options must not be sent: an update changes exactly the fields given.
   return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined)) as Schemas["PersonaUpdate"];
+}
+
+function modelSettingsOf(json: string): Schemas["PersonaModelSettings"] {
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch {
+    throw usageError("--model-settings must be a JSON object");
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw usageError("--model-settings must be a JSON object");
+  // The server validates the fields; a bad one comes back as a 400 naming it.
+  return value as Schemas["PersonaModelSettings"];
 }
 
 const summaryColumns: Column<Schemas["PersonaSummary"]>[] = [
@@ -70,11 +91,13 @@ function printPersona(p: Schemas["Persona"]): void {
   printFields([
     ["id", p.id],
     ["name", p.name],
+    ["handle", p.handle],
     ["description", p.description],
     ["category", p.category],
     ["public", p.is_public ? "yes" : "no"],
     ["model", p.model],
     ["voice", p.voice_id],
+    ["model_settings", JSON.stringify(p.model_settings)],
     ["messages", p.message_count],
     ["greeting", p.greeting_message ?? "(being generated)"],
     ["avatar_url", p.avatar_url ?? "(being generated)"],

@@ -1,21 +1,9 @@
 import openapiFetch, { type ClientPathsWithMethod, type MaybeOptionalInit } from "openapi-fetch";
 import { list, type Core, type RawClient } from "./core.ts";
 import { anonymous, apiKeyAuthenticator, refreshCall, TokenAuthenticator, type Authenticator, type Credentials } from "./credentials.ts";
+import { GeneratedClient } from "./generated/client.ts";
 import { idempotencyMiddleware } from "./idempotency.ts";
 import type { Cursor, PageIterator } from "./pagination.ts";
-import { Auth } from "./resources/auth.ts";
-import { Billing } from "./resources/billing.ts";
-import { Conversations } from "./resources/conversations.ts";
-import { Images } from "./resources/images.ts";
-import { Integrations } from "./resources/integrations.ts";
-import { Knowledge } from "./resources/knowledge.ts";
-import { Personas } from "./resources/personas.ts";
-import { Rooms } from "./resources/rooms.ts";
-import { Marketplace } from "./resources/marketplace.ts";
-import { Social } from "./resources/social.ts";
-import { Studio } from "./resources/studio.ts";
-import { Voice } from "./resources/voice.ts";
-import { Webhooks } from "./resources/webhooks.ts";
 import { createTransport } from "./transport.ts";
 import type { Fetch, paths } from "./types.ts";
 
@@ -46,42 +34,18 @@ export type ListPath = { [Path in GetPath]: GetJson<Path> extends { data: unknow
 type ListJson<Path extends GetPath> = Extract<GetJson<Path>, { data: unknown[] }>;
 
 /**
- * A Persona API client. Create it with {@link createClient}.
+ * A Persona API client. Create it with {@link createClient}. Its areas (`client.personas`,
+ * `client.conversations`, ...) come from the contract (GeneratedClient, sdk/src/generated/client.ts).
  */
-export class PersonaClient {
+export class PersonaClient extends GeneratedClient {
   /** The typed openapi-fetch client, for operations without a helper; it returns `{ data, error, response }`. */
   readonly raw: RawClient;
-  readonly auth: Auth;
-  readonly personas: Personas;
-  readonly conversations: Conversations;
-  readonly knowledge: Knowledge;
-  readonly voice: Voice;
-  readonly webhooks: Webhooks;
-  readonly images: Images;
-  readonly social: Social;
-  readonly rooms: Rooms;
-  readonly studio: Studio;
-  readonly marketplace: Marketplace;
-  readonly integrations: Integrations;
-  readonly billing: Billing;
   readonly #authenticator: Authenticator;
 
   constructor(core: Core, authenticator: Authenticator) {
+    super(core);
     this.raw = core.raw;
     this.#authenticator = authenticator;
-    this.auth = new Auth(core);
-    this.personas = new Personas(core);
-    this.conversations = new Conversations(core);
-    this.knowledge = new Knowledge(core);
-    this.voice = new Voice(core);
-    this.webhooks = new Webhooks(core);
-    this.images = new Images(core);
-    this.social = new Social(core);
-    this.rooms = new Rooms(core);
-    this.studio = new Studio(core);
-    this.marketplace = new Marketplace(core);
-    this.integrations = new Integrations(core);
-    this.billing = new Billing(core);
   }
 
   /** The current session token pair (after any refresh), or undefined for an API key or anonymous client. */

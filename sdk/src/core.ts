@@ -26,6 +26,11 @@ export function unwrap<Result extends RawResult>(call: Promise<Result>): APIProm
   return new APIPromise(call.then(settle));
 }
 
+/** Resolves a raw call whose success has no body (204) to undefined, or rejects with the typed error of its error answer. */
+export function unwrapEmpty<Result extends RawResult>(call: Promise<Result>): APIPromise<void> {
+  return new APIPromise(call.then((result) => ({ data: undefined, response: settle(result).response })));
+}
+
 /**
  * A raw call whose success must carry a body (bytes, a stream): `convert` turns it into the data.
  * An answer without one is an error, typed by its status.

@@ -94,11 +94,39 @@ export class TimeoutError extends ConnectionError {
 /** An `error` event ended a chat stream: no reply was stored. `code` is e.g. `upstream_error`. */
 export class StreamError extends PersonaError {}
 
+/**
+ * A chat stream gave up resuming: `resumes` reconnections in a row (the resume operation with
+ * `Last-Event-ID`) brought no event past `lastEventId`, because the connection kept failing or the
+ * service kept ending the stream before `done` or `error`. The generation may still finish on the
+ * service: follow it later with `conversations.resume()`, or read it with `getGeneration()`.
+ * `cause` is the last failure; `requestId` names the request that opened the stream.
+ */
+export class StreamResumeError extends StreamError {
+  readonly generationId: string;
+  /** The id of the last event the stream handled; undefined when none carried an id. */
+  readonly lastEventId: string | undefined;
+  readonly resumes: number;
+
+  constructor(init: { generationId: string; lastEventId: string | undefined; resumes: number; cause: unknown; headers?: Headers | undefined }) {
+    const after = init.lastEventId === undefined ? "" : ` after event ${init.lastEventId}`;
+    super({
+      code: "stream_resume_failed",
+      message: `The chat stream gave up: ${init.resumes} reconnections in a row brought no new event${after} (generation ${init.generationId})`,
+      cause: init.cause,
+      headers: init.headers,
+    });
+    this.generationId = init.generationId;
+    this.lastEventId = init.lastEventId;
+    this.resumes = init.resumes;
+  }
+}
+
 // Class names survive minification this way, and `error.name` reads well in logs.
 for (const [name, cls] of Object.entries({
   PersonaError, BadRequestError, AuthenticationError, PlanLimitError, PermissionDeniedError, NotFoundError,
   ConflictError, PayloadTooLargeError, UnsupportedMediaTypeError, RateLimitError, InternalServerError,
   NotImplementedError, UpstreamError, ProviderUnavailableError, ConnectionError, TimeoutError, StreamError,
+  StreamResumeError,
 })) {
   Object.defineProperty(cls.prototype, "name", { value: name, configurable: true });
 }

@@ -1,4 +1,5 @@
 import type { Middleware } from "openapi-fetch";
+import { KEYED_ROUTES } from "./generated/keyed-routes.ts";
 import { randomKey } from "./signal.ts";
 import type { paths } from "./types.ts";
 
@@ -18,33 +19,13 @@ type KeyedRoute = {
   }[Method];
 }[keyof paths];
 
-/**
- * The operations that take an `Idempotency-Key`, as the contract says. Written out because the SDK
- * ships no OpenAPI document; the type checks below fail the build when the contract gains or loses one.
- */
-const KEYED_ROUTES = [
-  "POST /v1/api-keys",
-  "POST /v1/auth/api-keys",
-  "POST /v1/auth/register",
-  "POST /v1/conversations",
-  "POST /v1/conversations/{id}/messages",
-  "POST /v1/conversations/{id}/messages/stream",
-  "POST /v1/integrations/forum",
-  "POST /v1/integrations/messenger",
-  "POST /v1/integrations/workspace",
-  "POST /v1/knowledge/{persona_id}/documents",
-  "POST /v1/marketplace/{id}/rate",
-  "POST /v1/personas",
-  "POST /v1/personas/import",
-  "POST /v1/rooms",
-  "POST /v1/rooms/{id}/messages",
-  "POST /v1/studio/{persona_id}/variants",
-  "POST /v1/studio/{persona_id}/versions",
-  "POST /v1/webhooks",
-] as const satisfies readonly KeyedRoute[];
+// The list is generated from the contract (sdk/src/generated/keyed-routes.ts, `npm run gen`): the
+// SDK ships no OpenAPI document. It must be exactly the routes the contract's types declare a key for.
+const listed: readonly KeyedRoute[] = KEYED_ROUTES;
+void listed;
 
 type Missing = Exclude<KeyedRoute, (typeof KEYED_ROUTES)[number]>;
-// Fails to compile, naming the route, when the contract declares a keyed operation missing above.
+// Fails to compile, naming the route, when the contract declares a keyed operation the list lacks.
 const everyKeyedRouteListed: [Missing] extends [never] ? true : Missing = true;
 void everyKeyedRouteListed;
 

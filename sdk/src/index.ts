@@ -25,6 +25,7 @@ export {
   ProviderUnavailableError,
   RateLimitError,
   StreamError,
+  StreamResumeError,
   TimeoutError,
   UnsupportedMediaTypeError,
   UpstreamError,
@@ -38,7 +39,8 @@ export { uploadForm, type Uploadable, type UploadOptions } from "./upload.ts";
 export type { RawClient } from "./core.ts";
 export type { Auth, ApiKeys } from "./resources/auth.ts";
 export type { Billing } from "./resources/billing.ts";
-export type { Conversations, Messages } from "./resources/conversations.ts";
+export type { Conversations } from "./resources/conversations.ts";
+export type { GeneratedConversationsMessages as Messages } from "./generated/resources.ts";
 export type { Images } from "./resources/images.ts";
 export type { Integrations } from "./resources/integrations.ts";
 export type { Knowledge } from "./resources/knowledge.ts";

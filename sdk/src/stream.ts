@@ -1,5 +1,5 @@
 import { createParser, type EventSourceMessage } from "eventsource-parser";
-import { ConnectionError, StreamError, TimeoutError } from "./errors.ts";
+import { ConnectionError, StreamError, StreamResumeError, TimeoutError } from "./errors.ts";
 import { responseMeta, type WithResponse } from "./response-meta.ts";
 import { retryDelayMs } from "./retry.ts";
 import { anySignal } from "./signal.ts";
@@ -12,7 +12,7 @@ export type ChatStreamEvent =
   | ({ type: "error" } & Schemas["ChatStreamError"]);
 
 const EVENT_TYPES = new Set(["start", "delta", "done", "error"]);
-/** Reconnections in a row without an event in between before a drop is the caller's problem. */
+/** Reconnections in a row that bring no new event before the stream gives up (ADR 0307). */
 const MAX_RESUMES = 5;
 
 /** An answer that has started streaming: its body, and the Response whose body it is. */
@@ -36,7 +36,10 @@ type WireEvent = ChatStreamEvent | ({ type: "start" } & Schemas["ChatStreamStart
  *
  * The reply is generated on the service whatever the connection does. A connection that breaks
  * before `done` is resumed by itself (the resume operation with `Last-Event-ID`, with backoff), so
- * no delta is lost or repeated; only when that keeps failing does iteration throw ConnectionError.
+ * no delta is lost or repeated: an event whose id is not past the last one handled is dropped. Only
+ * a new event id counts as progress; after 5 reconnections in a row without one, iteration throws
+ * StreamResumeError (a StreamError). A drop before the `start` event (no generation to resume yet)
+ * throws ConnectionError.
  * `generationId` names the generation once the stream has started; `stop()` ends it early, keeping
  * the partial reply (the stream then ends with `done` and `stopped: true`).
  *
@@ -75,9 +78,12 @@ export class ChatStream implements AsyncIterable<ChatStreamEvent> {
       stop?: StopGeneration;
       /** Known up front when following an existing generation. */
       generationId?: string;
+      /** The event the caller has already: events up to it are dropped, as on a resume. */
+      lastEventId?: string | undefined;
     },
   ) {
     this.#generationId = options.generationId;
+    this.#lastEventId = options.lastEventId;
     this.idempotencyKey = options.idempotencyKey;
     this.#idleTimeout = options.idleTimeout;
     this.#userSignal = options.signal;
@@ -142,7 +148,8 @@ export class ChatStream implements AsyncIterable<ChatStreamEvent> {
   /**
    * The whole reply, once it is complete.
    * @throws StreamError when the stream ends with an `error` event (no reply was stored)
-   * @throws ConnectionError when it ends, or is aborted, before `done`
+   * @throws StreamResumeError when reconnecting after drops kept bringing nothing new
+   * @throws ConnectionError when it ends, or is aborted, before `done` and cannot be resumed
    */
   async text(): Promise<string> {
     let text = "";
@@ -162,13 +169,19 @@ export class ChatStream implements AsyncIterable<ChatStreamEvent> {
     if (this.#started) throw new Error("A ChatStream can be read only once");
     this.#started = true;
     let body: Promise<OpenedStream> = this.#opened;
+    // Reconnections since the last new event: only progress refills the budget, so a service that
+    // replays what was already handled, or ends every stream early, cannot keep the stream looping.
     for (let failures = 0; ; ) {
       try {
         yield* this.#read(body, () => (failures = 0));
         return;
       } catch (error) {
         const generationId = this.#generationId;
-        if (!(error instanceof ConnectionError) || !generationId || !this.#resume || failures >= MAX_RESUMES) throw error;
+        if (!(error instanceof ConnectionError) || !generationId || !this.#resume) throw error;
+        if (failures >= MAX_RESUMES) {
+          const headers = (await this.#opened.catch(() => undefined))?.response.headers;
+          throw new StreamResumeError({ generationId, lastEventId: this.#lastEventId, resumes: failures, cause: error, headers });
+        }
         const delay = retryDelayMs(failures++)!;
         await new Promise((resolve) => setTimeout(resolve, delay));
         if (this.#aborted) return;
@@ -180,7 +193,10 @@ export class ChatStream implements AsyncIterable<ChatStreamEvent> {
     }
   }
 
-  /** One connection's events; ConnectionError when it breaks (worth resuming once started). */
+  /**
+   * One connection's events; ConnectionError when it breaks (worth resuming once started).
+   * `progressed` is called for each event with an id past the last one handled.
+   */
   async *#read(opening: Promise<OpenedStream>, progressed: () => void): AsyncGenerator<ChatStreamEvent, void, undefined> {
     let body: ReadableStream<Uint8Array>;
     try {
@@ -191,14 +207,11 @@ export class ChatStream implements AsyncIterable<ChatStreamEvent> {
     }
     const reader = body.getReader();
     const decoder = new TextDecoder();
-    const queue: WireEvent[] = [];
+    const queue: EventSourceMessage[] = [];
     // Comment lines (the keep-alive) reach no callback we register, so they are skipped.
-    const parser = createParser({
-      onEvent: (message) => {
-        if (message.id !== undefined) this.#lastEventId = message.id;
-        pushEvent(queue, message);
-      },
-    });
+    const parser = createParser({ onEvent: (message) => queue.push(message) });
+    /** The last event id of this connection: within one connection ids only rise. */
+    let connectionLastId: string | undefined;
     let idle: ReturnType<typeof setTimeout> | undefined;
     let timedOut = false;
     // The request's signal reaches fetch through intermediate Requests that undici links weakly,
@@ -233,8 +246,21 @@ export class ChatStream implements AsyncIterable<ChatStreamEvent> {
           parser.feed(decoder.decode(chunk.value, { stream: true }));
         }
         while (queue.length > 0) {
-          const event = queue.shift()!;
-          progressed();
+          const message = queue.shift()!;
+          if (message.id !== undefined) {
+            // Going back within one connection is a replay in a loop, not a resume: drop it.
+            if (connectionLastId !== undefined && !isPast(message.id, connectionLastId)) {
+              throw new ConnectionError(`The chat stream sent event ${message.id} again after ${connectionLastId}`);
+            }
+            connectionLastId = message.id;
+            // Already handled (a resume that replays from too early): neither yielded nor progress.
+            if (this.#lastEventId !== undefined && !isPast(message.id, this.#lastEventId)) continue;
+            this.#lastEventId = message.id;
+            progressed();
+          }
+          // An event without an id cannot be told from a repeat: it is passed on, but is no progress.
+          const event = toWireEvent(message);
+          if (!event) continue;
           if (event.type === "start") {
             this.#generationId = event.generation_id;
             continue;
@@ -256,14 +282,24 @@ export class ChatStream implements AsyncIterable<ChatStreamEvent> {
   }
 }
 
-/** Turns an SSE message into a typed event; unknown event names (from a newer service) are skipped. */
-function pushEvent(queue: WireEvent[], message: EventSourceMessage): void {
-  if (!message.event || !EVENT_TYPES.has(message.event)) return;
+/** An SSE message as a typed event; undefined for unknown event names (from a newer service). */
+function toWireEvent(message: EventSourceMessage): WireEvent | undefined {
+  if (!message.event || !EVENT_TYPES.has(message.event)) return undefined;
   let data: unknown;
   try {
     data = JSON.parse(message.data);
   } catch {
-    return;
+    return undefined;
   }
-  queue.push({ ...(data as object), type: message.event } as WireEvent);
+  return { ...(data as object), type: message.event } as WireEvent;
+}
+
+/**
+ * Whether event id `id` comes after `last`. The service's ids are decimal integers, compared by
+ * value (BigInt: no precision limit); other ids cannot be ordered, so only a different one is new.
+ */
+function isPast(id: string, last: string): boolean {
+  const decimal = /^\d+$/;
+  if (decimal.test(id) && decimal.test(last)) return BigInt(id) > BigInt(last);
+  return id !== last;
 }

@@ -12,10 +12,44 @@ const bool = z
   .transform((value) => value === "true" || value === "1" || value === "yes");
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
+/**
+ * Comma-separated exact origins, each as a browser sends it in `Origin` (`https://app.example.com`,
+ * `http://localhost:5173`: scheme, host, a port only when not the default, no path or trailing
+ * slash), since they are compared byte for byte. `*` is refused (ADR 0306).
+ */
+const originList = z
+  .string()
+  .optional()
+  .transform((value, ctx) => {
+    const origins = new Set<string>();
+    for (const item of (value ?? "").split(",").map((part) => part.trim()).filter(Boolean)) {
+      const url = URL.canParse(item) ? new URL(item) : undefined;
+      const problem =
+        item === "*" ? "`*` is not accepted: list each origin that may call the API from a browser"
+        : !url || !/^https?:$/.test(url.protocol) ? `${JSON.stringify(item)} is not an http(s) origin`
+        : url.origin !== item ? `${JSON.stringify(item)} is not an origin as browsers send it; write ${JSON.stringify(url.origin)}`
+        : undefined;
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+      else origins.add(item);
+    }
+    return [...origins];
+  });
+
+/**
+ * An http(s) URL without query or fragment, kept without its trailing slash: person-facing links are
+ * this followed by a path (`/verify-email?token=…`), so a front end under a path prefix works too.
+ */
+const appBaseUrl = z
+  .url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" })
+  .optional()
+  .refine((value) => value === undefined || (!value.includes("?") && !value.includes("#")), "must have no query or fragment: links append their own path and query")
+  .transform((value) => value?.replace(/(?<!\/)\/+$/, ""));
+
 export const settings = {
   PORT: { key: "port", schema: int(0, 65535).default(3000), doc: "HTTP port (0 picks a free one)." },
   HOST: { key: "host", schema: z.string().min(1).default("127.0.0.1"), doc: "Address to listen on; `0.0.0.0` to accept remote clients." },
   PUBLIC_BASE_URL: { key: "publicBaseUrl", schema: z.url().optional(), doc: "URL clients reach the service at, used in links; default `http://HOST:PORT`." },
+  APP_BASE_URL: { key: "appBaseUrl", schema: appBaseUrl, doc: "Base URL of your own web front end, where the links sent to people lead: `<APP_BASE_URL>/verify-email?token=…` and `/reset-password?token=…` (e-mails), `/p/<persona id>` (share links), `/marketplace/<listing id>` (publish). Unset: the service's own pages at `PUBLIC_BASE_URL`. API links (images, downloads, the API) always use `PUBLIC_BASE_URL`. See docs/design/pages.md." },
   DATABASE_URL: { key: "databaseUrl", schema: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL").optional(), doc: "PostgreSQL 15+ with pgvector. Unset: the embedded PGlite database." },
   PERSONA_DATA_DIR: { key: "dataDir", schema: z.string().min(1).default(".persona"), doc: "Data directory of the embedded default (database in `db/`)." },
   EMBEDDED_DB_IN_MEMORY: { key: "embeddedDbInMemory", schema: bool.default(false), doc: "Keep the embedded database in memory: nothing survives a restart (tests, demos)." },
@@ -34,6 +68,7 @@ export const settings = {
   BODY_LIMIT_BYTES: { key: "bodyLimitBytes", schema: int(1024, 100 * 1024 * 1024).default(1024 * 1024), doc: "Largest JSON or form body accepted (uploads have their own limits)." },
   BODY_TIMEOUT_MS: { key: "bodyTimeoutMs", schema: int(1_000, 600_000).default(30_000), doc: "A JSON or form body must arrive within this many milliseconds of the request's headers; a slower one is answered 408 and its connection closed. It holds no admission place meanwhile." },
   UPLOAD_IDLE_TIMEOUT_MS: { key: "uploadIdleTimeoutMs", schema: int(1_000, 600_000).default(30_000), doc: "An upload (multipart body) that sends nothing for this many milliseconds is answered 408 and its connection closed; one that keeps sending may take longer." },
+  CORS_ORIGINS: { key: "corsOrigins", schema: originList, doc: "Comma-separated origins whose web pages may call the API from a browser (CORS), each exactly as the browser sends it: `https://app.example.com,http://localhost:5173`. Unset: none, no CORS header is sent. `*` is not accepted. Bearer tokens and API keys only, no cookies: `Access-Control-Allow-Credentials` is never sent. See docs/design/foundations.md." },
   TRUST_PROXY: { key: "trustProxy", schema: bool.default(false), doc: "Take the client IP from `X-Forwarded-For` (behind a reverse proxy)." },
   SHUTDOWN_TIMEOUT_MS: { key: "shutdownTimeoutMs", schema: int(0, 600_000).default(10_000), doc: "How long SIGTERM waits for in-flight requests and jobs before closing." },
   SHUTDOWN_IDLE_GRACE_MS: { key: "shutdownIdleGraceMs", schema: int(0, 60_000).default(1_000), doc: "On SIGTERM, how long a keep-alive connection that is idle is kept open for a request already on its way; one that arrives is served, with `Connection: close`." },
@@ -57,6 +92,9 @@ export const settings = {
   GENERATION_LEASE_MS: { key: "generationLeaseMs", schema: int(1_000, 600_000).default(30_000), doc: "How long a running streamed reply stays held without its process renewing it (renewed every quarter of it); past it, the next reader records the reply as failed: its process died." },
   STREAM_KEEPALIVE_MS: { key: "streamKeepAliveMs", schema: int(100, 600_000).default(15_000), doc: "Interval of the comment line that keeps a chat stream open through proxies." },
   STREAMS_PER_USER: { key: "streamsPerUser", schema: int(1, 100_000).default(20), doc: "Server-sent event streams one user may hold open at once in one API process (room events, reply streams, generation resumes, OpenAI `stream: true`); one more gets 429 `rate_limited` with Retry-After. Counted per process: with N processes a user may hold up to N times this. See docs/operations.md." },
+  EMBED_GUEST_MESSAGES_PER_MINUTE: { key: "embeds.guestMessagesPerMinute", schema: int(1, 100_000).default(10), doc: "Messages (and spoken replies) one anonymous visitor of an embedded persona may send a minute; more get 429. See docs/design/embeds.md." },
+  EMBED_IP_MESSAGES_PER_MINUTE: { key: "embeds.ipMessagesPerMinute", schema: int(1, 100_000).default(30), doc: "Messages (and spoken replies) all embed visitors from one client address (IPv6 by /64) may send a minute, whichever persona; more get 429." },
+  EMBED_GUESTS_PER_IP_PER_HOUR: { key: "embeds.guestsPerIpPerHour", schema: int(1, 100_000).default(20), doc: "New embed visitors (guest tokens) one client address may start an hour; more get 429." },
   EMBEDDINGS_PROVIDER: { key: "embeddings.provider", schema: z.enum(["openai", "local"]).optional(), doc: "Embeddings provider: `openai` (an OpenAI-compatible API: `EMBEDDINGS_BASE_URL`, else `OPENAI_BASE_URL`) or `local` (hashed lexical, no model files). Default: `local`, whatever the chat provider. Documents embedded by one provider are not found by another: re-upload them after a change." },
   EMBEDDINGS_BASE_URL: { key: "embeddings.baseUrl", schema: z.url().optional(), doc: "Base URL of the `openai` embeddings provider. Unset: `OPENAI_BASE_URL` (or api.openai.com)." },
   EMBEDDINGS_API_KEY: { key: "embeddings.apiKey", schema: z.string().min(1).optional(), doc: "API key of the `openai` embeddings provider. Unset: `OPENAI_API_KEY`, when it reaches the same server as chat." },

@@ -28,7 +28,9 @@ describe("client.personas cards", () => {
     const png = await client.personas.exportCardPng(fromPng.id);
     expect(cardChunks(png).ccv3).toEqual(card);
     const again = await client.personas.importCard(png);
-    expect({ ...again, id: fromPng.id, avatar_url: fromPng.avatar_url, created_at: fromPng.created_at, updated_at: fromPng.updated_at }).toEqual(fromPng);
+    // The copy is another persona of the same owner: its handle gets the next number.
+    expect(again.handle).toBe(`${fromPng.handle}-2`);
+    expect({ ...again, id: fromPng.id, handle: fromPng.handle, avatar_url: fromPng.avatar_url, created_at: fromPng.created_at, updated_at: fromPng.updated_at }).toEqual(fromPng);
 
     await expect(stranger.personas.exportCard(fromPng.id)).rejects.toBeInstanceOf(NotFoundError);
     await expect(stranger.personas.exportCardPng(fromPng.id)).rejects.toBeInstanceOf(NotFoundError);

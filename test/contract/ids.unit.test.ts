@@ -35,6 +35,14 @@ const NOT_UUIDS: Record<string, string> = {
   "CharacterBookEntry.id": "a lorebook entry's id as the character card's author numbered it",
   "OpenAIChatCompletion.id": "OpenAI's completion id form, chatcmpl-<uuid>",
   "OpenAIChatCompletionChunk.id": "OpenAI's completion id form, chatcmpl-<uuid>",
+  "OpenAIResponseObject.id": "OpenAI's response id form, resp_<hex digits>",
+  "OpenAIModel.id": "a model name: the persona's handle or <username>/<handle> (persona_id carries the UUID)",
+  "OpenAIToolCall.id": "the model provider's tool call id",
+  "OpenAIToolCallDelta.id": "the model provider's tool call id",
+  "OpenAIResponsesOutputMessage.id": "OpenAI's output item id form, msg_<hex digits>",
+  "OpenAIResponsesStreamEvent.item_id": "OpenAI's output item id form, msg_<hex digits>",
+  "OpenAIResponsesRequest.previous_response_id": "OpenAI's response id form (refused: nothing is stored)",
+  "OpenAIResponseObject.previous_response_id": "OpenAI's response id form (always null: nothing is stored)",
 };
 
 /** Parameters and properties that carry an id under another name. */

@@ -42,7 +42,7 @@ const select = (user: TestUser, id: string, messageId: string) =>
 async function personaWithoutGreeting(user: TestUser): Promise<string> {
   const id = uuidv7();
   const now = new Date();
-  await knex()("personas").insert({ id, creator_id: user.id, name: "Orla", instructions: "You are Orla.", model: fx.service.services.config.llm.model, created_at: now, updated_at: now });
+  await knex()("personas").insert({ id, creator_id: user.id, name: "Orla", handle: `orla-${id.slice(-8)}`, instructions: "You are Orla.", model: fx.service.services.config.llm.model, created_at: now, updated_at: now });
   return id;
 }
 

@@ -26,6 +26,10 @@ export interface ChatBehaviour {
   errorBody?: object;
   /** `Retry-After` header of an error answer. */
   retryAfter?: string;
+  /** The finish reason to report. Default: `length` when the reply was cut to `max_tokens` words, else `stop`. */
+  finishReason?: "stop" | "length" | "tool_calls" | "content_filter";
+  /** Tool calls to answer with (finish reason `tool_calls` unless `finishReason` says otherwise); streamed in two pieces each. */
+  toolCalls?: { id: string; name: string; arguments: string }[];
 }
 
 export interface EmbeddingsBehaviour {
@@ -127,6 +131,9 @@ interface ChatBody {
   model?: string;
   messages?: ChatMessage[];
   stream?: boolean;
+  stop?: string | string[];
+  max_tokens?: number;
+  max_completion_tokens?: number;
   stream_options?: { include_usage?: boolean };
 }
 
@@ -399,9 +406,17 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     const behaviour = chat.take();
     const messages = body.messages ?? [];
     const lastUser = [...messages].reverse().find((m) => m.role === "user");
-    const reply = behaviour.reply ?? `Echo: ${lastUser ? messageText(lastUser) : ""}`;
-    const chunks = behaviour.chunks ?? splitAfterWords(reply);
+    // Like a real model: the reply ends before a stop sequence, and after max_tokens "tokens" (words here).
+    let reply = behaviour.reply ?? `Echo: ${lastUser ? messageText(lastUser) : ""}`;
+    const stops = typeof body.stop === "string" ? [body.stop] : (body.stop ?? []);
+    for (const stop of stops) if (reply.includes(stop)) reply = reply.slice(0, reply.indexOf(stop));
+    const cap = body.max_tokens ?? body.max_completion_tokens;
+    const words = splitAfterWords(reply);
+    const cut = behaviour.chunks === undefined && cap !== undefined && words.length > cap;
+    const chunks = behaviour.chunks ?? (cut ? words.slice(0, cap) : words);
     const content = chunks.join("");
+    const toolCalls = behaviour.toolCalls ?? [];
+    const finishReason = behaviour.finishReason ?? (toolCalls.length > 0 ? "tool_calls" : cut ? "length" : "stop");
     const promptTokens = messages.reduce((sum, m) => sum + 4 + approxTokens(messageText(m)), 3);
     const usage = { prompt_tokens: promptTokens, completion_tokens: approxTokens(content), total_tokens: promptTokens + approxTokens(content) };
     const id = `chatcmpl-fake${++idCounter}`;
@@ -417,7 +432,21 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
         object: "chat.completion",
         created,
         model,
-        choices: [{ index: 0, message: { role: "assistant", content, refusal: null }, logprobs: null, finish_reason: "stop" }],
+        choices: [
+          {
+            index: 0,
+            message: {
+              role: "assistant",
+              content: toolCalls.length > 0 && content === "" ? null : content,
+              refusal: null,
+              ...(toolCalls.length > 0
+                ? { tool_calls: toolCalls.map((call) => ({ id: call.id, type: "function", function: { name: call.name, arguments: call.arguments } })) }
+                : {}),
+            },
+            logprobs: null,
+            finish_reason: finishReason,
+          },
+        ],
         usage,
       });
     }
@@ -438,7 +467,12 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
       send(chunk({ content: piece }));
     }
     if (behaviour.failAfterChunks !== undefined && behaviour.failAfterChunks >= chunks.length) return breakStream(behaviour, res, send, markOwnDisconnect);
-    send(chunk({}, "stop"));
+    for (const [index, call] of toolCalls.entries()) {
+      const half = Math.floor(call.arguments.length / 2);
+      send(chunk({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: call.arguments.slice(0, half) } }] }));
+      send(chunk({ tool_calls: [{ index, function: { arguments: call.arguments.slice(half) } }] }));
+    }
+    send(chunk({}, finishReason));
     if (body.stream_options?.include_usage) send({ id, object: "chat.completion.chunk", created, model, choices: [], usage });
     res.end("data: [DONE]\n\n");
   }

@@ -60,7 +60,7 @@ describe("automatic avatars", () => {
 
   it("loses to an avatar the owner set while it was being drawn; the drawn one is thrown away", async () => {
     const [{ id }] = await service.services.db.knex("personas").insert({
-      id: crypto.randomUUID(), creator_id: alice.id, name: "Quill", description: "", instructions: "You are Quill.", model: service.services.config.llm.model,
+      id: crypto.randomUUID(), creator_id: alice.id, name: "Quill", handle: `quill-${crypto.randomUUID().slice(0, 8)}`, description: "", instructions: "You are Quill.", model: service.services.config.llm.model,
       avatar_url: null, is_public: false, category: "other", greeting_message: "Hi", voice_id: "alloy", message_count: 0, created_at: new Date(), updated_at: new Date(),
     }).returning("id");
     let asked!: () => void;

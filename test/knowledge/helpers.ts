@@ -17,6 +17,7 @@ export async function insertPersona(service: TestService, user: TestUser, option
     id,
     creator_id: user.id,
     name: "Archivist",
+    handle: `archivist-${id.slice(-12)}`,
     instructions: "You answer from your archive.",
     model: service.services.config.llm.model,
     is_public: options.isPublic ?? false,

@@ -55,20 +55,25 @@ async function expectOpenAIError(answer: Response | ApiAnswer, status: number, c
 }
 
 describe("models", () => {
-  it("lists the caller's own personas with their names, newest first", async () => {
+  it("lists the caller's own personas by handle with their names, newest first", async () => {
     const second = await createPersona(service, alice, { name: "Professor Quill" });
     await createPersona(service, bob, { name: "Bob's own", is_public: true });
     const list = await client(aliceKey).models.list();
-    expect(list.data.map((model) => model.id)).toEqual([second.id, nova.id]);
-    expect(list.data[0]).toMatchObject({ id: second.id, object: "model", owned_by: alice.id, name: "Professor Quill", created: expect.any(Number) });
+    expect(list.data.map((model) => model.id)).toEqual(["professor-quill", "captain-nova"]);
+    expect(list.data[0]).toMatchObject({ id: "professor-quill", persona_id: second.id, object: "model", owned_by: alice.id, name: "Professor Quill", created: expect.any(Number) });
   });
 
   it("answers one model: own or public; another user's private persona is model_not_found", async () => {
     const erin = await registerUser(service);
     const open = await createPersona(service, erin, { name: "Public Erin", is_public: true });
     const hidden = await createPersona(service, erin, { name: "Private Erin" });
-    expect((await client(aliceKey).models.retrieve(nova.id)).id).toBe(nova.id);
-    expect((await client(aliceKey).models.retrieve(open.id)).id).toBe(open.id);
+    // By id or by readable name, the answer names the model as the caller would send it.
+    expect((await client(aliceKey).models.retrieve(nova.id)).id).toBe("captain-nova");
+    expect((await client(aliceKey).models.retrieve("captain-nova")).id).toBe("captain-nova");
+    expect((await client(aliceKey).models.retrieve(open.id)).id).toBe(`${erin.username}/public-erin`);
+    const byName = await service.fetch(`/openai/v1/models/${erin.username}%2Fpublic-erin`, { headers: { authorization: `Bearer ${aliceKey}` } });
+    expect(await byName.json()).toMatchObject({ id: `${erin.username}/public-erin`, persona_id: open.id });
+    await expectOpenAIError(await service.fetch(`/openai/v1/models/${erin.username}%2Fprivate-erin`, { headers: alice.auth }), 404, "model_not_found", "model");
     const response = await service.fetch(`/openai/v1/models/${hidden.id}`, { headers: { authorization: `Bearer ${aliceKey}` } });
     await expectOpenAIError(response, 404, "model_not_found", "model");
     await expectOpenAIError(await service.fetch("/openai/v1/models/not-a-persona", { headers: alice.auth }), 404, "model_not_found", "model");
@@ -230,11 +235,16 @@ describe("refusals", () => {
     ["no messages", { messages: [] }, "invalid_request", "messages"],
     ["messages missing", {}, "invalid_request", "messages"],
     ["an unknown role", { messages: [{ role: "narrator", content: "x" }] }, "invalid_request", "messages[0].role"],
-    ["a tool message", { messages: [{ role: "user", content: "x" }, { role: "tool", content: "y", tool_call_id: "1" }] }, "unsupported", "messages[1].role"],
-    ["a last message that is not the user's", { messages: [{ role: "user", content: "x" }, { role: "assistant", content: "y" }] }, "invalid_request", "messages"],
+    ["a tool message without its call id", { messages: [{ role: "user", content: "x" }, { role: "tool", content: "y" }] }, "invalid_request", "messages[1].tool_call_id"],
+    ["a function message (deprecated)", { messages: [{ role: "user", content: "x" }, { role: "function", name: "f", content: "y" }] }, "invalid_request", "messages[1].role"],
+    ["functions (deprecated)", { functions: [{ name: "f" }], messages: [{ role: "user", content: "x" }] }, "unsupported", "functions"],
+    ["logprobs", { logprobs: true, messages: [{ role: "user", content: "x" }] }, "unsupported", "logprobs"],
+    ["audio output", { modalities: ["text", "audio"], messages: [{ role: "user", content: "x" }] }, "unsupported", "modalities"],
+    ["store: true", { store: true, messages: [{ role: "user", content: "x" }] }, "unsupported", "store"],
+    ["an argument OpenAI does not know", { temperatur: 0.2, messages: [{ role: "user", content: "x" }] }, "unknown_parameter", "temperatur"],
+    ["a last user message without text", { messages: [{ role: "user", content: " " }] }, "invalid_request", "messages[0].content"],
     ["an image part", { messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "https://x.example/a.png" } }] }] }, "unsupported", "messages[0].content[0].type"],
     ["n above 1", { n: 2, messages: [{ role: "user", content: "x" }] }, "unsupported", "n"],
-    ["tools", { tools: [{ type: "function", function: { name: "f" } }], messages: [{ role: "user", content: "x" }] }, "unsupported", "tools"],
     ["a user message without content", { messages: [{ role: "user", content: null }] }, "invalid_request", "messages[0].content"],
     ["a content too long", { messages: [{ role: "user", content: "x".repeat(32_001) }] }, "invalid_request", "messages[0].content"],
   ];

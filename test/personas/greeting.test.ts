@@ -66,7 +66,7 @@ async function insertBare(instructions: string): Promise<string> {
   const id = uuidv7();
   const now = new Date();
   await service.services.db.knex("personas").insert({
-    id, creator_id: alice.id, name: "Bare", instructions, model: service.services.config.llm.model, created_at: now, updated_at: now,
+    id, creator_id: alice.id, name: "Bare", handle: `bare-${id.slice(-8)}`, instructions, model: service.services.config.llm.model, created_at: now, updated_at: now,
   });
   return id;
 }

@@ -95,6 +95,8 @@ describe("creating a persona", () => {
       voice_id: "alloy",
       message_count: 0,
       allow_client_system_messages: true,
+      handle: expect.stringMatching(/^captain-nova(-\d+)?$/),
+      model_settings: {},
       creator_id: alice.id,
       created_at: now.toISOString(),
       updated_at: now.toISOString(),
@@ -338,7 +340,7 @@ describe("listing one's personas", () => {
       ["id", "name", "description", "model", "avatar_url", "is_public", "category", "message_count", "created_at", "updated_at"].sort(),
     );
     const full = made.find((row) => row.id === body.data[0]!.id)!;
-    const { instructions: _i, greeting_message: _g, voice_id: _v, creator_id: _c, allow_client_system_messages: _s, ...summary } = full;
+    const { instructions: _i, greeting_message: _g, voice_id: _v, creator_id: _c, allow_client_system_messages: _s, handle: _h, model_settings: _m, ...summary } = full;
     expect(body.data[0]).toEqual(summary);
   });
 

@@ -64,7 +64,7 @@ describe("OpenAIChatModel against the fake OpenAI server", () => {
     fake.chat.next({ chunks: ["One ", "two ", "three."] });
     const chunks = await collect(model.stream(request("Count")));
     expect(deltasOf(chunks)).toEqual(["One ", "two ", "three."]);
-    expect(chunks.at(-1)).toEqual({ type: "usage", usage: { inputTokens: expect.any(Number), outputTokens: expect.any(Number) } });
+    expect(chunks.at(-1)).toEqual({ type: "usage", usage: { inputTokens: expect.any(Number), outputTokens: expect.any(Number) }, finishReason: "stop" });
     expect(chunks.filter((c) => c.type === "usage")).toHaveLength(1);
     expect(fake.requests[0]!.body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
   });

@@ -10,8 +10,9 @@ import { call, useWorld, validRequest } from "./support.ts";
 
 // API8 Security Misconfiguration (issue 23 item 2): one valid request of every operation of the
 // contract, and the answers' headers: no `X-Powered-By`, `X-Content-Type-Options: nosniff` on
-// every answer, a Content-Security-Policy that forbids framing on every HTML page (issue 31 I3); CORS as documented (not enabled: no
-// Access-Control-Allow-* header for any origin); no stack trace or internal message in a 500.
+// every answer, a Content-Security-Policy that forbids framing on every HTML page (issue 31 I3); CORS as documented (with
+// CORS_ORIGINS unset: no Access-Control-Allow-* header for any origin; test/http/cors.test.ts has it set); no stack trace or
+// internal message in a 500.
 const fixture = useWorld();
 
 let answers: { operationId: string; answer: FuzzAnswer }[] = [];
@@ -97,7 +98,7 @@ describe("API8: security headers", () => {
     expect(framable.map(({ operationId, answer }) => `${operationId}: ${answer.headers.get("content-security-policy")} / ${answer.headers.get("x-frame-options")}`)).toEqual([]);
   });
 
-  it("enables no CORS: no Access-Control-Allow-* header, on a preflight or a request from another origin", async () => {
+  it("enables no CORS with CORS_ORIGINS unset: no Access-Control-Allow-* header, on a preflight or a request from another origin", async () => {
     const { service, world } = fixture;
     const origin = { origin: "https://evil.example" };
     const preflight = await send(service.url, { method: "OPTIONS", path: "/v1/personas", headers: { ...origin, "access-control-request-method": "POST", "access-control-request-headers": "authorization" }, body: undefined, note: "" });

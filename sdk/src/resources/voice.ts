@@ -1,5 +1,6 @@
 import { APIPromise } from "../api-promise.ts";
-import { init, settle, unwrapBody, type Core } from "../core.ts";
+import { init, settle, unwrapBody } from "../core.ts";
+import { GeneratedVoice } from "../generated/resources.ts";
 import type { RequestBody, RequestOptions, ResponseOf } from "../types.ts";
 import { uploadForm, type Uploadable, type UploadOptions } from "../upload.ts";
 
@@ -11,13 +12,7 @@ import { uploadForm, type Uploadable, type UploadOptions } from "../upload.ts";
  * await writeFile("hello.mp3", mp3);
  * const { text, language } = await client.voice.stt("./question.wav");
  */
-export class Voice {
-  readonly #core: Core;
-
-  constructor(core: Core) {
-    this.#core = core;
-  }
-
+export class Voice extends GeneratedVoice {
   /**
    * Speaks `text` as MP3: the whole file as bytes, or with `{ stream: true }` a ReadableStream that
    * can be piped on while it arrives.
@@ -29,7 +24,7 @@ export class Voice {
   tts(body: RequestBody<"voice_tts">, options?: RequestOptions & { stream?: false }): APIPromise<Uint8Array>;
   tts(body: RequestBody<"voice_tts">, options: RequestOptions & { stream: true }): APIPromise<ReadableStream<Uint8Array>>;
   tts(body: RequestBody<"voice_tts">, options: RequestOptions & { stream?: boolean } = {}): APIPromise<Uint8Array | ReadableStream<Uint8Array>> {
-    return unwrapBody(this.#core.raw.POST("/v1/voice/tts", { body, parseAs: options.stream ? "stream" : "arrayBuffer", ...init(options) }), (data) =>
+    return unwrapBody(this.core.raw.POST("/v1/voice/tts", { body, parseAs: options.stream ? "stream" : "arrayBuffer", ...init(options) }), (data) =>
       data instanceof ArrayBuffer ? new Uint8Array(data) : (data as ReadableStream<Uint8Array>),
     );
   }
@@ -46,7 +41,7 @@ export class Voice {
   stt(audio: Uploadable, options: UploadOptions & RequestOptions = {}): APIPromise<ResponseOf<"voice_stt">> {
     return new APIPromise(
       uploadForm(audio, options, "audio").then((form) =>
-        this.#core.raw
+        this.core.raw
           .POST("/v1/voice/stt", {
             // The contract types the part as a string; the form carries it as a Blob with its file name.
             body: form as unknown as RequestBody<"voice_stt">,

@@ -14,6 +14,8 @@ export { authLimits } from "./limits.ts";
 export { allows } from "./scopes.ts";
 export { purgeExpiredCodes } from "./oauth/flow.ts";
 export { getUser, isLiveUser } from "./users/service.ts";
+export { emailTokenState, resetPassword, verifyEmail, type ResetRevoked } from "./account/email.ts";
+export type { EmailTokenState } from "./account/email-tokens.ts";
 
 export const area = defineArea({
   name: "auth",

@@ -34,6 +34,7 @@ const CHAT_OPERATIONS: ReadonlySet<string> = new Set([
   "conversation_tree_activate_branch",
   "rooms_send_message",
   "openai_create_chat_completion",
+  "openai_responses_create",
   "auth_get_me",
 ]);
 

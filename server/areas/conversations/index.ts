@@ -12,7 +12,13 @@ import { handlers as tree } from "./tree/handlers.ts";
 export { conversationReply } from "./chat/replying.ts";
 export { sendMessage } from "./chat/turn.ts";
 export { settleGenerations } from "./generations/registry.ts";
-export { createConversation, requireOwnConversation } from "./service.ts";
+export { conversationCount, createConversation, requireOwnConversation } from "./service.ts";
+// The embeds area's guest chat runs a visitor's turn as a conversation of the persona's owner.
+export { streamedSend } from "./chat/streamed-send.ts";
+export { findStoredReply } from "./chat/turn.ts";
+export { followGeneration } from "./generations/follow.ts";
+export { stopGeneration } from "./generations/service.ts";
+export { deleteConversation, listMessages } from "./service.ts";
 
 export const area = defineArea({
   name: "conversations",

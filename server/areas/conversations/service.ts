@@ -9,7 +9,7 @@ import type { Services } from "../../toolkit/services.ts";
 import { greetingRows, greetingsOf, shownMessages } from "./greetings.ts";
 import { START_MARK, STOP_MARK } from "./highlight.ts";
 import {
-  deleteUserConversation, findMessage, findUserConversation, insertConversation, insertGreetings, listUserConversations, pageMessages,
+  countConversationsOf, deleteUserConversation, findMessage, findUserConversation, insertConversation, insertGreetings, listUserConversations, pageMessages,
   recentMessages, searchUserMessages, type ConversationRow,
 } from "./store.ts";
 
@@ -57,6 +57,11 @@ export async function createConversation(services: Services, userId: string, inp
     });
     return inserted;
   });
+}
+
+/** How many conversations the persona has had, all users together (its public page shows it). */
+export async function conversationCount(services: Services, personaId: string): Promise<number> {
+  return isUuid(personaId) ? countConversationsOf(services.db.knex, personaId) : 0;
 }
 
 export async function listConversations(services: Services, userId: string, personaId: string | undefined, window: PageWindow) {

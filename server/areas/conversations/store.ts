@@ -92,6 +92,12 @@ export async function insertGreetings(knex: Knex, messages: MessageRow[]): Promi
   await knex("messages").insert(messages.map(({ alternative_index: _index, alternative_count: _count, ...m }) => ({ ...m, citations: null })));
 }
 
+/** How many conversations people have started with the persona (its `persona_id` index). */
+export async function countConversationsOf(knex: Knex, personaId: string): Promise<number> {
+  const [row] = await knex("conversations").where({ persona_id: personaId }).count<{ count: string | number }[]>({ count: "*" });
+  return Number(row?.count ?? 0);
+}
+
 /** The user's conversation; undefined for another user's or an unknown id. */
 export async function findUserConversation(knex: Knex, userId: string, id: string): Promise<ConversationRow | undefined> {
   return knex("conversations").select([...CONVERSATION_COLUMNS]).where({ id, user_id: userId }).first();
@@ -300,7 +306,7 @@ const pathSteps = (historyWindow: number) => Math.trunc(historyWindow) * 2 + 1;
 export async function loadTurn(knex: Knex, q: TurnQuery): Promise<TurnRow> {
   const reservation = reservationCtes(q.quota, "EXISTS (SELECT 1 FROM p)");
   // No greeting: a conversation's is its first stored message, read with the history.
-  const persona = q.visiblePersonas.clone().select("p.id", "p.name", "p.model", "p.instructions");
+  const persona = q.visiblePersonas.clone().select("p.id", "p.name", "p.model", "p.instructions", "p.model_settings");
   const sql =
     `WITH RECURSIVE c AS (SELECT ${CONVERSATION_COLUMNS.join(", ")} FROM conversations WHERE id = ? AND user_id = ?),
      ${pathCte("hpath", ["id", "parent_id", "depth"], `(CASE WHEN ?::boolean THEN (SELECT id FROM messages WHERE id = ?::uuid AND conversation_id = (SELECT id FROM c)) ELSE (SELECT active_message_id FROM c) END)`, `m.depth - ${pathSteps(q.historyWindow)}`)},

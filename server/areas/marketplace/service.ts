@@ -2,7 +2,7 @@ import type { Knex } from "knex";
 import { v7 as uuidv7 } from "uuid";
 import type { components } from "../../../generated/openapi.d.ts";
 import { planOf } from "../../quota/usage.ts";
-import { publicBaseUrl } from "../../toolkit/config.ts";
+import { listingPageLink } from "../../toolkit/person-links.ts";
 import { conflict, forbidden, notFound, planLimit } from "../../toolkit/http/error-catalogue.ts";
 import type { PageWindow } from "../../toolkit/http/paging.ts";
 import { isUuid } from "../../toolkit/http/text.ts";
@@ -15,6 +15,7 @@ import {
   creatorReplies,
   featuredListings,
   findVisibleListing,
+  findVisibleListingOfPersona,
   incrementUseCount,
   listListings,
   listReviews,
@@ -43,8 +44,9 @@ function visible(services: Services): Knex.QueryBuilder {
   return visibleListings(services.db.knex);
 }
 
+/** The listing's page: `<APP_BASE_URL>/marketplace/<id>`, else the service's own (toolkit/person-links.ts). */
 export function listingUrl(services: Services, listingId: string): string {
-  return `${publicBaseUrl(services.config)}/marketplace/${listingId}`;
+  return listingPageLink(services.config, listingId);
 }
 
 /**
@@ -84,6 +86,11 @@ export async function requireListing(services: Services, id: string): Promise<Li
   const row = isUuid(id) ? await findVisibleListing(visible(services), id) : undefined;
   if (!row) throw notFound("Listing");
   return row;
+}
+
+/** The persona's listing when anyone may see it (its public page links it), else undefined. */
+export async function visibleListingOfPersona(services: Services, personaId: string): Promise<ListingView | undefined> {
+  return isUuid(personaId) ? findVisibleListingOfPersona(visible(services), personaId) : undefined;
 }
 
 /** Curated listings; when none is curated, the best rated with enough ratings, then the most used. */

@@ -153,6 +153,11 @@ export async function findVisibleListing(base: Knex.QueryBuilder, id: string): P
   return base.clone().where("l.id", id).first();
 }
 
+/** The persona's listing when anyone may see it (one listing per persona). */
+export async function findVisibleListingOfPersona(base: Knex.QueryBuilder, personaId: string): Promise<ListingView | undefined> {
+  return base.clone().where("l.persona_id", personaId).first();
+}
+
 /** Curated listings first, most recently featured first. */
 export async function featuredListings(base: Knex.QueryBuilder, limit: number): Promise<ListingView[]> {
   return base.clone().whereNotNull("l.featured_at").orderByRaw("l.featured_at DESC, l.id DESC").limit(limit);

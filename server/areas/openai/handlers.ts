@@ -3,19 +3,22 @@ import { internalError } from "../../toolkit/http/error-catalogue.ts";
 import { HANDLED, type Handler, type HandlerMap } from "../../toolkit/http/router.ts";
 import { abortOnClose } from "../../toolkit/http/sse.ts";
 import { takeStreamPlace } from "../../toolkit/http/stream-limits.ts";
+import { openai_responses_create } from "./responses.ts";
 import { beginCompletion, listModels, requireModel } from "./service.ts";
+import { modelNameOf } from "../personas/index.ts";
 import { streamCompletion } from "./stream.ts";
 import { completionHead, toCompletion, toModel } from "./views.ts";
 
 const openai_list_models: Handler<"openai_list_models"> = async ({ services, principal }) => ({
   status: 200,
-  body: { object: "list", data: (await listModels(services, principal.userId)).map(toModel) },
+  // The list is the caller's own personas: each is named by its handle.
+  body: { object: "list", data: (await listModels(services, principal.userId)).map((row) => toModel(row, row.handle)) },
 });
 
-const openai_get_model: Handler<"openai_get_model"> = async ({ services, principal, params }) => ({
-  status: 200,
-  body: toModel(await requireModel(services, principal.userId, params.model)),
-});
+const openai_get_model: Handler<"openai_get_model"> = async ({ services, principal, params }) => {
+  const persona = await requireModel(services, principal.userId, params.model);
+  return { status: 200, body: toModel(persona, await modelNameOf(services, principal.userId, persona)) };
+};
 
 /**
  * Blocking: one `chat.completion` once the reply is complete (and stored, with a conversation).
@@ -41,7 +44,7 @@ const openai_create_chat_completion: Handler<"openai_create_chat_completion"> = 
   for await (const event of reply) {
     if (event.type === "error") throw event.error;
     if (event.type === "done") {
-      return { status: 200, body: toCompletion(head, event.reply.content, event.reply.usage, stored ? event.reply.id : null) };
+      return { status: 200, body: toCompletion(head, event.reply, stored ? event.reply.id : null) };
     }
   }
   throw new Error("The reply ended without done or error");
@@ -51,4 +54,5 @@ export const handlers = {
   openai_list_models,
   openai_get_model,
   openai_create_chat_completion,
+  openai_responses_create,
 } satisfies Partial<HandlerMap>;

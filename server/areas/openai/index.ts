@@ -2,6 +2,6 @@
 import { defineArea } from "../../toolkit/area.ts";
 import { handlers } from "./handlers.ts";
 
-export { openaiErrorHandler } from "./errors.ts";
+export { openaiError, openaiErrorHandler } from "./errors.ts";
 
 export const area = defineArea({ name: "openai", handlers });

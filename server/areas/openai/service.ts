@@ -2,13 +2,14 @@ import type { components } from "../../../generated/openapi.d.ts";
 import { conversationReply } from "../conversations/index.ts";
 import { requireOwnConversation } from "../conversations/index.ts";
 import { ApiError } from "../../toolkit/http/errors.ts";
-import { listOwnPersonas, requireVisiblePersona, type PersonaRow } from "../personas/index.ts";
+import { findPersonaByModelName, listOwnPersonas, type PersonaRow } from "../personas/index.ts";
 import { beginReply, inputTooLong } from "../replies/index.ts";
 import { personaKnowledge } from "../replies/index.ts";
 import type { ContextSource, Reply, ReplySink } from "../replies/index.ts";
 import type { Services } from "../../toolkit/services.ts";
 import { modelNotFound, openaiRefusal } from "./errors.ts";
 import { readMessages } from "./messages.ts";
+import { completionParameters } from "./parameters.ts";
 
 type CompletionRequest = components["schemas"]["OpenAIChatCompletionRequest"];
 
@@ -20,14 +21,11 @@ export async function listModels(services: Services, userId: string): Promise<Pe
   return page.rows;
 }
 
-/** A persona the caller may chat with (their own or a public one); anything else is `model_not_found`. */
+/** A persona the caller may chat with (their own or a public one), by id, handle or `<username>/<handle>`; anything else is `model_not_found`. */
 export async function requireModel(services: Services, userId: string, model: string): Promise<PersonaRow> {
-  try {
-    return await requireVisiblePersona(services, userId, model);
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 404) throw modelNotFound(model);
-    throw error;
-  }
+  const persona = await findPersonaByModelName(services, userId, model);
+  if (!persona) throw modelNotFound(model);
+  return persona;
 }
 
 /** A completion ready to run: the reply, and the conversation it is stored in (if any). */
@@ -51,15 +49,19 @@ export async function beginCompletion(
   request: CompletionRequest & { conversationId?: string | undefined },
   options: { mode: "stream" | "whole"; signal?: AbortSignal },
 ): Promise<Completion> {
-  refuseUnsupported(request);
   const exchange = readMessages(request.messages);
   // OpenAI's own refusal of a prompt over the model's context, before anything is reserved.
-  const tooLong = inputTooLong(services.config.llm, exchange.input);
+  const tooLong = inputTooLong(services.config.llm, [exchange.input, ...exchange.trailing.map((turn) => turn.content)].join("\n"));
   if (tooLong) throw openaiRefusal(400, "context_length_exceeded", tooLong.message, "messages");
   const persona = await requireModel(services, userId, request.model);
-  if (exchange.system.length > 0 && !persona.allow_client_system_messages) {
+  const { options: modelOptions, maxTokens } = completionParameters(request, persona.model_settings);
+  const refused = services.providers.llm.refuses?.(modelOptions);
+  if (refused) throw openaiRefusal(400, "unsupported", refused.message, refused.option === "tools" ? "tools" : refused.option);
+  const clientSystem = exchange.system.length > 0 || exchange.trailing.some((turn) => turn.role === "system");
+  if (clientSystem && !persona.allow_client_system_messages) {
     throw openaiRefusal(400, "system_messages_not_allowed", "This persona's owner does not allow system messages from clients", "messages");
   }
+  if (request.conversationId) refuseUnstorable(exchange.trailing.length > 0, modelOptions.tools !== undefined);
   const sink = request.conversationId ? await conversationSink(services, userId, persona, request.conversationId) : nowhere;
   const context: ContextSource = {
     async load(input, signal) {
@@ -67,10 +69,9 @@ export async function beginCompletion(
       // The greeting opens the exchange as a conversation's first message does, unless the client
       // sent an opening of its own (its history is the conversation then).
       const opening = exchange.opensWithAssistant || persona.greeting_message === null ? [] : [{ role: "assistant" as const, content: persona.greeting_message }];
-      return { history: [...exchange.history, ...opening], knowledge, system: exchange.system };
+      return { history: [...exchange.history, ...opening], knowledge, system: exchange.system, trailing: exchange.trailing };
     },
   };
-  const maxTokens = request.max_completion_tokens ?? request.max_tokens ?? undefined;
   const reply = await beginReply(services, {
     userId,
     persona: { id: persona.id, name: persona.name, model: persona.model, instructions: persona.instructions },
@@ -80,21 +81,21 @@ export async function beginCompletion(
     mode: options.mode,
     ...(options.signal ? { signal: options.signal } : {}),
     ...(maxTokens ? { maxOutputTokens: maxTokens } : {}),
+    options: modelOptions,
   });
   return { reply, persona, conversationId: request.conversationId ?? null };
 }
 
-/** OpenAI parameters this endpoint cannot honour; the rest are accepted and ignored. */
-function refuseUnsupported(request: CompletionRequest): void {
-  if (request.n !== undefined && request.n !== null && request.n !== 1) {
-    throw openaiRefusal(400, "unsupported", "Only one choice per request is supported (n must be 1)", "n");
+/**
+ * A conversation stores the user's new message and the persona's text reply: an exchange that ends
+ * elsewhere (a prefill, a closing instruction, tool results) or may end in tool calls has no such
+ * pair to store.
+ */
+function refuseUnstorable(endsAfterInput: boolean, offersTools: boolean): void {
+  if (endsAfterInput) {
+    throw openaiRefusal(400, "unsupported", "With conversation_id the last message must be the user's: the new message and the reply are stored", "conversation_id");
   }
-  for (const param of ["tools", "functions"] as const) {
-    const value = request[param];
-    if (Array.isArray(value) ? value.length > 0 : value !== undefined && value !== null) {
-      throw openaiRefusal(400, "unsupported", "Tools and functions are not supported: personas do not call tools", param);
-    }
-  }
+  if (offersTools) throw openaiRefusal(400, "unsupported", "Tools cannot be used with conversation_id: tool calls are not stored in a conversation", "tools");
 }
 
 /** The caller's own conversation with this persona stores the exchange; any other is 404. */

@@ -3,7 +3,7 @@ import { SSEWriter } from "../../toolkit/http/sse.ts";
 import type { Logger } from "../../toolkit/logger.ts";
 import type { Reply } from "../replies/index.ts";
 import { openaiError } from "./errors.ts";
-import { toChunk, toUsageChunk, type CompletionHead } from "./views.ts";
+import { toChunk, toToolCallDelta, toUsageChunk, type CompletionHead } from "./views.ts";
 
 interface StreamSettings {
   keepAliveMs: number;
@@ -13,8 +13,8 @@ interface StreamSettings {
 }
 
 /**
- * Carries a reply as OpenAI's stream: a first chunk with the role, a chunk per delta, a last one
- * with `finish_reason: "stop"` (and the usage chunk when asked for), then `data: [DONE]`. A failure
+ * Carries a reply as OpenAI's stream: a first chunk with the role, a chunk per delta (text or a
+ * piece of a tool call), a last one with the model's `finish_reason` (and the usage chunk when asked for), then `data: [DONE]`. A failure
  * after the 200 is OpenAI's error object as an event, and the stream ends without `[DONE]`, which
  * the official SDKs raise as an error.
  */
@@ -25,8 +25,10 @@ export async function streamCompletion(res: Response, reply: Reply, head: Comple
     for await (const event of reply) {
       if (event.type === "delta") {
         if (event.content) sse.data(toChunk(head, { content: event.content }));
+      } else if (event.type === "tool_call") {
+        sse.data(toChunk(head, { tool_calls: [toToolCallDelta(event.call)] }));
       } else if (event.type === "done") {
-        sse.data(toChunk(head, {}, "stop"));
+        sse.data(toChunk(head, {}, event.reply.finishReason));
         if (settings.includeUsage) sse.data(toUsageChunk(head, event.reply.usage));
         sse.data("[DONE]");
       } else {

@@ -1,16 +1,19 @@
 import type { components } from "../../../generated/openapi.d.ts";
 import type { PersonaRow } from "../personas/index.ts";
-import type { TokenUsage } from "../../toolkit/providers/llm/types.ts";
+import type { ReplyRecord } from "../replies/index.ts";
+import type { ToolCall, ToolCallDelta, TokenUsage } from "../../toolkit/providers/llm/types.ts";
 
 // Personas and replies as OpenAI's wire objects.
 
 type Schemas = components["schemas"];
 type Chunk = Schemas["OpenAIChatCompletionChunk"];
+type FinishReason = Schemas["OpenAIFinishReason"];
 
 const seconds = (at: Date) => Math.floor(at.getTime() / 1000);
 
-export function toModel(row: PersonaRow): Schemas["OpenAIModel"] {
-  return { id: row.id, object: "model", created: seconds(row.created_at), owned_by: row.creator_id, name: row.name };
+/** A persona as a model, under the name the caller would send as `model` (its handle, or `<username>/<handle>`). */
+export function toModel(row: PersonaRow, name: string): Schemas["OpenAIModel"] {
+  return { id: name, object: "model", created: seconds(row.created_at), owned_by: row.creator_id, name: row.name, persona_id: row.id };
 }
 
 export function toUsage(usage: TokenUsage): Schemas["OpenAIUsage"] {
@@ -28,19 +31,42 @@ export function completionHead(id: string, model: string, at: Date): CompletionH
   return { id: `chatcmpl-${id}`, created: seconds(at), model };
 }
 
-export function toCompletion(head: CompletionHead, content: string, usage: TokenUsage, storedId: string | null): Schemas["OpenAIChatCompletion"] {
+function toToolCall(call: ToolCall): Schemas["OpenAIToolCall"] {
+  return { id: call.id, type: "function", function: { name: call.name, arguments: call.arguments } };
+}
+
+/** A whole reply: its text (null when the model only called tools), its tool calls and why it ended. */
+export function toCompletion(head: CompletionHead, reply: Pick<ReplyRecord, "content" | "usage" | "finishReason" | "toolCalls">, storedId: string | null): Schemas["OpenAIChatCompletion"] {
+  const toolCalls = reply.toolCalls?.map(toToolCall);
+  const message: Schemas["OpenAIAssistantMessage"] = {
+    role: "assistant",
+    content: toolCalls && reply.content === "" ? null : reply.content,
+    refusal: null,
+    ...(toolCalls ? { tool_calls: toolCalls } : {}),
+  };
   return {
     ...head,
     object: "chat.completion",
-    choices: [{ index: 0, message: { role: "assistant", content, refusal: null }, finish_reason: "stop", logprobs: null }],
-    usage: toUsage(usage),
+    choices: [{ index: 0, message, finish_reason: reply.finishReason, logprobs: null }],
+    usage: toUsage(reply.usage),
     persona_message_id: storedId,
   };
 }
 
 /** One streamed chunk with a choice: the first carries the role, the last the finish reason. */
-export function toChunk(head: CompletionHead, delta: Schemas["OpenAIChunkDelta"], finish: "stop" | null = null): Chunk {
+export function toChunk(head: CompletionHead, delta: Schemas["OpenAIChunkDelta"], finish: FinishReason | null = null): Chunk {
   return { ...head, object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }] };
+}
+
+/** A streamed piece of a tool call, in OpenAI's delta shape. */
+export function toToolCallDelta(call: ToolCallDelta): Schemas["OpenAIToolCallDelta"] {
+  return {
+    index: call.index,
+    ...(call.id ? { id: call.id, type: "function" as const } : {}),
+    ...(call.name !== undefined || call.arguments !== undefined
+      ? { function: { ...(call.name !== undefined ? { name: call.name } : {}), ...(call.arguments !== undefined ? { arguments: call.arguments } : {}) } }
+      : {}),
+  };
 }
 
 /** The usage chunk of `stream_options.include_usage`: no choices. */

@@ -13,6 +13,7 @@ export {
   namesOfPersonas,
   personaIdsOfCreator,
   requireOwnPersona,
+  requirePublicPersona,
   requireVisiblePersona,
   updatePersona,
   visiblePersonas,
@@ -20,6 +21,8 @@ export {
 } from "./service.ts";
 export { activateVersion, activeVersionOf, createDraftVersion, listVersions, requireVersion, type InstructionVersionRow } from "./versions.ts";
 export { toPersona } from "./views.ts";
+export { findPersonaByModelName, modelNameOf } from "./model-names.ts";
+export type { ModelSettings } from "./store.ts";
 export { greetingNow } from "./greeting-job.ts";
 
 export const area = defineArea({

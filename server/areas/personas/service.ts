@@ -3,7 +3,9 @@ import type { PageWindow } from "../../toolkit/http/paging.ts";
 import { v7 as uuidv7 } from "uuid";
 import type { components } from "../../../generated/openapi.d.ts";
 import { assertUnderCountLimit } from "../../quota/usage.ts";
-import { forbidden, invalidFields, notFound } from "../../toolkit/http/error-catalogue.ts";
+import { conflict, forbidden, invalidFields, notFound } from "../../toolkit/http/error-catalogue.ts";
+import { isUniqueViolation } from "../../toolkit/db/rows.ts";
+import { freeHandleFor } from "./handles.ts";
 import { storedLink } from "../../toolkit/links.ts";
 import type { Services } from "../../toolkit/services.ts";
 import { autoAvatars, enqueueAvatar } from "./avatar-job.ts";
@@ -17,7 +19,9 @@ import {
   deleteOwnPersona,
   explorePublicPersonas,
   findPersona,
+  findPublicPersona,
   findVisiblePersona,
+  HANDLE_INDEX,
   insertPersona,
   listPersonasOf,
   personaIdsOf,
@@ -42,6 +46,13 @@ export function personaIdsOfCreator(knex: Knex, userId: string): Promise<string[
 /** A persona the caller may see: their own, or a public one of a live account. Anything else is 404. */
 export async function requireVisiblePersona(services: Services, userId: string, personaId: string): Promise<PersonaRow> {
   const row = isUuid(personaId) ? await findVisiblePersona(services.db.knex, personaId, userId) : undefined;
+  if (!row) throw notFound("Persona");
+  return row;
+}
+
+/** A persona anyone may see, without a caller (a public page): public, of a live account. Anything else is 404. */
+export async function requirePublicPersona(services: Services, personaId: string): Promise<PersonaRow> {
+  const row = isUuid(personaId) ? await findPublicPersona(services.db.knex, personaId) : undefined;
   if (!row) throw notFound("Persona");
   return row;
 }
@@ -98,6 +109,9 @@ export async function createPersona(services: Services, userId: string, input: P
       id: uuidv7(),
       creator_id: userId,
       name: input.name,
+      // Under the creator's lock (the limit's): a free handle stays free until the insert commits.
+      handle: input.handle ?? (await freeHandleFor(trx, userId, input.name)),
+      model_settings: input.model_settings ?? {},
       description: input.description ?? "",
       instructions: input.instructions,
       model: input.model ?? services.config.llm.model,
@@ -119,7 +133,7 @@ export async function createPersona(services: Services, userId: string, input: P
     if (inserted.greeting_message === null) await enqueueGreeting(trx, inserted.id);
     if (inserted.avatar_url === null && autoAvatars(services)) await enqueueAvatar(trx, inserted.id);
     return inserted;
-  });
+  }).catch(handleTaken);
   return row;
 }
 
@@ -132,7 +146,26 @@ export interface PersonaCopyOf {
   onCreated: (trx: Knex.Transaction, persona: PersonaRow) => Promise<void>;
 }
 
-const CHANGEABLE = ["name", "description", "instructions", "model", "avatar_url", "is_public", "category", "greeting_message", "voice_id", "allow_client_system_messages"] as const;
+const CHANGEABLE = [
+  "name",
+  "description",
+  "instructions",
+  "model",
+  "avatar_url",
+  "is_public",
+  "category",
+  "greeting_message",
+  "voice_id",
+  "allow_client_system_messages",
+  "handle",
+  "model_settings",
+] as const;
+
+/** A handle another of the creator's personas has: 409, whichever statement found it. */
+function handleTaken(error: unknown): never {
+  if (isUniqueViolation(error, HANDLE_INDEX)) throw conflict("Another of your personas has this handle", { field: "handle" });
+  throw error;
+}
 
 /** Changes only the supplied fields; an update that supplies none changes nothing, not even `updated_at`. */
 export async function updatePersona(services: Services, userId: string, personaId: string, input: PersonaUpdate): Promise<PersonaRow> {
@@ -155,7 +188,7 @@ export async function updatePersona(services: Services, userId: string, personaI
       await recordActiveVersion(trx, updated.id, changes.instructions, now);
     }
     return updated;
-  });
+  }).catch(handleTaken);
   if (!row) throw notFound("Persona");
   return row;
 }

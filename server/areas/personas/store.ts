@@ -1,12 +1,17 @@
 import type { Knex } from "knex";
 import { offsetPage } from "../../toolkit/db/paging.ts";
 import type { PageWindow } from "../../toolkit/http/paging.ts";
+import type { components } from "../../../generated/openapi.d.ts";
 import { TRENDING_ORDER, TRENDING_SCORES } from "./trending-store.ts";
+
+export type ModelSettings = components["schemas"]["PersonaModelSettings"];
 
 export interface PersonaRow {
   id: string;
   creator_id: string;
   name: string;
+  /** Readable id, unique among the creator's personas (issue 35): what OpenAI-compatible clients may send as `model`. */
+  handle: string;
   description: string;
   instructions: string;
   model: string;
@@ -18,6 +23,8 @@ export interface PersonaRow {
   message_count: number;
   /** Whether OpenAI-compatible clients may add their own system messages (issue 22). */
   allow_client_system_messages: boolean;
+  /** Sampling defaults and what clients may set (issue 35; `PersonaModelSettings` in the contract). */
+  model_settings: ModelSettings;
   created_at: Date;
   updated_at: Date;
   /** When the persona last became public (the social feed's "new persona"); null if never. */
@@ -28,7 +35,7 @@ export interface PersonaRow {
 
 /** The columns an owner may change; everything else is the service's to set. */
 export type PersonaChanges = Partial<
-  Pick<PersonaRow, "name" | "description" | "instructions" | "model" | "avatar_url" | "is_public" | "category" | "greeting_message" | "voice_id" | "allow_client_system_messages" | "published_at">
+  Pick<PersonaRow, "name" | "description" | "instructions" | "model" | "avatar_url" | "is_public" | "category" | "greeting_message" | "voice_id" | "allow_client_system_messages" | "published_at" | "handle" | "model_settings">
 >;
 
 export type PersonaSortKey = "created_at" | "updated_at" | "name";
@@ -64,6 +71,11 @@ export async function personaIdsOf(knex: Knex, creatorId: string): Promise<strin
   return rows.map((row) => row.id);
 }
 
+/** A public persona whose creator's account is live: what anyone, signed in or not, may see. */
+export async function findPublicPersona(knex: Knex, id: string): Promise<PersonaRow | undefined> {
+  return byLiveCreator(knex("personas as p").where("p.id", id).andWhere("p.is_public", true)).first("p.*");
+}
+
 export async function findVisiblePersona(knex: Knex, id: string, viewerId: string): Promise<PersonaRow | undefined> {
   return knex("personas as p")
     .where("p.id", id)
@@ -72,9 +84,32 @@ export async function findVisiblePersona(knex: Knex, id: string, viewerId: strin
 }
 
 export async function insertPersona(knex: Knex, row: PersonaRow): Promise<PersonaRow> {
-  const [inserted] = await knex("personas").insert(row).returning("*");
+  const [inserted] = await knex("personas").insert({ ...row, model_settings: JSON.stringify(row.model_settings) }).returning("*");
   return inserted as PersonaRow;
 }
+
+/** The creator's persona with this handle, if any. */
+export async function findOwnPersonaByHandle(knex: Knex, creatorId: string, handle: string): Promise<PersonaRow | undefined> {
+  return knex("personas").where({ creator_id: creatorId, handle }).first();
+}
+
+/** `username`'s persona with this handle, when `viewerId` may see it (their own, or a public one of a live account). */
+export async function findVisiblePersonaByHandle(knex: Knex, username: string, handle: string, viewerId: string): Promise<PersonaRow | undefined> {
+  return knex("personas as p")
+    .join("users as u", "u.id", "p.creator_id")
+    .whereRaw("lower(u.username) = lower(?)", [username])
+    .andWhere("p.handle", handle)
+    .andWhere((visible) => visible.where("p.creator_id", viewerId).orWhere((shared) => byLiveCreator(shared.where("p.is_public", true))))
+    .first("p.*");
+}
+
+/** The username of a persona's creator: the first half of the `<username>/<handle>` model name. */
+export async function creatorUsername(knex: Knex, creatorId: string): Promise<string> {
+  const row: { username: string } | undefined = await knex("users").where({ id: creatorId }).first("username");
+  return row?.username ?? "";
+}
+
+export const HANDLE_INDEX = "personas_creator_handle_unique";
 
 export async function countPersonasOf(knex: Knex, creatorId: string): Promise<number> {
   const row = await knex("personas").where({ creator_id: creatorId }).count<{ count: string | number }>({ count: "*" }).first();
@@ -88,7 +123,8 @@ export async function updateOwnPersona(
   creatorId: string,
   changes: PersonaChanges & { updated_at: Date },
 ): Promise<PersonaRow | undefined> {
-  const [row] = await knex("personas").where({ id, creator_id: creatorId }).update(changes).returning("*");
+  const values = changes.model_settings ? { ...changes, model_settings: JSON.stringify(changes.model_settings) } : changes;
+  const [row] = await knex("personas").where({ id, creator_id: creatorId }).update(values).returning("*");
   return row as PersonaRow | undefined;
 }
 

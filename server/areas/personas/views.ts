@@ -11,6 +11,7 @@ export function toPersona(row: PersonaRow, viewerId: string, where: Where): Sche
   return {
     id: row.id,
     name: row.name,
+    handle: row.handle,
     description: row.description,
     instructions: row.creator_id === viewerId ? row.instructions : "",
     model: row.model,
@@ -21,6 +22,8 @@ export function toPersona(row: PersonaRow, viewerId: string, where: Where): Sche
     voice_id: row.voice_id as Schemas["VoiceId"],
     message_count: row.message_count,
     allow_client_system_messages: row.allow_client_system_messages,
+    // Like the instructions, the owner's settings are the owner's.
+    model_settings: row.creator_id === viewerId ? row.model_settings : {},
     creator_id: row.creator_id,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),

@@ -23,7 +23,10 @@ export interface ContextInput {
   system?: readonly string[];
   /** Earlier messages, newest first (as read from the store). */
   history: readonly PastTurn[];
+  /** The new user message; empty when the client's turns after it are all there is (`trailing`). */
   userMessage: string;
+  /** A client's turns after the user message, at the very end (see `ReplyContext.trailing`). */
+  trailing?: readonly ChatTurn[];
   knowledge: RetrievedChunk[];
   /** The rolling summary of the messages before `history`, if any. */
   summary?: string;
@@ -43,6 +46,11 @@ export interface AssembledContext {
 }
 
 const turnTokens = (content: string) => countTokens(content) + TURN_OVERHEAD;
+
+/** The text of a turn's tool calls, counted against the budget with its content. */
+function toolText(turn: { toolCalls?: readonly { name: string; arguments: string }[] | undefined }): string {
+  return turn.toolCalls?.map((call) => `${call.name}${call.arguments}`).join("") ?? "";
+}
 
 /** How a chunk appears in the context: its source line, then its text. */
 export function formatKnowledge(chunk: RetrievedChunk): string {
@@ -64,7 +72,10 @@ export function assembleContext(input: ContextInput): AssembledContext {
   // The card's lorebook and samples take their shares only of what the instructions and the message leave.
   const cardRoom = input.budget - turnTokens(ownInstructions) - turnTokens(input.userMessage);
   const instructions = withCardContext(ownInstructions, input.card, recent, input.budget, { room: cardRoom, ...(input.fill ? { fill: input.fill } : {}) });
-  remaining -= turnTokens(instructions) + turnTokens(input.userMessage);
+  const trailing = input.trailing ?? [];
+  // A prefill or a closing instruction without a user message before it: no empty user turn.
+  const userTurns: ChatTurn[] = input.userMessage === "" && trailing.length > 0 ? [] : [{ role: "user", content: input.userMessage }];
+  remaining -= turnTokens(instructions) + turnTokens(input.userMessage) + trailing.reduce((sum, turn) => sum + turnTokens(turn.content + toolText(turn)), 0);
   // The caller's system text shares the instructions' share of the budget, after them.
   const systemTurns: ChatTurn[] = [];
   let systemBudget = Math.min(Math.floor(input.budget * INSTRUCTIONS_SHARE) - countTokens(instructions), remaining);
@@ -100,10 +111,15 @@ export function assembleContext(input: ContextInput): AssembledContext {
 
   const history: ChatTurn[] = [];
   for (const message of input.history) {
-    const cost = (message.tokens || countTokens(message.content)) + TURN_OVERHEAD;
+    const cost = (message.tokens || countTokens(message.content + toolText(message))) + TURN_OVERHEAD;
     if (cost > remaining) break;
     remaining -= cost;
-    history.push({ role: message.role, content: message.content });
+    history.push({
+      role: message.role,
+      content: message.content,
+      ...(message.toolCalls ? { toolCalls: message.toolCalls } : {}),
+      ...(message.toolCallId ? { toolCallId: message.toolCallId } : {}),
+    });
   }
   history.reverse();
 
@@ -113,7 +129,8 @@ export function assembleContext(input: ContextInput): AssembledContext {
     ...(summaryTurn ? [summaryTurn] : []),
     ...(knowledgeTurn ? [knowledgeTurn] : []),
     ...history,
-    { role: "user", content: input.userMessage },
+    ...userTurns,
+    ...trailing,
   ];
   return { turns, used, tokens: input.budget - remaining };
 }

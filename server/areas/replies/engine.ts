@@ -5,7 +5,9 @@ import { cardContextOf, type CardContext } from "../cards/index.ts";
 import { internalError, providerFailure } from "../../toolkit/http/error-catalogue.ts";
 import { ApiError } from "../../toolkit/http/errors.ts";
 import { countChatTokens, countTokens } from "../../toolkit/providers/llm/tokens.ts";
-import type { ChatRequest, TokenUsage } from "../../toolkit/providers/llm/types.ts";
+import type { ChatRequest, FinishReason, ToolCall, TokenUsage } from "../../toolkit/providers/llm/types.ts";
+import { ToolCallCollector } from "./tool-calls.ts";
+import { settingsOptions } from "./model-settings.ts";
 import { UpstreamError } from "../../toolkit/providers/errors.ts";
 import type { Services } from "../../toolkit/services.ts";
 import { assembleContext } from "./context.ts";
@@ -92,10 +94,13 @@ async function* run(services: Services, request: ReplyRequest, reservation: Mess
     let text = "";
     let model = call.model;
     let usage: TokenUsage | undefined;
+    let finishReason: FinishReason = "stop";
+    let toolCalls: ToolCall[] = [];
     let stopped = false;
     if (streaming) {
       // The model is asked first and the input stored while it answers: the request leaves before
       // the statement is built and sent, and the first delta waits for neither.
+      const collector = new ToolCallCollector();
       const chunks = services.providers.llm.stream(call)[Symbol.asyncIterator]();
       const first = chunks.next();
       if (!inputStoredBefore) {
@@ -107,8 +112,12 @@ async function* run(services: Services, request: ReplyRequest, reservation: Mess
           if (chunk.type === "delta") {
             text += chunk.content;
             yield { type: "delta", content: chunk.content };
+          } else if (chunk.type === "tool_call") {
+            collector.add(chunk.call);
+            yield { type: "tool_call", call: chunk.call };
           } else {
             usage = chunk.usage;
+            finishReason = chunk.finishReason ?? "stop";
           }
           if (request.stop?.aborted) break;
         }
@@ -118,9 +127,12 @@ async function* run(services: Services, request: ReplyRequest, reservation: Mess
       // A stop that came after the last delta changes nothing: the reply is whole.
       stopped = request.stop?.aborted === true && usage === undefined;
       if (stopped) usage = { inputTokens: countChatTokens(call.messages), outputTokens: countTokens(text) };
+      toolCalls = collector.calls();
     } else {
       const completion = await services.providers.llm.complete(call);
       ({ content: text, model, usage } = completion);
+      finishReason = completion.finishReason ?? "stop";
+      toolCalls = completion.toolCalls ?? [];
       yield { type: "delta", content: text };
     }
     await storingInput;
@@ -136,6 +148,8 @@ async function* run(services: Services, request: ReplyRequest, reservation: Mess
       usage: usage ?? { inputTokens: 0, outputTokens: countTokens(text) },
       citations,
       ...(stopped ? { stopped } : {}),
+      finishReason,
+      ...(toolCalls.length > 0 ? { toolCalls } : {}),
     };
     await sink.store(streaming || inputStoredBefore ? [reply] : [input, reply]);
     ended = true;
@@ -192,6 +206,7 @@ function modelRequest(services: Services, request: ReplyRequest, context: Loaded
     // A stored input read back with the history would be in the context twice.
     history: context.history.filter((turn) => turn.id === undefined || turn.id !== input.id).map((turn) => filledTurn(turn, fill)),
     userMessage: input.content,
+    ...(context.trailing?.length ? { trailing: context.trailing } : {}),
     knowledge: context.knowledge,
     ...(context.summary ? { summary: context.summary } : {}),
     budget: llm.contextTokens - llm.maxOutputTokens,
@@ -201,8 +216,9 @@ function modelRequest(services: Services, request: ReplyRequest, context: Loaded
     call: {
       model: request.persona.model,
       messages: assembled.turns,
-      maxOutputTokens: Math.min(llm.maxOutputTokens, request.maxOutputTokens ?? llm.maxOutputTokens),
+      maxOutputTokens: Math.min(llm.maxOutputTokens, request.maxOutputTokens ?? request.persona.model_settings?.max_tokens ?? llm.maxOutputTokens),
       purpose: "reply",
+      options: request.options ?? settingsOptions(request.persona.model_settings),
       ...(callSignal(request) ? { signal: callSignal(request)! } : {}),
     },
     citations: assembled.used.map(({ chunk_id, document_id, filename, chunk_index, similarity }) => ({ chunk_id, document_id, filename, chunk_index, similarity })),

@@ -2,7 +2,10 @@ import type { MessageReservation } from "../../quota/usage.ts";
 import type { CardContext } from "../cards/index.ts";
 import type { ApiError } from "../../toolkit/http/errors.ts";
 import type { RetrievedChunk } from "../knowledge/index.ts";
-import type { TokenUsage } from "../../toolkit/providers/llm/types.ts";
+import type { components } from "../../../generated/openapi.d.ts";
+import type { ChatTurn, FinishReason, ModelOptions, ToolCall, ToolCallDelta, TokenUsage } from "../../toolkit/providers/llm/types.ts";
+
+type PersonaModelSettings = components["schemas"]["PersonaModelSettings"];
 
 /** Who replies: what the engine needs of a persona (a stored one, a draft version, a room member). */
 export interface ReplyPersona {
@@ -11,6 +14,8 @@ export interface ReplyPersona {
   name: string;
   model: string;
   instructions: string;
+  /** The owner's sampling defaults (a stored persona's `model_settings`), used when the request brings no options of its own. */
+  model_settings?: PersonaModelSettings;
 }
 
 /**
@@ -21,10 +26,15 @@ export interface ReplyPersona {
 export interface PastTurn {
   /** Lets the engine leave out the input itself when it is stored already and read back as history. */
   id?: string;
-  role: "user" | "assistant";
+  /** `tool`: a tool's result, only in a client's history (the OpenAI-compatible endpoint). */
+  role: "user" | "assistant" | "tool";
   content: string;
   /** Its token count when known (stored with the message), so history is not re-tokenised. */
   tokens?: number;
+  /** An assistant turn's tool calls (a client's history). */
+  toolCalls?: ToolCall[];
+  /** A `tool` turn: the call it answers. */
+  toolCallId?: string;
 }
 
 /** What a reply is built on besides the persona and the input. */
@@ -42,6 +52,12 @@ export interface ReplyContext {
    * the persona's instructions.
    */
   system?: string[];
+  /**
+   * A client's turns after the new user message, kept in place at the end of the context: a system
+   * instruction, tool calls and their results, and last perhaps an assistant turn whose text the
+   * reply continues (a prefill).
+   */
+  trailing?: ChatTurn[];
 }
 
 /**
@@ -88,6 +104,10 @@ export interface ReplyRecord {
   citations: Citation[];
   /** Ended early by the `stop` signal: `content` is what the model had produced until then. */
   stopped?: boolean;
+  /** Why the model stopped (`stop` when it did not say). */
+  finishReason: FinishReason;
+  /** The tools the model called (only when the request offered tools). */
+  toolCalls?: ToolCall[];
 }
 
 /**
@@ -110,6 +130,7 @@ export interface ReplySink {
  */
 export type ReplyEvent =
   | { type: "delta"; content: string }
+  | { type: "tool_call"; call: ToolCallDelta }
   | { type: "done"; input: InputRecord; reply: ReplyRecord }
   | { type: "error"; error: ApiError; inputId: string | null };
 
@@ -151,6 +172,8 @@ export interface ReplyRequest {
   reserved?: MessageReservation;
   /** A smaller cap on the reply's tokens than the server's own (an OpenAI client's `max_tokens`). */
   maxOutputTokens?: number;
+  /** How the model samples and what it may do: the persona's defaults with a client's own values over them. */
+  options?: ModelOptions;
   /**
    * What `{{user}}` (and `<USER>`) stands for: the person the persona answers. Default: `userId`'s
    * display name, else username (read only when a text of the persona names the user). A room

@@ -6,3 +6,4 @@ import { handlers } from "./handlers.ts";
 export const area = defineArea({ name: "social", handlers, accountData: socialAccountData, tables: ["follows", "likes", "persona_shares"] });
 export { ShareOpenCounter } from "./share-opens.ts";
 export { createShareTargets } from "./share-targets.ts";
+export { likeCount } from "./service.ts";

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { v7 as uuidv7 } from "uuid";
 import { publicBaseUrl } from "../../toolkit/config.ts";
+import { personaPageLink } from "../../toolkit/person-links.ts";
 import type { PageWindow } from "../../toolkit/http/paging.ts";
 import { invalidField, notFound } from "../../toolkit/http/error-catalogue.ts";
 import { isUuid } from "../../toolkit/http/text.ts";
@@ -10,6 +11,7 @@ import type { Services } from "../../toolkit/services.ts";
 import { shareOpenCounter } from "./share-opens.ts";
 import { openableShare } from "./share-targets.ts";
 import {
+  countLikesOf,
   deleteFollow,
   deleteLike,
   feedPage,
@@ -97,6 +99,11 @@ export async function unlike(services: Services, userId: string, personaId: stri
   await deleteLike(services.db.knex, userId, personaId);
 }
 
+/** How many live accounts like the persona (its public page shows it). */
+export async function likeCount(services: Services, personaId: string): Promise<number> {
+  return isUuid(personaId) ? countLikesOf(services.db.knex, personaId) : 0;
+}
+
 export async function listLiked(services: Services, userId: string, window: PageWindow) {
   return listLikes(services.db.knex, userId, window);
 }
@@ -111,11 +118,11 @@ export function shareUrl(services: Services, code: string): string {
 }
 
 /**
- * The persona's public page, where share links lead: `<PUBLIC_BASE_URL>/p/<persona id>`, served by
- * the web front end in front of the API (docs/adr/0182-share-links-short-random-codes-a-credential-free-redirect.md).
+ * The persona's public page, where share links lead: `<APP_BASE_URL>/p/<persona id>`, else the
+ * service's own page (toolkit/person-links.ts; docs/adr/0312-app-base-url-and-person-facing-links.md).
  */
 export function personaPageUrl(services: Services, personaId: string): string {
-  return `${publicBaseUrl(services.config)}/p/${personaId}`;
+  return personaPageLink(services.config, personaId);
 }
 
 /**

@@ -196,6 +196,12 @@ export function insertOrFindLike(knex: Knex, row: LikeRow): Promise<LikeRow> {
   return insertOrFind(knex, "likes", row, ["user_id", "persona_id"]);
 }
 
+/** Likes of the persona by live accounts, as the feed counts them. */
+export async function countLikesOf(knex: Knex, personaId: string): Promise<number> {
+  const result = await knex.raw<{ rows: { n: string }[] }>(`SELECT count(*) AS n FROM likes l WHERE l.persona_id = ? AND NOT EXISTS (${deletedUser("l.user_id")})`, [personaId]);
+  return count(result.rows[0]?.n);
+}
+
 export async function deleteLike(knex: Knex, userId: string, personaId: string): Promise<void> {
   await knex("likes").where({ user_id: userId, persona_id: personaId }).delete();
 }

@@ -3,4 +3,5 @@ import { defineArea } from "../../toolkit/area.ts";
 import { handlers } from "./handlers.ts";
 
 export const area = defineArea({ name: "voice", handlers });
-export { VoiceLimiters } from "./limits.ts";
+export { consumeVoiceLimit, VoiceLimiters } from "./limits.ts";
+export { openSpeech } from "./service.ts";

@@ -65,3 +65,7 @@ export function insertValues(rows: readonly Record<string, unknown>[]): { column
   const values = rows.map((row) => `(${names.map((name) => (row[name] === undefined ? "DEFAULT" : (bindings.push(row[name] as Knex.Value), "?"))).join(", ")})`).join(", ");
   return { columns: names.map((name) => `"${name}"`).join(", "), values, bindings };
 }
+
+/** Whether `error` is PostgreSQL's unique violation (of the index named, when one is). */
+export const isUniqueViolation = (error: unknown, index?: string) =>
+  (error as { code?: string }).code === "23505" && (!index || (error as { constraint?: string }).constraint === index);

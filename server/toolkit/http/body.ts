@@ -1,9 +1,10 @@
-import express, { type Request, type RequestHandler } from "express";
+import express, { type Request, type RequestHandler, type Response } from "express";
 import multer from "multer";
 import type { Config } from "../config.ts";
 import type { OperationInfo } from "../contract.ts";
 import { watchBody, type BodyDeadline } from "./body-deadline.ts";
 import { answerAndClose } from "./client-error.ts";
+import { errorAnswer, type ErrorDialect } from "./error-dialects.ts";
 import { invalidField, payloadTooLarge, requestTimeout } from "./error-catalogue.ts";
 import type { ApiError } from "./errors.ts";
 import { verifyUtf8Body, verifyUtf8Form } from "./well-formed.ts";
@@ -29,10 +30,10 @@ const FORM = /^\s*application\/x-www-form-urlencoded\s*(;|$)/i;
  * The stage that reads a request's body, once its operation and caller are known (issue 31: the
  * caller is known before the service spends anything on the request). JSON and form bodies up to
  * `bodyLimitBytes` must arrive within `bodyTimeoutMs`; a multipart upload may take longer as long
- * as it keeps sending (`uploadIdleTimeoutMs` without a byte ends it). Either answers 408 and
- * closes the connection.
+ * as it keeps sending (`uploadIdleTimeoutMs` without a byte ends it). Either answers 408, in the
+ * error shape of the request's path (`dialects`), and closes the connection.
  */
-export function readBody(op: OperationInfo, settings: BodySettings): RequestHandler {
+export function readBody(op: OperationInfo, settings: BodySettings, dialects: readonly ErrorDialect[] = []): RequestHandler {
   const json = express.json({ limit: settings.bodyLimitBytes, verify: verifyUtf8Body });
   const form = express.urlencoded({ extended: false, limit: settings.bodyLimitBytes, verify: verifyUtf8Form });
   const small: BodyDeadline = { totalMs: settings.bodyTimeoutMs, idleMs: 0 };
@@ -59,7 +60,7 @@ export function readBody(op: OperationInfo, settings: BodySettings): RequestHand
       // A refusal of the exchange, not of the operation (no operation declares 408): answered on
       // the connection, which then closes, as Node's own request timeout does.
       res.statusCode = 408;
-      answerAndClose(req.socket, requestTimeout(message), "Request Timeout");
+      answerAndClose(req.socket, errorAnswer(requestTimeout(message), req.originalUrl, dialects), carriedHeaders(res));
     });
     parser(req, res, (error?: unknown) => {
       stop();
@@ -69,6 +70,19 @@ export function readBody(op: OperationInfo, settings: BodySettings): RequestHand
       next(error);
     });
   };
+}
+
+/**
+ * What the answer carries already and the 408 written on the connection keeps: its request id, and
+ * its CORS headers (http/cors.ts), so that a page on another origin reads the 408 too.
+ */
+function carriedHeaders(res: Response): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name of ["access-control-allow-origin", "access-control-expose-headers", "vary", "x-request-id"]) {
+    const value = res.getHeader(name);
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : String(value);
+  }
+  return headers;
 }
 
 const isMultipart = (req: Request) => req.headers["content-type"]?.toLowerCase().includes("multipart/form-data") === true;

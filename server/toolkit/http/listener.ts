@@ -2,13 +2,20 @@ import { createServer, type IncomingMessage, type RequestListener, type Server, 
 import { Server as NetServer, type AddressInfo, type Socket } from "node:net";
 import { publicBaseUrl, type Config } from "../config.ts";
 import { StartupError } from "../db/startup-error.ts";
-import { answerClientErrorsInEnvelope, MAX_HEADER_BYTES } from "./client-error.ts";
+import { answerClientErrors, MAX_HEADER_BYTES } from "./client-error.ts";
+import { serviceUnavailable } from "./error-catalogue.ts";
+import { errorAnswer, type ErrorDialect } from "./error-dialects.ts";
 
 export interface BoundServer {
   server: Server;
   url: string;
   /** Hands the port to the app. */
   serve: (app: RequestListener) => void;
+  /**
+   * The error shapes of path prefixes (the app's), for the answers given before the app sees a
+   * request: a malformed request, and 503 while starting. Until set, every one is in the envelope.
+   */
+  answerErrorsAs: (dialects: readonly ErrorDialect[]) => void;
   drain: (timeoutMs: number) => Promise<void>;
 }
 
@@ -17,12 +24,14 @@ export interface BoundServer {
  * request is answered 503 `service_unavailable` (starting), as /readyz would say.
  */
 export async function bindServer(config: Pick<Config, "host" | "port" | "publicBaseUrl" | "shutdownIdleGraceMs">): Promise<BoundServer> {
-  const starting: RequestListener = (_req, res) => {
-    res.writeHead(503, { "content-type": "application/json; charset=utf-8", "retry-after": "1" });
-    res.end(JSON.stringify({ error: { code: "service_unavailable", message: "The service is starting" } }));
+  let dialects: readonly ErrorDialect[] = [];
+  const starting: RequestListener = (req, res) => {
+    const answer = errorAnswer(serviceUnavailable("The service is starting", 1), req.url, dialects);
+    res.writeHead(answer.status, { ...answer.headers, "content-type": "application/json; charset=utf-8" });
+    res.end(JSON.stringify(answer.body));
   };
   const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, starting);
-  answerClientErrorsInEnvelope(server);
+  answerClientErrors(server, () => dialects);
   const drain = drainable(server, config.shutdownIdleGraceMs);
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
@@ -43,7 +52,10 @@ export async function bindServer(config: Pick<Config, "host" | "port" | "publicB
     server.off("request", starting);
     server.on("request", app);
   };
-  return { server, url, serve, drain };
+  const answerErrorsAs = (given: readonly ErrorDialect[]) => {
+    dialects = given;
+  };
+  return { server, url, serve, answerErrorsAs, drain };
 }
 
 /**
@@ -57,7 +69,8 @@ export async function bindServer(config: Pick<Config, "host" | "port" | "publicB
  */
 function drainable(server: Server, idleGraceMs: number): (timeoutMs: number) => Promise<void> {
   const open = new Set<ServerResponse>();
-  const busy = new Set<Socket>();
+  // Answers not yet done per connection: pipelined requests have several at once.
+  const busy = new Map<Socket, number>();
   const sockets = new Set<Socket>();
   let draining = false;
   const leaving = (res: ServerResponse) => {
@@ -66,8 +79,11 @@ function drainable(server: Server, idleGraceMs: number): (timeoutMs: number) => 
   // One function for every response and socket ('close' is emitted once): no closure per request.
   const forget = function (this: ServerResponse) {
     open.delete(this);
-    const socket = this.socket as Socket | null;
+    // At 'close' the response has let go of its socket already; its request has not.
+    const socket = this.req.socket as Socket | null;
     if (!socket) return;
+    const left = (busy.get(socket) ?? 1) - 1;
+    if (left > 0) return void busy.set(socket, left);
     busy.delete(socket);
     // A response whose headers went out before draining began may leave its connection open.
     if (draining) closeSoonIfIdle(socket);
@@ -82,7 +98,7 @@ function drainable(server: Server, idleGraceMs: number): (timeoutMs: number) => 
   });
   server.on("request", (req: IncomingMessage, res: ServerResponse) => {
     open.add(res);
-    busy.add(req.socket as Socket);
+    busy.set(req.socket as Socket, (busy.get(req.socket as Socket) ?? 0) + 1);
     res.on("close", forget);
     if (draining) leaving(res);
   });

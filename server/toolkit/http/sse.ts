@@ -42,11 +42,13 @@ export class SSEWriter {
     this.#res = res;
     this.#signal = options.signal ?? abortOnClose(res);
     res.status(200);
+    // No `Connection` header: Node writes the one the request allows. Setting `keep-alive` made Node
+    // keep a connection the client had asked to close, and the client's next request on it was then
+    // refused by the parser as data after `Connection: close` (issue 35, ADR 0305).
     res.set({
       "Content-Type": "text/event-stream; charset=utf-8",
       // no-transform: proxies must neither compress nor buffer the stream.
       "Cache-Control": "no-cache, no-transform",
-      Connection: "keep-alive",
       "X-Accel-Buffering": "no",
     });
     res.flushHeaders();

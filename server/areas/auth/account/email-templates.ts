@@ -1,9 +1,8 @@
-import { publicBaseUrl, type Config } from "../../../toolkit/config.ts";
+import type { Config } from "../../../toolkit/config.ts";
+import { resetPasswordLink, verifyEmailLink } from "../../../toolkit/person-links.ts";
 import type { Mail } from "../../../toolkit/providers/email/types.ts";
 
-function link(config: Config, path: string, token: string): string {
-  return `${publicBaseUrl(config)}${path}?token=${encodeURIComponent(token)}`;
-}
+// The links lead to APP_BASE_URL's front end, else to the service's own pages (toolkit/person-links.ts).
 
 export function verificationMail(config: Config, to: string, token: string): Mail {
   return {
@@ -13,8 +12,8 @@ export function verificationMail(config: Config, to: string, token: string): Mai
     text: [
       "Welcome to Persona!",
       "",
-      "Confirm your e-mail address by opening this link while signed in:",
-      link(config, "/verify-email", token),
+      "Confirm your e-mail address by opening this link:",
+      verifyEmailLink(config, token),
       "",
       "Or send this token to POST /v1/auth/verify-email:",
       token,
@@ -33,7 +32,7 @@ export function passwordResetMail(config: Config, to: string, token: string): Ma
       "Someone (hopefully you) asked to reset the password of your Persona account.",
       "",
       "Choose a new password here:",
-      link(config, "/reset-password", token),
+      resetPasswordLink(config, token),
       "",
       "Or send this token with your new password to POST /v1/auth/reset-password:",
       token,

@@ -1,6 +1,6 @@
 import type { Knex } from "knex";
 import { randomToken, sha256 } from "../../../toolkit/tokens.ts";
-import { consumeEmailTokenRow, insertEmailToken, insertEmailTokenByEmail, spendEmailTokenRows } from "./store.ts";
+import { consumeEmailTokenRow, findEmailTokenRow, insertEmailToken, insertEmailTokenByEmail, spendEmailTokenRows } from "./store.ts";
 
 export type EmailTokenPurpose = "verify_email" | "reset_password";
 
@@ -48,4 +48,15 @@ export function consumeEmailToken(knex: Knex, token: string, purpose: EmailToken
 /** Spends every other outstanding token of the purpose (after a reset, older reset links are dead). */
 export function spendEmailTokens(knex: Knex, userId: string, purpose: EmailTokenPurpose, now: Date): Promise<void> {
   return spendEmailTokenRows(knex, userId, purpose, now);
+}
+
+/** A token as a page sees it: usable, already used, past its expiry, or none the service issued for the purpose. */
+export type EmailTokenState = "usable" | "used" | "expired" | "unknown";
+
+/** What the token is now; nothing is changed. */
+export async function emailTokenStateOf(knex: Knex, token: string, purpose: EmailTokenPurpose, now: Date): Promise<EmailTokenState> {
+  const row = await findEmailTokenRow(knex, sha256(token), purpose);
+  if (!row) return "unknown";
+  if (row.used_at) return "used";
+  return row.expires_at.getTime() > now.getTime() ? "usable" : "expired";
 }

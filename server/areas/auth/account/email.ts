@@ -8,7 +8,7 @@ import { revokedCredentials } from "../credential-cache.ts";
 import { revokeUserSessions } from "../sessions/service.ts";
 import { markEmailVerified, replacePasswordHash } from "../users/service.ts";
 import { passwordResetMail, verificationMail } from "./email-templates.ts";
-import { consumeEmailToken, issueEmailToken, issueEmailTokenByEmail, spendEmailTokens } from "./email-tokens.ts";
+import { consumeEmailToken, emailTokenStateOf, issueEmailToken, issueEmailTokenByEmail, spendEmailTokens, type EmailTokenPurpose, type EmailTokenState } from "./email-tokens.ts";
 
 // E-mail verification and password reset.
 
@@ -67,14 +67,27 @@ export async function sendVerificationEmail(services: Services, user: { id: stri
   deliverLater(services, verificationMail(services.config, user.email, token));
 }
 
-/** Verifies the caller's address. Bound to the caller: someone else's token is refused and stays usable by its owner. */
-export async function verifyEmail(services: Services, userId: string, token: string): Promise<void> {
+/**
+ * Verifies an address. With `userId` (the API's caller) the token must be theirs: someone else's is
+ * refused and stays usable by its owner. Without (the e-mailed link's page, which has no session)
+ * the token, mailed to that address only, names its owner
+ * (docs/adr/0313-built-in-pages-csp-and-csrf-for-the-e-mail-pages.md).
+ */
+export async function verifyEmail(services: Services, userId: string | undefined, token: string): Promise<void> {
   const now = services.now();
   const verified = await services.db.knex.transaction(async (trx) => {
-    if (!(await consumeEmailToken(trx, token, "verify_email", now, userId))) return false;
-    return markEmailVerified(trx, userId, now);
+    const owner = await consumeEmailToken(trx, token, "verify_email", now, userId);
+    return owner ? markEmailVerified(trx, owner, now) : false;
   });
   if (!verified) throw invalidRequest("The verification token is invalid, expired, already used or not yours");
+}
+
+/**
+ * What a mailed token is now, without using it: a page shows the form of a usable one, and says
+ * which of the others it is (a mail scanner's GET must not spend it).
+ */
+export function emailTokenState(services: Services, token: string, purpose: EmailTokenPurpose): Promise<EmailTokenState> {
+  return emailTokenStateOf(services.db.knex, token, purpose, services.now());
 }
 
 /** Mails a reset link if the address is registered; the same statement runs for a known and an unknown address. */

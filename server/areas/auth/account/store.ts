@@ -121,6 +121,11 @@ export async function consumeEmailTokenRow(
   return row?.user_id;
 }
 
+/** The token's use and expiry, or undefined when no token of the purpose has this hash. */
+export async function findEmailTokenRow(knex: Knex, tokenHash: string, purpose: string): Promise<{ used_at: Date | null; expires_at: Date } | undefined> {
+  return knex("email_tokens").where({ token_hash: tokenHash, purpose }).first("used_at", "expires_at");
+}
+
 /** Spends every outstanding token of the user for the purpose. */
 export async function spendEmailTokenRows(knex: Knex, userId: string, purpose: string, now: Date): Promise<void> {
   await knex("email_tokens").where({ user_id: userId, purpose }).whereNull("used_at").update({ used_at: now });

@@ -16,8 +16,7 @@ export interface UserRow {
 }
 
 /** Postgres' unique_violation: the caller maps it to 409. */
-export const isUniqueViolation = (error: unknown, index?: string) =>
-  (error as { code?: string }).code === "23505" && (!index || (error as { constraint?: string }).constraint === index);
+export { isUniqueViolation } from "../../../toolkit/db/rows.ts";
 
 export async function insertUser(knex: Knex, user: Omit<UserRow, "deleted_at" | "email_verified">): Promise<UserRow> {
   const [row] = await knex("users").insert(user).returning("*");

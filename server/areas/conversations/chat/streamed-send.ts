@@ -25,6 +25,8 @@ export interface StreamedSendRequest {
   /** The request's Idempotency-Key, if it has one. */
   key: IdempotentOutcome<StreamOutcome> | undefined;
   log: Logger;
+  /** Whom `{{user}}` names when not the conversation's owner (an embed's anonymous visitor). */
+  userName?: string;
 }
 
 /**
@@ -50,6 +52,7 @@ export async function streamedSend(services: Services, send: StreamedSendRequest
   const reply = await beginStreamedReply(services, userId, conversationId, send.content, {
     retryOf: previous?.user_message_id ?? undefined,
     stop: stop.signal,
+    userName: send.userName,
   });
   if (previous) {
     const reclaimed = await key!.reclaim().catch(async (error: unknown) => {

@@ -76,7 +76,7 @@ export async function beginStreamedReply(
   userId: string,
   conversationId: string,
   content: string,
-  options: { retryOf?: string | undefined; stop: AbortSignal },
+  options: { retryOf?: string | undefined; stop: AbortSignal; userName?: string | undefined },
 ): Promise<Reply> {
   requireInputFits(services.config.llm, content, "/body/content");
   const { conversation, persona, stored, reserved, preloaded, card } = await replyTurn(services, userId, conversationId, options.retryOf);
@@ -90,6 +90,7 @@ export async function beginStreamedReply(
     // No client signal: the generation outlives the request; only a stop ends it early.
     stop: options.stop,
     reserved,
+    userName: options.userName,
   });
 }
 

@@ -172,7 +172,8 @@ export async function startGeneration(services: Services, start: GenerationStart
           end = { status, user_message_id: event.input.id, reply_message_id: event.reply.id, error: null };
           last = { seq: events.length + 1, event: "done", data: { message_id: event.reply.id, citations, usage: tokens, ...(stopped ? { stopped: true as const } : {}) } satisfies Done };
           outcome = { outcome: "done", user_message_id: event.input.id, assistant_message_id: event.reply.id, usage: tokens, generation_id: id };
-        } else {
+        } else if (event.type === "error") {
+          // Tool calls never reach a conversation's reply: only the OpenAI-compatible door offers tools.
           const failure = streamError(event.error);
           end = { status: "failed", user_message_id: event.inputId, reply_message_id: null, error: failure };
           last = { seq: events.length + 1, event: "error", data: failure };

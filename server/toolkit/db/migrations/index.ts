@@ -27,6 +27,8 @@ import * as knowledgeTruncation from "./0026_knowledge_truncation.ts";
 import * as conversationGreetings from "./0027_conversation_greetings.ts";
 import * as accountRestore from "./0030_account_restore.ts";
 import * as relativeImageLinks from "./0031_relative_image_links.ts";
+import * as personaHandlesAndModelSettings from "./0032_persona_handles_and_model_settings.ts";
+import * as personaEmbeds from "./0033_persona_embeds.ts";
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that they load the same
@@ -61,6 +63,8 @@ const migrations: Record<string, Knex.Migration> = {
   "0027_conversation_greetings": conversationGreetings,
   "0030_account_restore": accountRestore,
   "0031_relative_image_links": relativeImageLinks,
+  "0032_persona_handles_and_model_settings": personaHandlesAndModelSettings,
+  "0033_persona_embeds": personaEmbeds,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -1,7 +1,8 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { LOCAL_CHAT_MODEL } from "../../config.ts";
 import { countChatTokens, countTokens, truncateToTokens } from "./tokens.ts";
-import { abortError, type ChatCompletion, type ChatModelProvider, type ChatRequest, type ChatStreamChunk, type ChatTurn } from "./types.ts";
+import { localJson } from "./local-json.ts";
+import { abortError, UnsupportedOption, type ChatCompletion, type ChatModelProvider, type ChatRequest, type ChatStreamChunk, type ChatTurn, type FinishReason, type ModelOptions } from "./types.ts";
 
 /**
  * The offline default: no model, no network. It answers deterministically from what the context
@@ -11,22 +12,27 @@ import { abortError, type ChatCompletion, type ChatModelProvider, type ChatReque
 export class LocalChatModel implements ChatModelProvider {
   readonly name = "local";
 
+  refuses(options: ModelOptions): UnsupportedOption | undefined {
+    if (!options.tools?.length) return undefined;
+    return new UnsupportedOption("tools", "The offline local model cannot call tools; configure a model provider that can (OPENAI_BASE_URL)");
+  }
+
   async complete(request: ChatRequest): Promise<ChatCompletion> {
     throwIfAborted(request.signal);
-    const content = localReply(request);
-    return { content, model: LOCAL_CHAT_MODEL, usage: { inputTokens: countChatTokens(request.messages), outputTokens: countTokens(content) } };
+    const { content, finishReason } = localAnswer(request);
+    return { content, model: LOCAL_CHAT_MODEL, usage: { inputTokens: countChatTokens(request.messages), outputTokens: countTokens(content) }, finishReason };
   }
 
   async *stream(request: ChatRequest): AsyncIterable<ChatStreamChunk> {
     throwIfAborted(request.signal);
-    const content = localReply(request);
+    const { content, finishReason } = localAnswer(request);
     for (const [index, piece] of wordGroups(content, WORDS_PER_PIECE).entries()) {
       // Give the event loop a turn between pieces, as a real stream would, without slowing tests.
       if (index > 0) await nextTurn();
       throwIfAborted(request.signal);
       yield { type: "delta", content: piece };
     }
-    yield { type: "usage", usage: { inputTokens: countChatTokens(request.messages), outputTokens: countTokens(content) } };
+    yield { type: "usage", usage: { inputTokens: countChatTokens(request.messages), outputTokens: countTokens(content) }, finishReason };
   }
 }
 
@@ -38,13 +44,38 @@ const OFFLINE_LABEL = "(offline local model)";
 
 /** The whole reply for a request, cut to its output token limit. */
 export function localReply(request: ChatRequest): string {
+  return localAnswer(request).content;
+}
+
+/**
+ * The reply and why it ended. The options the offline model honours: `responseFormat` (a JSON
+ * object holding the reply, or a value shaped by the schema), `stop` (the reply ends before the
+ * first stop sequence), the token cap (`length`), and `seed` (every reply is deterministic, so any
+ * seed gives the same reply each time). Sampling options change nothing in a model that does not
+ * sample. Tools it cannot call: refused.
+ */
+export function localAnswer(request: ChatRequest): { content: string; finishReason: FinishReason } {
+  const options = request.options ?? {};
+  const refused = LocalChatModel.prototype.refuses(options);
+  if (refused) throw refused;
   const persona = personaName(request.messages);
-  const text =
+  let text =
     request.purpose === "title" ? titleFor(request.messages)
     : request.purpose === "greeting" ? greetingFor(persona)
     : request.purpose === "summary" ? summaryFor(request.messages)
+    : request.messages.at(-1)?.role === "assistant" ? continuationFor(persona)
     : replyFor(persona, request.messages);
-  return request.maxOutputTokens === undefined ? text : truncateToTokens(text, request.maxOutputTokens);
+  if (options.responseFormat && options.responseFormat.type !== "text") text = localJson(options.responseFormat, text);
+  const stopAt = Math.min(...(options.stop ?? []).map((sequence) => text.indexOf(sequence)).filter((at) => at >= 0));
+  if (Number.isFinite(stopAt)) text = text.slice(0, stopAt);
+  if (request.maxOutputTokens === undefined) return { content: text, finishReason: "stop" };
+  const cut = truncateToTokens(text, request.maxOutputTokens);
+  return { content: cut, finishReason: cut.length < text.length ? "length" : "stop" };
+}
+
+/** The offline model's continuation of a prefilled assistant turn (the client's text is not repeated). */
+function continuationFor(persona: string | undefined): string {
+  return ` …and that is where ${persona ?? "the assistant"} goes on ${OFFLINE_LABEL}.`;
 }
 
 function replyFor(persona: string | undefined, turns: ChatTurn[]): string {

@@ -4,7 +4,8 @@ import type { Config } from "../../config.ts";
 import type { Logger } from "../../logger.ts";
 import { countChatTokens, countTokens } from "./tokens.ts";
 import { UpstreamError } from "../errors.ts";
-import { abortError, type ChatCompletion, type ChatModelProvider, type ChatRequest, type ChatStreamChunk, type TokenUsage } from "./types.ts";
+import { abortError, type ChatCompletion, type ChatModelProvider, type ChatRequest, type ChatStreamChunk, type FinishReason, type TokenUsage } from "./types.ts";
+import { toolCallsOf, upstreamBody } from "./openai-body.ts";
 
 type Settings = Pick<Config["llm"], "baseUrl" | "apiKey" | "maxOutputTokens" | "timeoutMs" | "maxRetries">;
 
@@ -41,10 +42,18 @@ export class OpenAIChatModel implements ChatModelProvider {
     try {
       const response = await this.#client.chat.completions.create({ ...this.#body(request), stream: false }, { signal: request.signal });
       // The package trusts the body's shape; a broken provider's `{"choices": 42}` is no reply.
-      const reply: unknown = Array.isArray(response.choices) ? (response.choices[0]?.message?.content ?? "") : undefined;
+      const choice = Array.isArray(response.choices) ? response.choices[0] : undefined;
+      const reply: unknown = choice ? (choice.message?.content ?? "") : undefined;
       if (typeof reply !== "string") throw new UpstreamError("The model provider's answer held no reply");
       const content = capped(reply, MAX_REPLY_CHARS);
-      return { content, model: response.model || request.model, usage: usageOf(response.usage, request, content) };
+      const toolCalls = toolCallsOf(choice?.message?.tool_calls);
+      return {
+        content,
+        model: response.model || request.model,
+        usage: usageOf(response.usage, request, content),
+        finishReason: finishReasonOf(choice?.finish_reason, content.length < reply.length),
+        ...(toolCalls.length > 0 ? { toolCalls } : {}),
+      };
     } catch (error) {
       throw this.#providerError(error, request.signal);
     }
@@ -59,6 +68,7 @@ export class OpenAIChatModel implements ChatModelProvider {
     let content = "";
     let upstreamUsage: OpenAI.CompletionUsage | undefined;
     let finished = false;
+    let finishReason: FinishReason | undefined;
     try {
       const chunks = await this.#client.chat.completions.create(
         { ...this.#body(request), stream: true, stream_options: { include_usage: true } },
@@ -69,7 +79,21 @@ export class OpenAIChatModel implements ChatModelProvider {
         watchdog.refresh();
         if (chunk.usage) upstreamUsage = chunk.usage;
         const choice = chunk.choices[0];
-        if (choice?.finish_reason) finished = true;
+        if (choice?.finish_reason) {
+          finished = true;
+          finishReason = finishReasonOf(choice.finish_reason, false);
+        }
+        for (const call of choice?.delta?.tool_calls ?? []) {
+          yield {
+            type: "tool_call",
+            call: {
+              index: call.index,
+              ...(call.id ? { id: call.id } : {}),
+              ...(call.function?.name ? { name: call.function.name } : {}),
+              ...(call.function?.arguments ? { arguments: call.function.arguments } : {}),
+            },
+          };
+        }
         const delta = choice?.delta?.content;
         if (typeof delta === "string" && delta) {
           const piece = capped(delta, MAX_REPLY_CHARS - content.length);
@@ -80,6 +104,7 @@ export class OpenAIChatModel implements ChatModelProvider {
           if (piece.length < delta.length) {
             // Leaving the loop closes the stream: the rest of the reply is never read.
             finished = true;
+            finishReason = "length";
             break;
           }
         }
@@ -94,18 +119,11 @@ export class OpenAIChatModel implements ChatModelProvider {
     if (stalled.signal.aborted) throw this.#failure(this.#timeoutError());
     // A stream closed cleanly but early (a proxy cut it) ends without a finish reason or usage.
     if (!finished && !upstreamUsage) throw this.#failure(new UpstreamError("The model provider's stream ended before the reply was complete"));
-    yield { type: "usage", usage: usageOf(upstreamUsage, request, content) };
+    yield { type: "usage", usage: usageOf(upstreamUsage, request, content), finishReason: finishReason ?? "stop" };
   }
 
   #body(request: ChatRequest): OpenAI.ChatCompletionCreateParamsNonStreaming {
-    const maxTokens = request.maxOutputTokens ?? this.#settings.maxOutputTokens;
-    return {
-      model: request.model,
-      messages: request.messages.map((turn) => ({ role: turn.role, content: turn.content })),
-      // OpenAI rejects `max_tokens` for its reasoning models; most compatible servers only know
-      // `max_tokens`. Each gets the name it understands.
-      ...(this.#isOpenAI ? { max_completion_tokens: maxTokens } : { max_tokens: maxTokens }),
-    };
+    return upstreamBody(request, { maxTokens: request.maxOutputTokens ?? this.#settings.maxOutputTokens, isOpenAI: this.#isOpenAI });
   }
 
   #timeoutError(): UpstreamError {
@@ -118,6 +136,12 @@ export class OpenAIChatModel implements ChatModelProvider {
     if (stalled?.aborted || error instanceof APIConnectionTimeoutError) return this.#failure(this.#timeoutError());
     return this.#failure(error);
   }
+}
+
+/** The provider's finish reason in OpenAI's words; a reply cut to the service's own cap ended for `length`. */
+function finishReasonOf(reason: string | null | undefined, cut: boolean): FinishReason {
+  if (cut) return "length";
+  return reason === "length" || reason === "tool_calls" || reason === "content_filter" ? reason : reason === "function_call" ? "tool_calls" : "stop";
 }
 
 function usageOf(upstream: OpenAI.CompletionUsage | null | undefined, request: ChatRequest, content: string): TokenUsage {

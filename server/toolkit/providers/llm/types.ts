@@ -1,7 +1,71 @@
 /** One turn of the context sent to a chat model. */
 export interface ChatTurn {
-  role: "system" | "user" | "assistant";
+  role: "system" | "user" | "assistant" | "tool";
   content: string;
+  /** An assistant turn's calls of the request's tools. */
+  toolCalls?: ToolCall[];
+  /** A `tool` turn: the call it answers. */
+  toolCallId?: string;
+}
+
+/** A call of one of the request's tools, as the model made it. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  /** JSON text, as the model wrote it. */
+  arguments: string;
+}
+
+/** A function the model may call. */
+export interface ToolDefinition {
+  name: string;
+  description?: string;
+  /** JSON Schema of the arguments. */
+  parameters?: Record<string, unknown>;
+  strict?: boolean | null;
+}
+
+/** The reply's form: text, any JSON object, or a JSON value matching a schema. */
+export type ResponseFormat =
+  | { type: "text" }
+  | { type: "json_object" }
+  | { type: "json_schema"; name: string; schema?: Record<string, unknown>; description?: string; strict?: boolean | null };
+
+/**
+ * How the model samples and what it may do, beyond the messages. Each is sent to the provider only
+ * when set; a provider that cannot honour one refuses the request (`UnsupportedOption`), never
+ * ignores it.
+ */
+export interface ModelOptions {
+  temperature?: number;
+  topP?: number;
+  presencePenalty?: number;
+  frequencyPenalty?: number;
+  /** The reply ends before the first of these (not included). */
+  stop?: string[];
+  seed?: number;
+  responseFormat?: ResponseFormat;
+  logitBias?: Record<string, number>;
+  /** The end user, for the provider's abuse monitoring. */
+  user?: string;
+  tools?: ToolDefinition[];
+  /** OpenAI's `tool_choice`, passed as given. */
+  toolChoice?: unknown;
+  parallelToolCalls?: boolean;
+}
+
+/** Why the model stopped: done (or a stop sequence), the token cap, to call tools, or filtered. */
+export type FinishReason = "stop" | "length" | "tool_calls" | "content_filter";
+
+/** A request option the provider cannot honour: refused before the model is asked. */
+export class UnsupportedOption extends Error {
+  readonly option: keyof ModelOptions;
+
+  constructor(option: keyof ModelOptions, message: string) {
+    super(message);
+    this.name = "UnsupportedOption";
+    this.option = option;
+  }
 }
 
 export interface ChatRequest {
@@ -14,6 +78,7 @@ export interface ChatRequest {
    * the rolling summary of a long conversation.
    */
   purpose?: "reply" | "title" | "greeting" | "summary";
+  options?: ModelOptions;
   /** Aborting it cancels the upstream call (a client that disconnected). */
   signal?: AbortSignal;
 }
@@ -27,10 +92,27 @@ export interface ChatCompletion {
   content: string;
   model: string;
   usage: TokenUsage;
+  /** Absent: `stop`. */
+  finishReason?: FinishReason;
+  toolCalls?: ToolCall[];
 }
 
-/** What a stream yields: text fragments as the model produces them, then the usage once. */
-export type ChatStreamChunk = { type: "delta"; content: string } | { type: "usage"; usage: TokenUsage };
+/** A piece of a streamed tool call: `id` and `name` in its first piece, `arguments` text in pieces. */
+export interface ToolCallDelta {
+  index: number;
+  id?: string;
+  name?: string;
+  arguments?: string;
+}
+
+/**
+ * What a stream yields: text fragments and tool-call pieces as the model produces them, then the
+ * usage and why the model stopped, once.
+ */
+export type ChatStreamChunk =
+  | { type: "delta"; content: string }
+  | { type: "tool_call"; call: ToolCallDelta }
+  | { type: "usage"; usage: TokenUsage; finishReason?: FinishReason };
 
 /**
  * A chat model provider. Both methods throw `UpstreamError` when the provider fails (HTTP error,
@@ -41,6 +123,8 @@ export interface ChatModelProvider {
   readonly name: string;
   complete(request: ChatRequest): Promise<ChatCompletion>;
   stream(request: ChatRequest): AsyncIterable<ChatStreamChunk>;
+  /** The option this provider cannot honour, checked before anything is reserved; absent: it honours them all. */
+  refuses?(options: ModelOptions): UnsupportedOption | undefined;
 }
 
 /** What callers expect when their own signal ends a model call: an error named `AbortError`. */

@@ -45,6 +45,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/embed.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Embed loader script (JavaScript)
+         * @description The loader a site's snippet names (extension): a script element with `src="…/embed.js"`,
+         *     `data-persona="<persona id>"` and `async` adds a chat bubble that opens the persona's chat page
+         *     in an `<iframe>`; `data-label` and `data-position="left"` are optional. No
+         *     dependencies; cached for 5 minutes, with its version as `ETag` (304 for a cache that has it);
+         *     any site may load it. Its query, if any, is ignored.
+         */
+        get: operations["embed_pages_loader"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/embed/assets/chat.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Embed chat page script (JavaScript)
+         * @description The chat page's one script (extension), named by the page with its version (`?v=<version>`):
+         *     asked for by its current version it is cached for good, otherwise for 5 minutes. Its version
+         *     is its `ETag` (304 for a cache that has it).
+         */
+        get: operations["embed_pages_chat_script"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/embed/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Embed chat page (HTML)
+         * @description An embeddable persona's chat page (extension), what the loader's bubble opens and what a site's
+         *     own `<iframe>` frames: server-rendered (the persona's avatar, name and greeting on the first
+         *     paint), brought to life by its one script, which calls the guest operations
+         *     (`/v1/embed/{persona_id}/…`). Its `frame-ancestors` are the persona's allowed origins: a browser
+         *     shows it in a frame of those sites only. Opened as a page of its own (`Sec-Fetch-Dest` other
+         *     than `iframe`), 403 (a page). A persona not embeddable (disabled, no origin, private, deleted,
+         *     unknown, or a malformed id) is the pages' 404 page, framed by nobody. Never cached.
+         */
+        get: operations["embed_pages_chat_page"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -7712,6 +7784,228 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    embed_pages_loader: {
+        parameters: {
+            query?: never;
+            header?: {
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One of the embed's scripts (the loader, the chat page's script), in JavaScript. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description The script's version, quoted: the first 16 hex digits of its content's SHA-256. */
+                    ETag: string;
+                    /**
+                     * @description `public, max-age=31536000, immutable` for the chat page's script asked for by its current
+                     *     version (`v`, the address the chat page gives); else `public, max-age=300`, so that a site's
+                     *     pages pick up a new loader within minutes.
+                     */
+                    "Cache-Control": string;
+                    /** @description `cross-origin`: any site may load it, one that isolates itself (COEP) too. */
+                    "Cross-Origin-Resource-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example (function () { "use strict"; /* the chat bubble *\/ })(); */
+                    "text/javascript": string;
+                };
+            };
+            /** @description The cache's script is the current one (`If-None-Match`). */
+            304: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: string;
+                    "Cache-Control": string;
+                    "Cross-Origin-Resource-Policy": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    embed_pages_chat_script: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The version the page names; any other value, or none, gets the current script, cached briefly.
+                 * @example 3f9a0c7e5b1d2a48
+                 */
+                v?: string;
+            };
+            header?: {
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One of the embed's scripts (the loader, the chat page's script), in JavaScript. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /** @description The script's version, quoted: the first 16 hex digits of its content's SHA-256. */
+                    ETag: string;
+                    /**
+                     * @description `public, max-age=31536000, immutable` for the chat page's script asked for by its current
+                     *     version (`v`, the address the chat page gives); else `public, max-age=300`, so that a site's
+                     *     pages pick up a new loader within minutes.
+                     */
+                    "Cache-Control": string;
+                    /** @description `cross-origin`: any site may load it, one that isolates itself (COEP) too. */
+                    "Cross-Origin-Resource-Policy": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            /** @description The cache's script is the current one (`If-None-Match`). */
+            304: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    ETag: string;
+                    "Cache-Control": string;
+                    "Cross-Origin-Resource-Policy": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    embed_pages_chat_page: {
+        parameters: {
+            query?: {
+                /**
+                 * @description `1` when the loader's bubble frames the page (it then shows a Close button); read by the page's script.
+                 * @example 1
+                 */
+                bubble?: string;
+                /**
+                 * @description The embedding page's origin as the loader passes it, for browsers that tell the frame neither its ancestors nor a referrer; read by the page's script.
+                 * @example https://shop.example
+                 */
+                host?: string;
+            };
+            header?: {
+                /**
+                 * @description Set by the browser: `iframe` in a frame; `document` for a page of its own, which is refused.
+                 * @example iframe
+                 */
+                "Sec-Fetch-Dest"?: string;
+            };
+            path: {
+                /**
+                 * @description The persona.
+                 * @example 0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01
+                 */
+                id: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An embedded persona's chat page, in HTML, for a frame of one of its allowed origins. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    /**
+                     * @description From `default-src 'none'`: the page's one script and its API calls from `'self'`, its
+                     *     stylesheet by hash, images from `'self'`, the voice from `blob:`, and `frame-ancestors` the
+                     *     persona's allowed origins, so that a browser shows it in a frame of those sites only.
+                     */
+                    "Content-Security-Policy": string;
+                    /** @description `no-store`: an origin removed from the settings takes effect at once. */
+                    "Cache-Control": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Chat with Captain Mirela</title><script src="/embed/assets/chat.js?v=3f9a0c7e5b1d2a48" defer></script></head><body><main class="chat" id="chat" data-persona="0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01"><h1>Captain Mirela</h1></main></body></html> */
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description The chat page was opened as a page of its own (`Sec-Fetch-Dest` other than `iframe`): an embed chats on the site that embeds it. The page says so; it may not be framed. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description The page of something that is not there: a private, deleted or unknown persona or listing, a token the service never issued. The same page whichever it is. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            /** @description The page failed; nothing of the failure is shown. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["InternalErrorBody"];
+                };
+            };
+            501: components["responses"]["NotImplemented"];
+            /** @description The database cannot be reached: try again after `Retry-After` (declared with the envelope's 503). */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
         };
     };
     ops_healthz: {

@@ -5,6 +5,9 @@ export interface CompiledValidator {
 }
 export declare const request_ops_index: CompiledValidator;
 export declare const request_ops_docs: CompiledValidator;
+export declare const request_embed_pages_loader: CompiledValidator;
+export declare const request_embed_pages_chat_script: CompiledValidator;
+export declare const request_embed_pages_chat_page: CompiledValidator;
 export declare const request_ops_healthz: CompiledValidator;
 export declare const request_pages_listing: CompiledValidator;
 export declare const request_pages_oembed: CompiledValidator;

@@ -126,23 +126,31 @@ export function compileValidators(document) {
 /**
  * The operation's `x-persona` metadata (spec/lib/operation-meta.tsp), checked against what the rest
  * of the contract says: `npm run gen` fails on an operation without it, on a credential-free reason
- * that its security contradicts, and on an operation with both or neither of `sdk` and `noSdk`.
+ * that its security contradicts, on an operation with both or neither of `sdk` and `noSdk`, and on a
+ * page (`page: true`) that asks for credentials or has an SDK method.
  */
 function operationMeta(id, meta, open) {
   const fail = (message) => {
     throw new Error(`${id}: ${message} (spec/lib/operation-meta.tsp)`);
   };
   if (!meta) fail("has no @meta");
-  const known = ["extension", "credentialFree", "sdk", "noSdk"];
+  const reasons = ["extension", "credentialFree", "sdk", "noSdk"];
+  const flags = ["page"];
   for (const [key, value] of Object.entries(meta)) {
-    if (!known.includes(key)) fail(`@meta has an unknown field ${key}`);
+    if (flags.includes(key)) {
+      if (value !== true) fail(`@meta's ${key} must be true when given`);
+      continue;
+    }
+    if (!reasons.includes(key)) fail(`@meta has an unknown field ${key}`);
     if (typeof value !== "string" || !value.trim()) fail(`@meta's ${key} must be a non-empty string`);
   }
   if (open !== Boolean(meta.credentialFree)) {
     fail(open ? "admits an anonymous caller but @meta gives no credentialFree reason" : "requires credentials but @meta says credentialFree");
   }
   if (Boolean(meta.sdk) === Boolean(meta.noSdk)) fail("@meta needs exactly one of sdk (the method) and noSdk (why there is none)");
-  return Object.fromEntries(known.filter((key) => meta[key] !== undefined).map((key) => [key, meta[key]]));
+  // The page stages check no credential: a page must be credential-free, and no SDK calls a page.
+  if (meta.page && (!meta.credentialFree || !meta.noSdk)) fail("@meta's page needs credentialFree and noSdk (a page takes no credential and has no SDK method)");
+  return Object.fromEntries([...reasons, ...flags].filter((key) => meta[key] !== undefined).map((key) => [key, meta[key]]));
 }
 
 /** A local `$ref` followed to what it names. */

@@ -17,8 +17,6 @@ import { requestLog } from "./toolkit/http/request-log.ts";
 import { dispatch, type HandlerMap, type OperationId } from "./toolkit/http/router.ts";
 import { bodyValidation, identifyOperation, requestValidation, responseValidator } from "./toolkit/http/validator.ts";
 import { openaiError, openaiErrorHandler } from "./areas/openai/index.ts";
-import { PAGE_OPERATIONS } from "./areas/pages/index.ts";
-import { embedRoutes } from "./areas/embeds/index.ts";
 import type { Services } from "./toolkit/services.ts";
 
 /**
@@ -61,24 +59,25 @@ export async function createApp(services: Services, handlers: HandlerMap = defau
     loadShedding(config.loadShedDelayMs),
     identifyCaller(services),
     rateLimit(services),
-    // The embed's loader script and chat page (server/areas/embeds/routes.ts), likewise.
-    embedRoutes(services, { admitted }),
     ...(await responseValidator(config)),
     probe(dispatch(handlers, services, "ops_healthz")),
   ]));
   const after = [authLimits(services), idempotency(services)];
   /**
-   * A page for browsers (server/areas/pages/) takes the same route, body deadline and admission
-   * place, but its parameters and form are not checked against the contract's: a page reads what it
-   * needs and ignores the rest (a shared link's `utm_*`, `fbclid`), and answers every refusal of its
-   * own as a page (docs/adr/0313-built-in-pages-csp-and-csrf-for-the-e-mail-pages.md).
+   * A page for browsers (an operation whose `@meta` says `page`: the built-in pages of
+   * server/areas/pages/, the embed's loader, chat page and script of server/areas/embeds/) takes the
+   * same route, body deadline and admission place, but its parameters and form are not checked
+   * against the contract's: a page reads what it needs and ignores the rest (a shared link's
+   * `utm_*`, `fbclid`), and answers every refusal of its own as a page
+   * (docs/adr/0313-built-in-pages-csp-and-csrf-for-the-e-mail-pages.md). A page is credential-free
+   * (`npm run gen` refuses a `page` that is not), so these stages check no credential.
    */
   function pageStages(op: (typeof routeOrder)[number]): RequestHandler {
     return chain([onlyMethod(op.method), identifyOperation(op), ...requestValidation(op), readBody(op, config, errorDialects), admitted, dispatch(handlers, services, op.operationId as OperationId)]);
   }
   const routes = routeOrder.map((op) => {
     const method = op.method.toLowerCase() as "get" | "post" | "put" | "delete" | "patch";
-    const stages = PAGE_OPERATIONS.has(op.operationId as OperationId) ? pageStages(op) : chain([
+    const stages = op.page ? pageStages(op) : chain([
       onlyMethod(op.method),
       identifyOperation(op),
       ...requestValidation(op),

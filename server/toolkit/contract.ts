@@ -24,6 +24,8 @@ export interface OperationInfo {
   sdk?: string;
   /** Why the SDK has no method for it; present exactly when `sdk` is absent. */
   noSdk?: string;
+  /** A page for browsers, served through the page stages (server/app.ts); only on a credential-free operation without an SDK method. */
+  page?: true;
   /** Its success response is JSON (false for streams, binary bodies, HTML and redirects). */
   answersJson: boolean;
   /** The security requirements: each a list of scheme names that must all be present. `[[]]`: none. */

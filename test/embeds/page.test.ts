@@ -1,6 +1,8 @@
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { checkAnswer } from "../../conformance/support/check.ts";
 import { expectOk } from "../support/assertions.ts";
+import { operation } from "../support/contract.ts";
 import { createPersona } from "../support/chat.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
@@ -8,7 +10,9 @@ import { embeddedPersona, OTHER_SITE, SHOP } from "./helpers.ts";
 
 // The embed's browser side (issue 36 item 3): the loader script (small, cached), the chat page
 // framed only by the persona's allowed origins, under a policy with no inline script, with the
-// persona's hostile texts as text; the not-found page for anything not embeddable.
+// persona's hostile texts as text; the not-found page for anything not embeddable. All three are
+// operations of the contract served as pages (`@meta` `page`, spec/embeds.tsp): each answer is
+// held to the contract here, but not their query.
 
 let service: TestService;
 let owner: TestUser;
@@ -21,6 +25,13 @@ beforeAll(async () => {
 afterAll(async () => {
   await service?.close();
 });
+
+/** What the contract finds wrong with an answer of `operationId`; `read` is its body when the test read it already. */
+async function contractProblems(operationId: string, answer: Response, read?: string): Promise<string[]> {
+  const text = read ?? (await answer.clone().text());
+  const contentType = (answer.headers.get("content-type") ?? "").split(";")[0]!.trim();
+  return checkAnswer(operation(operationId), { status: answer.status, headers: answer.headers, contentType, text }).problems;
+}
 
 const directives = (policy: string | null) => new Map((policy ?? "").split(";").map((part) => part.trim().split(/\s+/)).map(([name, ...sources]) => [name!, sources]));
 
@@ -38,8 +49,10 @@ describe("the embed's loader script", () => {
     expect(gzipped).toBeLessThan(30 * 1024);
     // No dependency: nothing is imported or fetched from anywhere by the loader itself.
     expect(body.toString()).not.toMatch(/\bimport\b|fetch\(|XMLHttpRequest/);
+    expect(await contractProblems("embed_pages_loader", answer, body.toString())).toEqual([]);
     const again = await service.fetch("/embed.js", { headers: { "if-none-match": answer.headers.get("etag")! } });
     expect(again.status).toBe(304);
+    expect(await contractProblems("embed_pages_loader", again)).toEqual([]);
   });
 
   it("names the chat script by its version, which is then cached for good", async () => {
@@ -51,6 +64,7 @@ describe("the embed's loader script", () => {
     expect(script.status).toBe(200);
     expect(script.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
     expect(script.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+    expect(await contractProblems("embed_pages_chat_script", script)).toEqual([]);
     const unversioned = await service.fetch("/embed/assets/chat.js");
     expect(unversioned.headers.get("cache-control")).toBe("public, max-age=300");
     const chat = gzipSync(Buffer.from(await script.arrayBuffer()), { level: 9 }).byteLength;
@@ -80,11 +94,24 @@ describe("the embed's chat page", () => {
     expect(page).not.toMatch(/\son[a-z]+=/i);
     expect(page).not.toMatch(/(src|href)="(https?:)?\/\//);
     expect(page).toContain("Welcome aboard!");
+    expect(await contractProblems("embed_pages_chat_page", answer, page)).toEqual([]);
+  });
 
-    // HEAD is answered as GET, without a body.
-    const head = await service.fetch(`/embed/${persona.id}`, { method: "HEAD" });
-    expect(head.status).toBe(200);
-    expect(head.headers.get("content-security-policy")).toBe(policy);
+  it("is a page of the contract: any query is read past (a link's utm_*, the loader's bubble and host), and a method or HEAD it does not declare is the API's 404", async () => {
+    const persona = await embeddedPersona(service, owner);
+    const linked = await service.fetch(`/embed/${persona.id}?bubble=1&host=${encodeURIComponent(SHOP)}&utm_source=newsletter&fbclid=x`);
+    expect(linked.status).toBe(200);
+    expect(linked.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    // The pipeline's own headers, as on every operation.
+    expect(linked.headers.get("x-ratelimit-limit")).toMatch(/^\d+$/);
+    expect((await service.fetch("/embed.js?utm_source=x&v=")).status).toBe(200);
+    expect((await service.fetch("/embed/assets/chat.js?v=not-the-version&utm_source=x")).headers.get("cache-control")).toBe("public, max-age=300");
+    // The contract declares GET only: HEAD is unknown, as for the built-in pages.
+    for (const [method, path] of [["HEAD", `/embed/${persona.id}`], ["POST", `/embed/${persona.id}`], ["POST", "/embed.js"], ["DELETE", "/embed/assets/chat.js"]] as const) {
+      const answer = await service.fetch(path, { method });
+      expect(answer.status, `${method} ${path}`).toBe(404);
+      if (method !== "HEAD") expect(await answer.json(), `${method} ${path}`).toMatchObject({ error: { code: "not_found" } });
+    }
   });
 
   it("is the not-found page, framed by nobody, for a persona not embeddable", async () => {
@@ -96,6 +123,7 @@ describe("the embed's chat page", () => {
       expect(answer.headers.get("content-type")).toBe("text/html; charset=utf-8");
       expect(directives(answer.headers.get("content-security-policy")).get("frame-ancestors")).toEqual(["'none'"]);
       expect(answer.headers.get("x-frame-options")).toBe("DENY");
+      expect(await contractProblems("embed_pages_chat_page", answer), path).toEqual([]);
     }
   });
 
@@ -104,6 +132,7 @@ describe("the embed's chat page", () => {
     const opened = await service.fetch(`/embed/${persona.id}`, { headers: { "sec-fetch-dest": "document" } });
     expect(opened.status).toBe(403);
     expect(directives(opened.headers.get("content-security-policy")).get("frame-ancestors")).toEqual(["'none'"]);
+    expect(await contractProblems("embed_pages_chat_page", opened)).toEqual([]);
     expect((await service.fetch(`/embed/${persona.id}`, { headers: { "sec-fetch-dest": "iframe" } })).status).toBe(200);
   });
 

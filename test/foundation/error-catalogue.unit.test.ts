@@ -42,6 +42,7 @@ const factories: Record<string, () => ApiError> = {
   providerUnavailable: () => catalogue.providerUnavailable("m"),
   serviceUnavailable: () => catalogue.serviceUnavailable("m", 5),
   withDetails: () => catalogue.withDetails(catalogue.upstreamFailed("m"), { message: {} }),
+  reworded: () => catalogue.reworded(catalogue.invalidRequest("m"), "in other words", { param: "input" }),
 };
 // Exports that build no ApiError of their own code.
 const notFactories = new Set(["summarize", "providerFailure", "streamError"]);

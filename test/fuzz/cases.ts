@@ -39,11 +39,17 @@ export interface CaseContext {
   bodyLimitBytes: number;
 }
 
-/** The fixture name of a path parameter: `id` is named by the collection before it (`/v1/rooms/{id}` -> rooms). */
+/**
+ * The fixture name of a path parameter: `id` is named by the collection before it (`/v1/rooms/{id}`
+ * -> rooms); the persona right after `embed` (`/embed/{id}`, `/v1/embed/{persona_id}/…`) is the
+ * world's embedded one, `embed`.
+ */
 export function fixtureKey(path: string, name: string): string {
-  if (name !== "id") return name;
   const segments = path.split("/");
-  return segments[segments.indexOf("{id}") - 1] ?? name;
+  const before = segments[segments.indexOf(`{${name}}`) - 1];
+  if (before === "embed") return "embed";
+  if (name !== "id") return name;
+  return before ?? name;
 }
 
 interface Parts {

@@ -7,10 +7,14 @@ import { registerUser, type TestUser } from "../support/users.ts";
 // The fixtures the fuzzer and the security matrix act on, made through the API as a client would:
 // for each of two users a private and a public persona, a conversation with messages, a knowledge
 // document, a webhook with a delivery, a room with the other user in it, an instruction version and
-// a variant, a marketplace listing, a share link, a generated image, API keys (one revoked), a
-// second login, and a data export link. Each step is skipped when its area answers otherwise
+// a variant, a marketplace listing, a share link, the public persona embedded on a site
+// (`EMBED_ORIGIN`), a generated image, API keys (one revoked), a second login, and a data export
+// link. Each step is skipped when its area answers otherwise
 // (not live yet, or refusing), so the world grows as areas land. Path and body fields are filled
-// from it by name (`fixtureKey`): `personas`, `persona_id`, `doc_id`, `rooms`, `user_id`...
+// from it by name (`fixtureKey`): `personas`, `persona_id`, `doc_id`, `rooms`, `user_id`, `embed`...
+
+/** The site the world's embedded persona allows: a request without its origin reaches the origin check (403). */
+export const EMBED_ORIGIN = "https://shop.example";
 
 export interface Actor {
   user: TestUser;
@@ -138,6 +142,10 @@ async function makeActor(service: TestService, receiverUrl: string, skipped: str
     put("marketplace", lastSegment(published?.json.marketplace_url));
     const share = await call("share", "POST", `/v1/social/share/${publicId}`, { platform: "link" });
     put("code", lastSegment(share?.json.share_url));
+    // Embedded on a site, so that the embed's chat page answers and its guest operations get past
+    // "not embeddable" (404) to the origin, token and body checks.
+    const embedded = await call("embed settings", "PUT", `/v1/personas/${publicId}/embed`, { enabled: true, allowed_origins: [EMBED_ORIGIN] });
+    if (embedded) put("embed", publicId);
   }
   const room = await call("room", "POST", "/v1/rooms", { name: `Room ${marker}`, description: marker, persona_ids: persona ? [persona.json.id] : [], is_public: false });
   put("rooms", room?.json.id, true);

@@ -3,9 +3,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createConversation, createPersona } from "../support/chat.ts";
 import { eventually } from "../support/wait.ts";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.ts";
-import type { ApiAnswer } from "../support/api.ts";
 import { sendRaw } from "../support/raw.ts";
 import { startTestService, type TestService } from "../support/service.ts";
+import { expectOpenAIError, fakeUpstreamEnv } from "../support/openai-door.ts";
 import type { RequestBody } from "../../sdk/src/types.ts";
 import { apiKeyFor, registerUser, type TestUser } from "../support/users.ts";
 
@@ -21,7 +21,7 @@ let nova: { id: string };
 beforeAll(async () => {
   fake = await startFakeOpenAI();
   service = await startTestService({
-    env: { OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-test-secret", LLM_MAX_RETRIES: "0", LLM_TIMEOUT_MS: "5000", STREAM_KEEPALIVE_MS: "150" },
+    env: { ...fakeUpstreamEnv(fake) },
   });
   [alice, bob] = await Promise.all([registerUser(service), registerUser(service)]);
   aliceKey = await apiKeyFor(service, alice, ["chat"]);
@@ -44,15 +44,6 @@ const post = (body: RequestBody<"openai_create_chat_completion">, headers: Recor
   service.clientFor({ auth: headers }).POST("/openai/v1/chat/completions", { body });
 /** A body the contract refuses on purpose (the refusals), or no JSON at all. */
 const postRaw = (body: unknown, headers: Record<string, string>) => sendRaw(service, "POST", "/openai/v1/chat/completions", { body, headers });
-
-/** An OpenAI-shaped error answer: a raw Response, or what a typed-client call resolves to. */
-async function expectOpenAIError(answer: Response | ApiAnswer, status: number, code: string | null, param?: string | null) {
-  const [actual, body] = answer instanceof Response ? [answer.status, await answer.json()] : [answer.response.status, (answer.error ?? answer.data) as { error: unknown }];
-  expect(actual, JSON.stringify(body)).toBe(status);
-  expect(Object.keys(body)).toEqual(["error"]);
-  expect(body.error).toEqual({ message: expect.any(String), type: expect.any(String), param: param === undefined ? expect.anything() : param, code });
-  return body.error as { message: string; type: string; param: string | null; code: string | null };
-}
 
 describe("models", () => {
   it("lists the caller's own personas by handle with their names, newest first", async () => {

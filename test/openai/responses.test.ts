@@ -3,11 +3,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createPersona } from "../support/chat.ts";
 import { contract } from "../support/contract.ts";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.ts";
-import type { ApiAnswer } from "../support/api.ts";
 import { sendRaw } from "../support/raw.ts";
 import { schemaErrors } from "../support/schema.ts";
 import { parseSse } from "../support/sse.ts";
 import { startTestService, type TestService } from "../support/service.ts";
+import { expectOpenAIError, fakeUpstreamEnv } from "../support/openai-door.ts";
 import type { RequestBody } from "../../sdk/src/types.ts";
 import { apiKeyFor, registerUser, type TestUser } from "../support/users.ts";
 
@@ -24,7 +24,7 @@ let nova: { id: string };
 beforeAll(async () => {
   fake = await startFakeOpenAI();
   [service, offline] = await Promise.all([
-    startTestService({ env: { OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: "sk-test-secret", LLM_MAX_RETRIES: "0", LLM_TIMEOUT_MS: "5000", STREAM_KEEPALIVE_MS: "150" } }),
+    startTestService({ env: { ...fakeUpstreamEnv(fake) } }),
     startTestService(),
   ]);
   alice = await registerUser(service);
@@ -62,15 +62,6 @@ async function streamedEvents(body: Record<string, unknown>, on: TestService = s
     expect(event).toBe(parsed.type);
     return parsed;
   });
-}
-
-/** An OpenAI-shaped error answer: a raw Response, or what a typed-client call resolves to. */
-async function expectOpenAIError(answer: Response | ApiAnswer, status: number, code: string | null, param?: string | null) {
-  const [actual, body] = answer instanceof Response ? [answer.status, await answer.json()] : [answer.response.status, (answer.error ?? answer.data) as { error: unknown }];
-  expect(actual, JSON.stringify(body)).toBe(status);
-  expect(Object.keys(body)).toEqual(["error"]);
-  expect(body.error).toEqual({ message: expect.any(String), type: expect.any(String), param: param === undefined ? expect.anything() : param, code });
-  return body.error as { message: string; type: string; param: string | null; code: string | null };
 }
 
 describe("a blocking response", () => {

@@ -1,15 +1,9 @@
-import { execFile } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { promisify } from "node:util";
+import type { Server } from "node:http";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { root } from "../support/contract.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { browserTestRuns, launchChromium } from "../support/browser.ts";
+import { buildSdkForBrowser, listenOn, sdkPageServer, SDK_IMPORT_MAP } from "../support/sdk-page.ts";
 
 // The SDK's ESM build in a real browser (Debian's Chromium, as in test/auth/oauth-browser.e2e.test.ts):
 // a page registers, creates a persona and a conversation, and streams a chat reply (issue 13,
@@ -18,14 +12,11 @@ import { browserTestRuns, launchChromium } from "../support/browser.ts";
 // The page resolves the SDK's two dependencies with an import map to their own ESM builds.
 const runs = browserTestRuns("sdk browser test");
 
-const run = promisify(execFile);
 
 const PAGE = `<!doctype html>
 <meta charset="utf-8">
 <title>Persona SDK in a browser</title>
-<script type="importmap">
-  { "imports": { "openapi-fetch": "/modules/openapi-fetch.js", "eventsource-parser": "/modules/eventsource-parser.js" } }
-</script>
+${SDK_IMPORT_MAP}
 <script type="module">
   import { createClient, PersonaError } from "/sdk/index.js";
   const result = (window.__result = { events: [], reply: "" });
@@ -54,50 +45,18 @@ const PAGE = `<!doctype html>
   result.finished = true;
 </script>`;
 
-/** Serves the page, the SDK build and its dependencies, and passes /v1 through to the service. */
-function pageServer(sdkDir: string, service: TestService): Server {
-  const files: Record<string, [string, string]> = {
-    "/sdk/index.js": [join(sdkDir, "index.js"), "text/javascript"],
-    "/sdk/index.js.map": [join(sdkDir, "index.js.map"), "application/json"],
-    "/modules/openapi-fetch.js": [join(root, "node_modules/openapi-fetch/dist/index.mjs"), "text/javascript"],
-    "/modules/eventsource-parser.js": [join(root, "node_modules/eventsource-parser/dist/index.js"), "text/javascript"],
-  };
-  const upstream = new URL(service.url);
-  const passThrough = (req: IncomingMessage, res: ServerResponse) => {
-    const forwarded = request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
-    forwarded.on("error", () => res.destroy());
-    req.pipe(forwarded);
-  };
-  return createServer((req, res) => {
-    const path = new URL(req.url ?? "/", "http://page").pathname;
-    if (path.startsWith("/v1/")) return passThrough(req, res);
-    if (path === "/") return void res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(PAGE);
-    const file = files[path];
-    if (!file) return void res.writeHead(404).end();
-    readFile(file[0]).then(
-      (body) => res.writeHead(200, { "content-type": file[1] }).end(body),
-      () => res.writeHead(500).end(),
-    );
-  });
-}
-
 describe.runIf(runs)("the SDK in a browser", () => {
   let service: TestService;
-  let sdkDir: string;
+  let sdk: Awaited<ReturnType<typeof buildSdkForBrowser>> | undefined;
   let server: Server;
   let origin: string;
   let browser: Browser;
 
   beforeAll(async () => {
-    sdkDir = await mkdtemp(join(tmpdir(), "persona-sdk-esm-"));
-    await run(process.execPath, [join(root, "sdk", "build.mjs"), "--out", sdkDir, "--esm-only"]);
+    sdk = await buildSdkForBrowser();
     service = await startTestService();
-    server = pageServer(sdkDir, service);
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    server = sdkPageServer(sdk.dir, { html: () => PAGE, passPrefix: "/v1/", passTo: service.url });
+    origin = await listenOn(server);
     browser = await launchChromium();
   }, 120_000);
 
@@ -105,7 +64,7 @@ describe.runIf(runs)("the SDK in a browser", () => {
     await browser?.close();
     await new Promise((resolve) => server?.close(resolve));
     await service?.close();
-    if (sdkDir) await rm(sdkDir, { recursive: true, force: true });
+    await sdk?.remove();
   });
 
   it("registers, creates a persona and a conversation, and streams a reply from the page", async () => {

@@ -1,16 +1,11 @@
-import { execFile } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { promisify } from "node:util";
+import type { Server } from "node:http";
 import { build } from "esbuild";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { root } from "../support/contract.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { browserTestRuns, launchChromium } from "../support/browser.ts";
+import { buildSdkForBrowser, listenOn, sdkPageServer, SDK_IMPORT_MAP } from "../support/sdk-page.ts";
 
 // CORS in a real browser (issue 35, item 7; ADR 0306): the SDK's ESM build, and the `openai`
 // package bundled for the browser, in pages served from another loopback origin
@@ -20,14 +15,11 @@ import { browserTestRuns, launchChromium } from "../support/browser.ts";
 // refuses the first call, which the SDK reports as a ConnectionError.
 const runs = browserTestRuns("sdk cors browser test");
 
-const run = promisify(execFile);
 
 const page = (api: string) => `<!doctype html>
 <meta charset="utf-8">
 <title>Persona SDK from another origin</title>
-<script type="importmap">
-  { "imports": { "openapi-fetch": "/modules/openapi-fetch.js", "eventsource-parser": "/modules/eventsource-parser.js" } }
-</script>
+${SDK_IMPORT_MAP}
 <script type="module">
   import { createClient, ConnectionError, PersonaError } from "/sdk/index.js";
   import { OpenAI } from "/modules/openai.js";
@@ -63,36 +55,9 @@ const page = (api: string) => `<!doctype html>
   result.finished = true;
 </script>`;
 
-/** Serves the page (calling the API at `api()`), the SDK build, its dependencies and the bundled openai package. */
-function pageServer(sdkDir: string, openaiBundle: string, api: () => string): Server {
-  const files: Record<string, [string, string]> = {
-    "/sdk/index.js": [join(sdkDir, "index.js"), "text/javascript"],
-    "/sdk/index.js.map": [join(sdkDir, "index.js.map"), "application/json"],
-    "/modules/openapi-fetch.js": [join(root, "node_modules/openapi-fetch/dist/index.mjs"), "text/javascript"],
-    "/modules/eventsource-parser.js": [join(root, "node_modules/eventsource-parser/dist/index.js"), "text/javascript"],
-  };
-  return createServer((req, res) => {
-    const path = new URL(req.url ?? "/", "http://page").pathname;
-    if (path === "/") return void res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(page(api()));
-    if (path === "/modules/openai.js") return void res.writeHead(200, { "content-type": "text/javascript" }).end(openaiBundle);
-    const file = files[path];
-    if (!file) return void res.writeHead(404).end();
-    readFile(file[0]).then(
-      (body) => res.writeHead(200, { "content-type": file[1] }).end(body),
-      () => res.writeHead(500).end(),
-    );
-  });
-}
-
-async function listen(server: Server): Promise<string> {
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  // The page's origin names the host `localhost`: another origin than the API's 127.0.0.1.
-  return `http://localhost:${(server.address() as AddressInfo).port}`;
-}
-
 describe.runIf(runs)("the SDK in a browser page on another origin", () => {
   let service: TestService;
-  let sdkDir: string;
+  let sdk: Awaited<ReturnType<typeof buildSdkForBrowser>> | undefined;
   let allowedServer: Server;
   let refusedServer: Server;
   let allowed: string;
@@ -100,8 +65,7 @@ describe.runIf(runs)("the SDK in a browser page on another origin", () => {
   let browser: Browser;
 
   beforeAll(async () => {
-    sdkDir = await mkdtemp(join(tmpdir(), "persona-sdk-cors-"));
-    await run(process.execPath, [join(root, "sdk", "build.mjs"), "--out", sdkDir, "--esm-only"]);
+    sdk = await buildSdkForBrowser();
     // The openai package as a browser app bundles it.
     const bundled = await build({
       stdin: { contents: 'export { OpenAI } from "openai";', resolveDir: root, loader: "js" },
@@ -114,9 +78,11 @@ describe.runIf(runs)("the SDK in a browser page on another origin", () => {
     });
     const openaiBundle = bundled.outputFiles[0]!.text;
     // The page servers listen before the service starts: the allowed origin names their port.
-    allowedServer = pageServer(sdkDir, openaiBundle, () => service.url);
-    refusedServer = pageServer(sdkDir, openaiBundle, () => service.url);
-    [allowed, refused] = await Promise.all([listen(allowedServer), listen(refusedServer)]);
+    // The page names the API at 127.0.0.1 and is served from `localhost`: another origin.
+    const pageOptions = { html: () => page(service.url), extra: { "/modules/openai.js": { body: () => openaiBundle, type: "text/javascript" } } };
+    allowedServer = sdkPageServer(sdk.dir, pageOptions);
+    refusedServer = sdkPageServer(sdk.dir, pageOptions);
+    [allowed, refused] = await Promise.all([listenOn(allowedServer, "localhost"), listenOn(refusedServer, "localhost")]);
     service = await startTestService({ env: { CORS_ORIGINS: allowed } });
     browser = await launchChromium();
   }, 120_000);
@@ -125,7 +91,7 @@ describe.runIf(runs)("the SDK in a browser page on another origin", () => {
     await browser?.close();
     for (const server of [allowedServer, refusedServer]) await new Promise((resolve) => server?.close(resolve));
     await service?.close();
-    if (sdkDir) await rm(sdkDir, { recursive: true, force: true });
+    await sdk?.remove();
   });
 
   /** Opens the page of `origin` and answers what it recorded, with the browser's console. */

@@ -3,13 +3,9 @@
 // that dispatches its last event; the SDK's chat streams read from the mock end and `text()`
 // resolves, in Node and bundled into a page in Chromium; the `openai` package streams chunks and
 // `[DONE]`; and a request the mock refuses gets a 400 that names no field it did not send.
-import { execFile } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
+import { readFile } from "node:fs/promises";
+import type { Server } from "node:http";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { parseWithPointers } from "@stoplight/yaml";
 import { createParser } from "eventsource-parser";
 import OpenAI from "openai";
@@ -21,6 +17,7 @@ import { operation, operations, root, type Operation } from "../support/contract
 import { freePort } from "../support/ports.ts";
 import { startProcess, type RunningProcess } from "../support/processes.ts";
 import { sendRaw } from "../support/raw.ts";
+import { buildSdkForBrowser, listenOn, sdkPageServer, SDK_IMPORT_MAP } from "../support/sdk-page.ts";
 
 let prism: RunningProcess;
 let mockUrl: string;
@@ -174,16 +171,13 @@ describe("the mock's event streams", () => {
 
 // ------------------------------------------------------------------ in a browser
 
-const run = promisify(execFile);
 
 /** A page that streams a reply from the mock with the SDK's ESM build, from another origin. */
 function page(config: { mockUrl: string; conversationId: string; body: Example }): string {
   return `<!doctype html>
 <meta charset="utf-8">
 <title>Persona SDK against the mock</title>
-<script type="importmap">
-  { "imports": { "openapi-fetch": "/modules/openapi-fetch.js", "eventsource-parser": "/modules/eventsource-parser.js" } }
-</script>
+${SDK_IMPORT_MAP}
 <script type="module">
   import { createClient } from "/sdk/index.js";
   const config = ${JSON.stringify(config)};
@@ -201,47 +195,25 @@ function page(config: { mockUrl: string; conversationId: string; body: Example }
 </script>`;
 }
 
-/** Serves the page, the SDK build and its two dependencies. */
-function pageServer(sdkDir: string, html: () => string): Server {
-  const files: Record<string, [string, string]> = {
-    "/sdk/index.js": [join(sdkDir, "index.js"), "text/javascript"],
-    "/sdk/index.js.map": [join(sdkDir, "index.js.map"), "application/json"],
-    "/modules/openapi-fetch.js": [join(root, "node_modules/openapi-fetch/dist/index.mjs"), "text/javascript"],
-    "/modules/eventsource-parser.js": [join(root, "node_modules/eventsource-parser/dist/index.js"), "text/javascript"],
-  };
-  return createServer((req, res) => {
-    const path = new URL(req.url ?? "/", "http://page").pathname;
-    if (path === "/") return void res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(html());
-    const file = files[path];
-    if (!file) return void res.writeHead(404).end();
-    readFile(file[0]).then(
-      (body) => res.writeHead(200, { "content-type": file[1] }).end(body),
-      () => res.writeHead(500).end(),
-    );
-  });
-}
-
 describe.runIf(browserTestRuns("sdk against the mock in a browser"))("the SDK in Chromium against the mock", () => {
-  let sdkDir: string;
+  let sdk: Awaited<ReturnType<typeof buildSdkForBrowser>> | undefined;
   let server: Server;
   let origin: string;
   let browser: Browser;
 
   beforeAll(async () => {
-    sdkDir = await mkdtemp(join(tmpdir(), "persona-sdk-esm-"));
-    await run(process.execPath, [join(root, "sdk", "build.mjs"), "--out", sdkDir, "--esm-only"]);
+    sdk = await buildSdkForBrowser();
     const send = operation("conversations_stream_message");
     const config = { mockUrl, conversationId: String(parameterExample(send, "id", "path")), body: bodyExample(send)! };
-    server = pageServer(sdkDir, () => page(config));
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    server = sdkPageServer(sdk.dir, { html: () => page(config) });
+    origin = await listenOn(server);
     browser = await launchChromium();
   }, 120_000);
 
   afterAll(async () => {
     await browser?.close();
     await new Promise((resolve) => server?.close(resolve));
-    if (sdkDir) await rm(sdkDir, { recursive: true, force: true });
+    await sdk?.remove();
   });
 
   it("a streamed reply ends and text() resolves in the page", async () => {

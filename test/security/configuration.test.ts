@@ -3,6 +3,7 @@ import type { HandlerMap } from "../../server/toolkit/http/router.ts";
 import { handlers } from "../../server/areas.ts";
 import { deref, document, operations, type Schema } from "../fuzz/contract.ts";
 import { send, type FuzzAnswer } from "../fuzz/send.ts";
+import { EMBED_ORIGIN } from "../fuzz/world.ts";
 import { expectError } from "../support/assertions.ts";
 import { startTestService, type TestService } from "../support/service.ts";
 import { registerUser } from "../support/users.ts";
@@ -10,7 +11,8 @@ import { call, useWorld, validRequest } from "./support.ts";
 
 // API8 Security Misconfiguration (issue 23 item 2): one valid request of every operation of the
 // contract, and the answers' headers: no `X-Powered-By`, `X-Content-Type-Options: nosniff` on
-// every answer, a Content-Security-Policy that forbids framing on every HTML page (issue 31 I3); CORS as documented (with
+// every answer, a Content-Security-Policy that forbids framing on every HTML page but the embed's chat page, which its
+// persona's allowed origins only may frame (issue 31 I3); CORS as documented (with
 // CORS_ORIGINS unset: no Access-Control-Allow-* header for any origin; test/http/cors.test.ts has it set); no stack trace or
 // internal message in a 500.
 const fixture = useWorld();
@@ -35,6 +37,9 @@ describe("API8: security headers", () => {
   it("sends X-Content-Type-Options: nosniff on every answer", () => {
     expect(answers.filter(({ answer }) => answer.headers.get("x-content-type-options") !== "nosniff").map(({ operationId, answer }) => `${operationId} (${answer.status})`)).toEqual([]);
   });
+
+  /** Pages made to be framed by other sites: the embed's chat page, by its persona's allowed origins. */
+  const FRAMED_BY_DESIGN = new Set(["embed_pages_chat_page"]);
 
   /** The operations whose answers the contract declares as HTML pages: every page, without a list here. */
   const htmlOperations = operations
@@ -94,8 +99,24 @@ describe("API8: security headers", () => {
   it("forbids framing on every HTML page: frame-ancestors 'none' and X-Frame-Options: DENY", async () => {
     const pages = await htmlPages();
     expect(htmlOperations.length).toBeGreaterThanOrEqual(4);
-    const framable = pages.filter(({ answer }) => !/(^|;)\s*frame-ancestors 'none'\s*(;|$)/.test(answer.headers.get("content-security-policy") ?? "") || answer.headers.get("x-frame-options") !== "DENY");
+    const framable = pages.filter(({ operationId, answer }) => !FRAMED_BY_DESIGN.has(operationId) && (!/(^|;)\s*frame-ancestors 'none'\s*(;|$)/.test(answer.headers.get("content-security-policy") ?? "") || answer.headers.get("x-frame-options") !== "DENY"));
     expect(framable.map(({ operationId, answer }) => `${operationId}: ${answer.headers.get("content-security-policy")} / ${answer.headers.get("x-frame-options")}`)).toEqual([]);
+  });
+
+  // The embed's chat page exists to be framed, by the persona's allowed origins only
+  // (docs/adr/0316-embed-origins-frame-ancestors-and-the-origin-check.md): its frame-ancestors are
+  // exactly those (the world's persona allows EMBED_ORIGIN), never a wildcard, and it sends no
+  // X-Frame-Options, which cannot name a list. Its refusals (403, 404) are framed by nobody, as above.
+  it("lets the embed's chat page be framed by its persona's allowed origins only", async () => {
+    const framed = (await htmlPages()).filter(({ operationId }) => FRAMED_BY_DESIGN.has(operationId));
+    const chats = framed.filter(({ answer }) => answer.status === 200);
+    expect(chats.length).toBeGreaterThan(0);
+    for (const { operationId, answer } of chats) {
+      const ancestors = /(?:^|;)\s*frame-ancestors ([^;]*)/.exec(answer.headers.get("content-security-policy") ?? "")?.[1]?.trim().split(/\s+/);
+      expect(ancestors, operationId).toEqual([EMBED_ORIGIN]);
+      expect(answer.headers.get("x-frame-options"), operationId).toBeNull();
+    }
+    for (const { operationId, answer } of framed.filter(({ answer }) => answer.status !== 200)) expect(answer.headers.get("x-frame-options"), operationId).toBe("DENY");
   });
 
   it("enables no CORS with CORS_ORIGINS unset: no Access-Control-Allow-* header, on a preflight or a request from another origin", async () => {

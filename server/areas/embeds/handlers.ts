@@ -9,12 +9,14 @@ import { consumeVoiceLimit, openSpeech } from "../voice/index.ts";
 import { requireGuest } from "./access.ts";
 import { beginGuestReply, guestTranscript, replyToSpeak, stopGuestReply } from "./guest-chat.ts";
 import { createGuest } from "./guests.ts";
+import { pageHandlers } from "./page-handlers.ts";
 import { getOwnerSettings, updateOwnerSettings } from "./settings.ts";
 import { requireOwnPersona } from "../personas/index.ts";
 import { pageEmbedConversations } from "./store.ts";
 import { toEmbedConversation, toEmbedSettings, toGeneration, toTranscriptMessage } from "./views.ts";
 
-// The owner's embed settings and the guest operations of the embed's chat page (spec/embeds.tsp).
+// The owner's embed settings and the guest operations of the embed's chat page (spec/embeds.tsp);
+// the loader, the chat page and its script are in page-handlers.ts.
 
 const GUEST_HEADER = "x-embed-guest";
 
@@ -115,4 +117,5 @@ export const handlers = {
   embeds_stream,
   embeds_stop,
   embeds_speech,
+  ...pageHandlers,
 } satisfies Partial<HandlerMap>;

@@ -1,5 +1,5 @@
 import { v7 as uuidv7 } from "uuid";
-import { internalError } from "../../toolkit/http/error-catalogue.ts";
+import { internalError, reworded } from "../../toolkit/http/error-catalogue.ts";
 import { ApiError } from "../../toolkit/http/errors.ts";
 import { HANDLED, type Handler } from "../../toolkit/http/router.ts";
 import { abortOnClose } from "../../toolkit/http/sse.ts";
@@ -52,5 +52,5 @@ function inResponsesTerms(error: ApiError, translation: Translation): ApiError {
   const param = translation.paramOf(details.param, details.openai_code);
   if (param === details.param) return error;
   const message = error.message.replace(/\bmessages\[\d+\][\w.[\]]*/g, (name) => translation.paramOf(name));
-  return new ApiError(error.status, error.code, message, { ...error.details, param }, error.headers);
+  return reworded(error, message, { ...error.details, param });
 }

@@ -1,7 +1,7 @@
 import type { Request, Response } from "express";
 import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from "../../toolkit/db/unavailable.ts";
 import { ApiError } from "../../toolkit/http/errors.ts";
-import { HANDLED, type Handler, type HandlerMap, type OperationId } from "../../toolkit/http/router.ts";
+import { HANDLED, type Handler, type HandlerMap } from "../../toolkit/http/router.ts";
 import type { Logger } from "../../toolkit/logger.ts";
 import type { Services } from "../../toolkit/services.ts";
 import { cardImage, cardVersion, type CardInput } from "./card-image.ts";
@@ -18,7 +18,8 @@ import { confirmVerifyEmail, showVerifyEmail } from "./verify-email.ts";
 // The pages' operations (spec/pages.tsp). A page answers in HTML whatever happens: a 404 of the
 // service is the not-found page of what was asked for, an unreachable database a 503 page, anything
 // else a 500 page (logged); nothing of an error reaches the page. Their requests are not held to
-// the contract's parameters (pageStages in app.ts): each reads what it needs and ignores the rest.
+// the contract's parameters (pageStages in app.ts, for the operations whose `@meta` says `page`):
+// each reads what it needs and ignores the rest.
 
 /** How long a public page may be cached: its counts move, its texts seldom. */
 const PUBLIC_PAGE_SECONDS = 60;
@@ -111,8 +112,3 @@ export const handlers = {
   pages_oembed,
 } satisfies Partial<HandlerMap>;
 
-/**
- * The operations that are pages for browsers: app.ts gives them the page stages (no check of
- * their parameters against the contract's, which would refuse a shared link's `utm_*` in JSON).
- */
-export const PAGE_OPERATIONS: ReadonlySet<OperationId> = new Set<OperationId>(["pages_verify_email", "pages_confirm_email", "pages_reset_password", "pages_change_password", "pages_persona", "pages_persona_card", "pages_listing"]);

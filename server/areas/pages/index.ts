@@ -2,16 +2,9 @@
 // no front end of the operator's own takes them (APP_BASE_URL), and their oEmbed operation.
 // docs/design/pages.md. The page layer (the shell, the policy, escaping, the stylesheet) is
 // html.ts, document.ts, policy.ts and stylesheet.ts, for any page the service serves.
-import type { RequestHandler } from "express";
 import { defineArea } from "../../toolkit/area.ts";
 import { handlers } from "./handlers.ts";
 
-/** What a page served beside the operations' routes shares with them: the app's one admission control. */
-export interface PageStages {
-  admitted: RequestHandler;
-}
-
-export { PAGE_OPERATIONS } from "./handlers.ts";
 export { html, trusted, Html, type Part } from "./html.ts";
 export { renderDocument, SITE_NAME, type PageDocument } from "./document.ts";
 export { contentSecurityPolicy, pageHeaders, sendPage, type PagePolicy } from "./policy.ts";

@@ -125,6 +125,9 @@ export const serviceUnavailable = (message: string, retryAfterSeconds: number) =
 /** The same answer carrying other details (e.g. what was stored before a failure). */
 export const withDetails = (error: ApiError, details: ErrorDetails) => new ApiError(error.status, error.code, error.message, details, error.headers);
 
+/** The same error in other words (a translation naming the caller's own fields), with `details`. */
+export const reworded = (error: ApiError, message: string, details: ErrorDetails) => new ApiError(error.status, error.code, message, details, error.headers);
+
 /** Per-call answers where a caller deliberately differs from the usual mapping. */
 export interface ProviderFailureOverrides {
   upstream?: (error: UpstreamError) => ApiError;

@@ -215,10 +215,21 @@ const refused = (path: string, message: string) => validationFailed([{ path, mes
 
 /**
  * In tests (`VALIDATE_RESPONSES`), every JSON response is checked against the contract by
- * express-openapi-validator, loaded only then; a mismatch becomes a 500.
+ * express-openapi-validator, loaded only then; a mismatch becomes a 500. Its stages compile each
+ * operation's response schemas when the operation first answers, which costs far more than the
+ * answer itself; they hold nothing of an app, so one set serves every service of the process (a
+ * test worker starts many), and each operation is compiled once per process.
  */
 export async function responseValidator(config: Pick<Config, "validateResponses">): Promise<RequestHandler[]> {
   if (!config.validateResponses) return [];
+  responseStages ??= loadResponseStages();
+  responseStages.catch(() => (responseStages = undefined));
+  return responseStages;
+}
+
+let responseStages: Promise<RequestHandler[]> | undefined;
+
+async function loadResponseStages(): Promise<RequestHandler[]> {
   const OpenApiValidator = await import("express-openapi-validator");
   const stages = OpenApiValidator.middleware({
     apiSpec: await loadContract(),

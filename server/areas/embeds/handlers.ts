@@ -1,11 +1,9 @@
-import type { Response } from "express";
 import type { components } from "../../../generated/openapi.d.ts";
 import { hasMoreBody, pageWindow } from "../../toolkit/http/paging.ts";
 import { HANDLED, type Handler, type HandlerMap } from "../../toolkit/http/router.ts";
-import { abortOnClose } from "../../toolkit/http/sse.ts";
 import { takeStreamPlace } from "../../toolkit/http/stream-limits.ts";
 import { followGeneration } from "../conversations/index.ts";
-import { consumeVoiceLimit, openSpeech } from "../voice/index.ts";
+import { consumeVoiceLimit, sendSpeech } from "../voice/index.ts";
 import { requireGuest } from "./access.ts";
 import { beginGuestReply, guestTranscript, replyToSpeak, stopGuestReply } from "./guest-chat.ts";
 import { createGuest } from "./guests.ts";
@@ -71,42 +69,9 @@ const embeds_speech: Handler<"embeds_speech"> = async ({ services, params, body,
   const access = await requireGuest(services, req, params.persona_id, req.get(GUEST_HEADER));
   const text = await replyToSpeak(services, req, access, body.message_id);
   await consumeVoiceLimit(services, "voice_tts", access.persona.creator_id, res);
-  const signal = abortOnClose(res);
-  const { first, rest } = await openSpeech(services, { text, voice_id: access.persona.voice_id as VoiceId }, signal);
-  res.status(200).set({ "content-type": "audio/mpeg", "cache-control": "no-store" });
-  try {
-    let chunk: IteratorResult<Uint8Array> = { done: false, value: first };
-    while (!chunk.done) {
-      if (chunk.value.byteLength > 0 && !(await write(res, chunk.value))) {
-        await rest.return?.();
-        return HANDLED;
-      }
-      chunk = await rest.next();
-    }
-    res.end();
-  } catch (error) {
-    if (!signal.aborted) log.warn({ err: error }, "speech synthesis failed mid-stream");
-    res.destroy();
-  }
+  await sendSpeech(services, res, { text, voice_id: access.persona.voice_id as VoiceId }, log);
   return HANDLED;
 };
-
-/** Writes a chunk, waiting for the socket to drain when its buffer is full; false once the client left. */
-async function write(res: Response, chunk: Uint8Array): Promise<boolean> {
-  if (res.destroyed) return false;
-  if (res.write(chunk)) return true;
-  return new Promise((resolve) => {
-    const done = (ok: boolean) => () => {
-      res.off("drain", onDrain);
-      res.off("close", onClose);
-      resolve(ok);
-    };
-    const onDrain = done(true);
-    const onClose = done(false);
-    res.once("drain", onDrain);
-    res.once("close", onClose);
-  });
-}
 
 export const handlers = {
   persona_embeds_get,

@@ -4,4 +4,4 @@ import { handlers } from "./handlers.ts";
 
 export const area = defineArea({ name: "voice", handlers });
 export { consumeVoiceLimit, VoiceLimiters } from "./limits.ts";
-export { openSpeech } from "./service.ts";
+export { sendSpeech } from "./speech-response.ts";

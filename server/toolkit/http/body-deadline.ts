@@ -19,10 +19,18 @@ export function watchBody(req: Request, deadline: BodyDeadline, expired: (reason
   const socket = req.socket;
   let seen = socket.bytesRead;
   let timer: NodeJS.Timeout | undefined;
+  let deciding: NodeJS.Immediate | undefined;
   const step = deadline.idleMs > 0 ? Math.min(deadline.idleMs, deadline.totalMs || deadline.idleMs) : deadline.totalMs;
   if (step <= 0) return () => {};
+  // A timer that fires after the event loop was busy runs before the socket reads the bytes that
+  // arrived meanwhile: the decision waits for that I/O turn (setImmediate runs after it), so a
+  // body that arrived in time, and a parser that finished with it, are seen first.
   const check = () => {
     timer = undefined;
+    deciding = setImmediate(decide);
+  };
+  const decide = () => {
+    deciding = undefined;
     const now = Date.now();
     if (deadline.totalMs > 0 && now - started >= deadline.totalMs) return expired("total");
     const read = socket.bytesRead;
@@ -36,6 +44,8 @@ export function watchBody(req: Request, deadline: BodyDeadline, expired: (reason
   timer.unref();
   return () => {
     if (timer) clearTimeout(timer);
+    if (deciding) clearImmediate(deciding);
     timer = undefined;
+    deciding = undefined;
   };
 }

@@ -1,18 +1,9 @@
-import type { Response } from "express";
 import { missingMultipartField } from "../../toolkit/http/error-catalogue.ts";
 import { HANDLED, type Handler, type HandlerMap } from "../../toolkit/http/router.ts";
+import { abortOnClose } from "../../toolkit/http/sse.ts";
 import { consumeVoiceLimit } from "./limits.ts";
 import { transcribe } from "./service.ts";
 import { sendSpeech } from "./speech-response.ts";
-
-/** Aborted when the client goes away before the response is complete. */
-function abortOnClose(res: Response): AbortSignal {
-  const controller = new AbortController();
-  res.on("close", () => {
-    if (!res.writableFinished) controller.abort();
-  });
-  return controller.signal;
-}
 
 /** The MP3 is streamed (chunked) as the provider produces it: the first sentence plays while the rest is synthesised. */
 const voice_tts: Handler<"voice_tts"> = async ({ services, principal, body, res, log }) => {

@@ -32,9 +32,9 @@ export default {
     },
     {
       name: "generated-types-only",
-      comment: "generated/ is the contract's types: import it with `import type` only (the compiled request validators are for server/toolkit/http/validator.ts).",
+      comment: "generated/ is the contract's types: import it with `import type` only (the compiled request validators are for server/toolkit/http/validator.ts, the response validators for response-validator.ts).",
       severity: "error",
-      from: { pathNot: "^server/toolkit/http/validator\\.ts$" },
+      from: { pathNot: "^server/toolkit/http/(response-)?validator\\.ts$" },
       to: { path: "^generated/", dependencyTypesNot: ["type-only"] },
     },
     {

@@ -6,6 +6,8 @@
 //   operations.json          what the router needs per operation, in the document's order
 //   request-validators.js    one validator per operation for path, query and headers (coercing)
 //   body-validators.js       one per operation and request media type (not coercing)
+//   response-validators.js   one per operation, response status and JSON media type, and their
+//                            index (`responses`), for the response check tests run
 import { createRequire } from "node:module";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -15,7 +17,7 @@ const eov = (path) => require(`express-openapi-validator/dist/${path}`);
 const { SchemaPreprocessor } = eov("middlewares/parsers/schema.preprocessor.js");
 const { ParametersSchemaParser } = eov("middlewares/parsers/schema.parse.js");
 const { dereferenceParameter, normalizeParameter } = eov("middlewares/parsers/util.js");
-const { createRequestAjv } = eov("framework/ajv/index.js");
+const { createRequestAjv, createResponseAjv } = eov("framework/ajv/index.js");
 const standaloneCode = require("ajv/dist/standalone").default;
 const { _ } = require("ajv/dist/compile/codegen");
 
@@ -114,13 +116,71 @@ export function compileValidators(document) {
   }
   const requestIds = Object.fromEntries(operations.map((op) => [`request_${op.operationId}`, `request_${op.operationId}`]));
   const bodyIds = Object.fromEntries(operations.flatMap((op) => Object.values(op.requestBody?.media ?? {}).map((key) => [key, key])));
+  const responses = compileResponseValidators(document);
   return {
+    ...responses,
     operations: `${JSON.stringify(operations, null, 1)}\n`,
     request: module(standaloneCode(general, requestIds)),
     requestTypes: declarations(Object.keys(requestIds)),
     body: module(standaloneCode(body, bodyIds)),
     bodyTypes: declarations(Object.keys(bodyIds)),
   };
+}
+
+/**
+ * The response validators express-openapi-validator compiled when an operation first answered (its
+ * response copy of the document, its response Ajv options), compiled here instead: compiling them
+ * during a test took seconds of a loaded machine's event loop, long enough for a kept-alive
+ * connection to be closed under a request already sent. The index names, per operation and status
+ * (or `default`, `2XX`), the validator of each JSON media type; a status with no content has `{}`.
+ */
+function compileResponseValidators(document) {
+  const apiDoc = JSON.parse(JSON.stringify(document));
+  const responseOptions = { removeAdditional: false };
+  const { apiDocRes } = new SchemaPreprocessor(apiDoc, base, responseOptions).preProcess();
+  const ajv = createResponseAjv(apiDocRes, { ...base, allErrors: undefined, useDefaults: false, coerceTypes: undefined, removeAdditional: false, code });
+  ajv.addSchema({ $id: "api", components: apiDocRes.components }, "api");
+  const index = {};
+  // Many responses share a schema (every operation's error envelope): one validator for each.
+  const bySchema = new Map();
+  for (const item of Object.values(apiDocRes.paths)) {
+    for (const method of METHODS) {
+      const op = item[method];
+      if (!op) continue;
+      const statuses = {};
+      for (const [status, value] of Object.entries(op.responses ?? {})) {
+        const response = resolve(apiDocRes, value);
+        if (!response.content) {
+          statuses[status] = {};
+          continue;
+        }
+        const types = Object.keys(response.content).filter((type) => response.content[type].schema && isJson(type));
+        if (!types.length) continue;
+        statuses[status] = {};
+        for (const type of types) {
+          const schema = toShared({ type: "object", properties: { response: response.content[type].schema } });
+          const text = JSON.stringify(schema);
+          if (!bySchema.has(text)) {
+            bySchema.set(text, `response_${bySchema.size}`);
+            ajv.addSchema(schema, bySchema.get(text));
+          }
+          statuses[status][type] = bySchema.get(text);
+        }
+      }
+      index[op.operationId] = statuses;
+    }
+  }
+  const ids = [...bySchema.values()];
+  return {
+    response: `${module(standaloneCode(ajv, Object.fromEntries(ids.map((id) => [id, id]))))}export const responses = ${JSON.stringify(index)};\n`,
+    responseTypes: `${declarations(ids)}export declare const responses: Record<string, Record<string, Record<string, string>>>;\n`,
+  };
+}
+
+/** A JSON media type (`application/json`, `application/problem+json`), the only kind checked. */
+function isJson(type) {
+  const [, subtype = ""] = type.split(";")[0].trim().toLowerCase().split("/");
+  return subtype === "json" || subtype.endsWith("+json");
 }
 
 /**
@@ -207,7 +267,7 @@ function declarations(names) {
 }
 
 /** The files `npm run gen` writes and `npm run check` compares. */
-export const VALIDATOR_FILES = ["operations.json", "request-validators.js", "request-validators.d.ts", "body-validators.js", "body-validators.d.ts"];
+export const VALIDATOR_FILES = ["operations.json", "request-validators.js", "request-validators.d.ts", "body-validators.js", "body-validators.d.ts", "response-validators.js", "response-validators.d.ts"];
 
 export function writeValidators(document, outDir) {
   const compiled = compileValidators(document);
@@ -216,4 +276,6 @@ export function writeValidators(document, outDir) {
   writeFileSync(join(outDir, "request-validators.d.ts"), compiled.requestTypes);
   writeFileSync(join(outDir, "body-validators.js"), compiled.body);
   writeFileSync(join(outDir, "body-validators.d.ts"), compiled.bodyTypes);
+  writeFileSync(join(outDir, "response-validators.js"), compiled.response);
+  writeFileSync(join(outDir, "response-validators.d.ts"), compiled.responseTypes);
 }

@@ -15,7 +15,8 @@ import { operationRouter } from "./toolkit/http/operation-router.ts";
 import { rateLimit } from "./toolkit/http/rate-limit.ts";
 import { requestLog } from "./toolkit/http/request-log.ts";
 import { dispatch, type HandlerMap, type OperationId } from "./toolkit/http/router.ts";
-import { bodyValidation, identifyOperation, requestValidation, responseValidator } from "./toolkit/http/validator.ts";
+import { responseValidator } from "./toolkit/http/response-validator.ts";
+import { bodyValidation, identifyOperation, requestValidation } from "./toolkit/http/validator.ts";
 import { openaiError, openaiErrorHandler } from "./areas/openai/index.ts";
 import type { Services } from "./toolkit/services.ts";
 

@@ -3,6 +3,7 @@ import { registerOAuthClient } from "../../server/areas/auth/oauth/clients.ts";
 import { outboxMails } from "../support/outbox.ts";
 import type { TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
+import { until } from "../support/wait.ts";
 
 // The fixtures the fuzzer and the security matrix act on, made through the API as a client would:
 // for each of two users a private and a public persona, a conversation with messages, a knowledge
@@ -132,6 +133,13 @@ async function makeActor(service: TestService, receiverUrl: string, skipped: str
     form.append("file", new Blob([`Fixture notes.\n\nThe code word is ${marker}.\n`], { type: "text/plain" }), "notes.txt");
     const doc = await call("document", "POST", `/v1/knowledge/${persona.json.id}/documents`, form);
     put("doc_id", doc?.json.id, true);
+    // Processed before anyone reads it: a snapshot taken while it is processing differs from the next.
+    if (doc) {
+      await until("the fixture document is processed", async () => {
+        const read = await call("document", "GET", `/v1/knowledge/${persona.json.id}/documents/${doc.json.id}`);
+        return read?.json.status !== "processing";
+      });
+    }
     const version = await call("version", "POST", `/v1/studio/${persona.json.id}/versions`, { instructions: `Version two. ${marker}`, changelog: "fixture" });
     put("version_id", version?.json.id, true);
     const variant = await call("variant", "POST", `/v1/studio/${persona.json.id}/variants`, { name: "B", instructions: `Variant. ${marker}`, traffic_percentage: 10 });

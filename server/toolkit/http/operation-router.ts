@@ -27,8 +27,9 @@ function keyOf(path: string): string {
  * with every route, as before. No router is mounted at a path, so req.url, req.path and
  * req.baseUrl are what they were.
  */
-export function operationRouter(routes: OperationRoute[]): RequestHandler {
+export function operationRouter(given: OperationRoute[]): RequestHandler {
   const options = { caseSensitive: false, strict: false };
+  const routes = claimingPaths(given);
   const everything = express.Router(options);
   for (const route of routes) route.add(everything);
   const keys = new Set<string>();
@@ -55,4 +56,18 @@ export function operationRouter(routes: OperationRoute[]): RequestHandler {
     const router = path.startsWith("/") ? (byKey.get(keyOf(path)) ?? everything) : everything;
     router(req, res, next);
   };
+}
+
+/**
+ * The routes, each path's together, with after each path's operations a route that claims the path
+ * for every other method and answers it as unknown (404). Without it `DELETE /v1/personas/import`,
+ * a path whose only operation is a POST, went on to `DELETE /v1/personas/:persona_id` and was
+ * refused for its id ("must match format uuid"): the contract's path is the one that matches first,
+ * as its validator had it, and a method that path does not have is unknown.
+ */
+function claimingPaths(routes: OperationRoute[]): OperationRoute[] {
+  const byPath = new Map<string, OperationRoute[]>();
+  for (const route of routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route]);
+  const unknownMethod: RequestHandler = (_req, _res, next) => next("router");
+  return [...byPath].flatMap(([path, own]) => [...own, { path, add: (router: Router) => void router.all(path, unknownMethod) }]);
 }

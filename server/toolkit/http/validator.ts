@@ -3,8 +3,7 @@ import { parse as parseQuery } from "qs";
 import * as bodyValidators from "../../../generated/body-validators.js";
 import type { CompiledValidator } from "../../../generated/request-validators.js";
 import * as requestValidators from "../../../generated/request-validators.js";
-import type { Config } from "../config.ts";
-import { loadContract, type OperationInfo } from "../contract.ts";
+import type { OperationInfo } from "../contract.ts";
 import { unauthorized, unsupportedMediaType, validationFailed, type FieldError } from "./error-catalogue.ts";
 import { refuseIllFormedText, refuseMalformedUrlOrMissingBody } from "./well-formed.ts";
 
@@ -23,7 +22,7 @@ type WithOpenapi = Request & { openapi?: { schema: { operationId: string; reques
  * the shared text checks, then path, query, headers and body against the validators `npm run gen`
  * compiled from the contract. The checks, their order and every error are those of
  * express-openapi-validator, which did the same work per request with a route lookup, a schema
- * walk and validators compiled at start; it now only checks responses in tests (`responseValidator`).
+ * walk and validators compiled at start (responses, in tests: response-validator.ts).
  */
 export function requestValidation(op: OperationInfo): RequestHandler[] {
   const stages: RequestHandler[] = [refuseMalformedUrlOrMissingBody];
@@ -39,7 +38,6 @@ export function bodyValidation(op: OperationInfo): RequestHandler[] {
 export function identifyOperation(op: OperationInfo): RequestHandler {
   const schema = { operationId: op.operationId, ...(op.requestBody ? { requestBody: { required: op.requestBody.required } } : {}) };
   return (req: WithOpenapi, _res, next) => {
-    // In tests the response validator's own metadata is already there, with the same fields.
     req.openapi ??= { schema, pathParams: req.params as Record<string, string>, expressRoute: op.expressRoute };
     next();
   };
@@ -212,39 +210,3 @@ function fieldError(error: AjvError): FieldError {
 }
 
 const refused = (path: string, message: string) => validationFailed([{ path, message }]);
-
-/**
- * In tests (`VALIDATE_RESPONSES`), every JSON response is checked against the contract by
- * express-openapi-validator, loaded only then; a mismatch becomes a 500. Its stages compile each
- * operation's response schemas when the operation first answers, which costs far more than the
- * answer itself; they hold nothing of an app, so one set serves every service of the process (a
- * test worker starts many), and each operation is compiled once per process.
- */
-export async function responseValidator(config: Pick<Config, "validateResponses">): Promise<RequestHandler[]> {
-  if (!config.validateResponses) return [];
-  responseStages ??= loadResponseStages();
-  responseStages.catch(() => (responseStages = undefined));
-  return responseStages;
-}
-
-let responseStages: Promise<RequestHandler[]> | undefined;
-
-async function loadResponseStages(): Promise<RequestHandler[]> {
-  const OpenApiValidator = await import("express-openapi-validator");
-  const stages = OpenApiValidator.middleware({
-    apiSpec: await loadContract(),
-    validateRequests: false,
-    validateResponses: { removeAdditional: false },
-    validateSecurity: false,
-    validateFormats: true,
-    ajvFormats: { mode: "full" },
-    formats: { password: () => true },
-    ignoreUndocumented: false,
-  }) as RequestHandler[];
-  const named = (name: string) => {
-    const stage = stages.find((fn) => fn.name === name);
-    if (!stage) throw new Error(`express-openapi-validator has no ${name} stage`);
-    return stage;
-  };
-  return [named("pathParamsMiddleware"), named("metadataMiddleware"), named("responseMiddleware")];
-}

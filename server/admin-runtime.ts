@@ -61,6 +61,7 @@ function sendOnly(notifications: Notifications): Notifications {
   return {
     listen: async () => async () => {},
     notify: (channel, payload, trx) => notifications.notify(channel, payload, trx),
+    inStatement: (channel, payload) => notifications.inStatement(channel, payload),
     onReconnect: () => () => {},
     close: () => notifications.close(),
   };

@@ -12,14 +12,15 @@ const root = fileURLToPath(new URL("../..", import.meta.url));
  * DATABASE_URL), with limits high enough that a load run measures the work, not the limiter.
  * `databaseUrl` reaches the embedded database through its socket, for setup the API cannot do.
  * With BENCH_PROFILE_DIR set, the server writes a V8 CPU profile there when it stops, sampled every
- * BENCH_PROFILE_INTERVAL microseconds (default 1000).
+ * BENCH_PROFILE_INTERVAL microseconds (default 1000). `nodeArgs` go to node before the entry point
+ * (e.g. `--import` of a bench probe).
  */
-export async function startPersona(env: Record<string, string> = {}): Promise<{ child: Child; url: string; databaseUrl: string }> {
+export async function startPersona(env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<{ child: Child; url: string; databaseUrl: string }> {
   const port = await freePort();
   const socket = embeddedSocket();
   const child = await startNode(
     "persona",
-    [...(process.env.BENCH_PROFILE_DIR ? ["--cpu-prof", "--cpu-prof-interval", process.env.BENCH_PROFILE_INTERVAL ?? "1000", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : []), `${root}server/main.ts`],
+    [...(process.env.BENCH_PROFILE_DIR ? ["--cpu-prof", "--cpu-prof-interval", process.env.BENCH_PROFILE_INTERVAL ?? "1000", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : []), ...nodeArgs, `${root}server/main.ts`],
     {
       PORT: String(port),
       HOST: "127.0.0.1",

@@ -4,6 +4,7 @@ import { cardAccountData } from "./account-data.ts";
 import { handlers } from "./handlers.ts";
 
 export { withCardContext, type CardContext } from "./lorebook.ts";
-export { alternateGreetingsOf, cardContextOf, cardContextOfConversation } from "./service.ts";
+export { alternateGreetingsOf, cardContextFromRow, cardContextOf } from "./service.ts";
+export { cardContextSql } from "./store.ts";
 
 export const area = defineArea({ name: "cards", handlers, accountData: cardAccountData, tables: ["persona_cards", "card_avatars"] });

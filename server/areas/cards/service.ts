@@ -9,7 +9,7 @@ import type { Services } from "../../toolkit/services.ts";
 import type { CardContext } from "./lorebook.ts";
 import { instructionsOf, ownSettings, parseCard, publicDescription, sourceOf, toV2, type CardData, type CharacterCardV3 } from "./mapping.ts";
 import { encodePng, findText, isPng, plainPng, PngError, readPng, textChunk, withChunks, withoutText, type Chunk } from "./png.ts";
-import { cardAvatarFilesOf, findAlternateGreetings, findCardContext, findCardContextOfConversation, findPersonaCard, insertCardAvatar, insertPersonaCard } from "./store.ts";
+import { cardAvatarFilesOf, findAlternateGreetings, findCardContext, findPersonaCard, insertCardAvatar, insertPersonaCard, type PersonaCardRow } from "./store.ts";
 import { toCardV3 } from "./views.ts";
 
 /** A card's JSON: 2 MB (MiB), as the contract says. */
@@ -188,11 +188,12 @@ export async function cardContextOf(services: Services, personaId: string): Prom
 }
 
 /** The same for the persona of the caller's own conversation, so it can be read before the persona is known. */
-export async function cardContextOfConversation(services: Services, userId: string, conversationId: string): Promise<CardContext | undefined> {
-  return toCardContext(await findCardContextOfConversation(services.db.knex, userId, conversationId));
+/** A card context read by another area's statement with `cardContextSql`. */
+export function cardContextFromRow(row: Pick<PersonaCardRow, "lorebook" | "mes_example"> | null): CardContext | undefined {
+  return toCardContext(row ?? undefined);
 }
 
-function toCardContext(row: Awaited<ReturnType<typeof findCardContext>>): CardContext | undefined {
+function toCardContext(row: Pick<PersonaCardRow, "lorebook" | "mes_example"> | undefined): CardContext | undefined {
   if (!row || (!row.lorebook?.entries.length && !row.mes_example.trim())) return undefined;
   // Macros as written: the reply engine fills them, with the name of the person it answers.
   return { lorebook: row.lorebook, examples: row.mes_example };

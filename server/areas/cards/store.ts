@@ -45,18 +45,13 @@ export async function findCardContext(knex: Knex, personaId: string): Promise<(P
   return knex("persona_cards as c").join("personas as p", "p.id", "c.persona_id").where("c.persona_id", personaId).first("c.lorebook", "c.mes_example", "p.name");
 }
 
-/** The same, for the persona of the caller's own conversation (read beside the turn's statement). */
-export async function findCardContextOfConversation(
-  knex: Knex,
-  userId: string,
-  conversationId: string,
-): Promise<(Pick<PersonaCardRow, "lorebook" | "mes_example"> & { name: string }) | undefined> {
-  return knex("conversations as v")
-    .join("persona_cards as c", "c.persona_id", "v.persona_id")
-    .join("personas as p", "p.id", "c.persona_id")
-    .where({ "v.id": conversationId, "v.user_id": userId })
-    .first("c.lorebook", "c.mes_example", "p.name");
-}
+/**
+ * The card context of `persona` (an SQL expression naming a persona id) as a JSON value
+ * (`{ lorebook, mes_example }`, or null without a card), for a statement of another area to read
+ * with its own: a conversation's turn reads it in its one statement.
+ */
+export const cardContextSql = (persona: string) =>
+  `(SELECT json_build_object('lorebook', pc.lorebook, 'mes_example', pc.mes_example) FROM persona_cards pc WHERE pc.persona_id = ${persona})`;
 
 export async function insertCardAvatar(knex: Knex, row: { file_name: string; user_id: string; persona_id: string; created_at: Date }): Promise<void> {
   await knex("card_avatars").insert(row);

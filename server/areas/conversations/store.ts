@@ -1,7 +1,9 @@
 import type { Knex } from "knex";
 import { offsetPage } from "../../toolkit/db/paging.ts";
 import { insertValues } from "../../toolkit/db/rows.ts";
+import { afterCommit, failed, joinParts, type StatementPart } from "../../toolkit/db/statement-parts.ts";
 import type { PageWindow } from "../../toolkit/http/paging.ts";
+import { cardContextSql, type cardContextFromRow } from "../cards/index.ts";
 import { hasKnowledgeSql } from "../knowledge/index.ts";
 import type { Citation } from "../replies/index.ts";
 import { variantInstructionsSql } from "../studio/index.ts";
@@ -177,26 +179,46 @@ export async function pageMessages(
  * (conversation and persona `message_count`, `updated_at`), all in one statement: atomic without a
  * transaction's extra round trips, which matters on the chat path where every round trip is latency.
  */
-export async function insertMessages(knex: Knex, conversation: ConversationRow, messages: MessageRow[], events: object[], at: Date): Promise<void> {
+/**
+ * Stores `messages` (the last is the new active leaf), their outbox `events` and the counters, and
+ * ends the quota lease of each reply among them (a lease is its reply's id,
+ * docs/adr/0096-quota-across-a-crash-a-durable-lease-per-reserved-message.md): one statement, so a
+ * reply and the end of its lease are stored together or not at all. `parts` ride along
+ * (statement-parts.ts): a streamed reply's generation row with its user message, its events and end
+ * with the reply.
+ */
+export async function insertMessages(knex: Knex, conversation: ConversationRow, messages: MessageRow[], events: object[], at: Date, parts: readonly StatementPart[] = []): Promise<void> {
   const rows = messages.map(({ alternative_index: _index, alternative_count: _count, ...m }) => ({ ...m, citations: m.citations === null ? null : JSON.stringify(m.citations) }));
   // The last message stored is the new active leaf, and the active path is as long as its depth.
   const leaf = messages.at(-1)!;
+  const replies = messages.filter((message) => message.role === "assistant").map((message) => message.id);
   const stored = insertValues(rows);
   const outbox = insertValues(events as Record<string, unknown>[]);
-  await knex.raw(
-    `WITH stored AS (INSERT INTO messages (${stored.columns}) VALUES ${stored.values}),
+  // What other areas' parts add (a generation's row, events and state): committed with the messages.
+  const carried = joinParts(parts);
+  const statement = knex.raw(
+    `WITH ${carried.ctes}stored AS (INSERT INTO messages (${stored.columns}) VALUES ${stored.values}),
      ${events.length ? `events AS (INSERT INTO event_outbox (${outbox.columns}) VALUES ${outbox.values}),` : ""}
      conversation AS (UPDATE conversations SET message_count = ?, active_message_id = ?,
        input_tokens_total = input_tokens_total + ?, output_tokens_total = output_tokens_total + ?, updated_at = ? WHERE id = ?),
      persona AS (UPDATE personas SET message_count = message_count + ? WHERE id = ?)
-     SELECT 1`,
+     ${replies.length ? ", settled AS (DELETE FROM quota_leases WHERE reply_id = ANY(?::uuid[]))" : ""}
+     SELECT 1${carried.selects}`,
     [
+      ...carried.cteBindings,
       ...stored.bindings,
       ...outbox.bindings,
       leaf.depth, leaf.id, sum(messages, "input_tokens"), sum(messages, "output_tokens"), at, conversation.id,
       messages.length, conversation.persona_id,
+      ...(replies.length ? [replies] : []),
+      ...carried.selectBindings,
     ],
   );
+  await statement.then(() => {}, (error: unknown) => {
+    failed(parts, error);
+    throw error;
+  });
+  await afterCommit(parts);
 }
 
 function sum(messages: MessageRow[], column: "input_tokens" | "output_tokens"): number {
@@ -268,6 +290,8 @@ export interface TurnRow {
   has_knowledge: boolean;
   /** The user message `retryOf` named, when it is in this conversation. */
   stored: MessageRow | null;
+  /** The persona's character card context (its lorebook and example dialogue), when it has a card. */
+  card: Parameters<typeof cardContextFromRow>[0];
 }
 
 export interface TurnQuery {
@@ -344,6 +368,7 @@ export async function loadTurn(knex: Knex, q: TurnQuery): Promise<TurnRow> {
        (SELECT messages_sent FROM counted) AS used,
        (SELECT to_char(start, 'YYYY-MM-DD') FROM period) AS period_start,
        ${hasKnowledgeSql("(SELECT id FROM p)")} AS has_knowledge,
+       ${cardContextSql("(SELECT id FROM p)")} AS card,
        (SELECT row_to_json(m) FROM (SELECT ${MESSAGE_COLUMNS.join(", ")} FROM messages
          WHERE id = ? AND conversation_id = (SELECT id FROM c)) m) AS stored`;
   // Named by its whole text, the persona rule's SQL included: the shape of both is fixed.

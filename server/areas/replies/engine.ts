@@ -87,7 +87,7 @@ async function* run(services: Services, request: ReplyRequest, reservation: Mess
   const input = typeof request.input === "string" ? inputRecord(request.input, services.now()) : request.input;
   const inputStoredBefore = typeof request.input !== "string";
   const streaming = request.mode === "stream";
-  let storingInput: Promise<void> | undefined;
+  let storingInput: Promise<unknown> | undefined;
   let ended = false;
   try {
     const { call, citations } = modelRequest(services, request, context, input);
@@ -151,10 +151,10 @@ async function* run(services: Services, request: ReplyRequest, reservation: Mess
       finishReason,
       ...(toolCalls.length > 0 ? { toolCalls } : {}),
     };
-    await sink.store(streaming || inputStoredBefore ? [reply] : [input, reply]);
+    const receipt = await sink.store(streaming || inputStoredBefore ? [reply] : [input, reply]);
     ended = true;
     // Not awaited: the reply is stored, and a lease left behind only finds it stored.
-    reservation.settle().catch((failure: unknown) => services.log.warn({ err: failure }, "could not settle a message's quota lease"));
+    if (!receipt?.leaseSettled) reservation.settle().catch((failure: unknown) => services.log.warn({ err: failure }, "could not settle a message's quota lease"));
     yield { type: "done", input, reply };
   } catch (error) {
     ended = true;

@@ -116,7 +116,12 @@ export interface ReplyRecord {
  * or both together (whole replies, so that a failure stores nothing); each call is one atomic write.
  */
 export interface ReplySink {
-  store(messages: readonly (InputRecord | ReplyRecord)[]): Promise<void>;
+  /**
+   * Stores the messages. A sink that ends the reply's quota lease in the same statement (the
+   * lease is the reply's id) answers `{ leaseSettled: true }`, and the engine sends no statement of
+   * its own for it.
+   */
+  store(messages: readonly (InputRecord | ReplyRecord)[]): Promise<void | { leaseSettled: true }>;
   /**
    * No reply will be stored: records why (an outbox event). `inputId` is the input's id when it is
    * stored, null when nothing was. A failure here is logged, not raised.

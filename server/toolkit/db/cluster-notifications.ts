@@ -27,15 +27,18 @@ export function clusterNotifications(): Notifications {
     if (isRelayed(message)) void local.notify(message.channel, message.payload);
   };
   process.on("message", fromOthers);
+  async function notify(channel: string, payload: string, trx?: Knex | Knex.Transaction) {
+    await local.notify(channel, payload, trx);
+    const send = () => process.send?.({ type: MESSAGE, channel, payload } satisfies Relayed);
+    if (trx && "executionPromise" in trx) trx.executionPromise.then(send, () => {});
+    else send();
+  }
   return {
     listen: local.listen,
     onReconnect: local.onReconnect,
-    async notify(channel: string, payload: string, trx?: Knex | Knex.Transaction) {
-      await local.notify(channel, payload, trx);
-      const send = () => process.send?.({ type: MESSAGE, channel, payload } satisfies Relayed);
-      if (trx && "executionPromise" in trx) trx.executionPromise.then(send, () => {});
-      else send();
-    },
+    notify,
+    // Delivered here and sent to the others once the carrying statement committed.
+    inStatement: (channel: string, payload: string) => ({ afterCommit: () => notify(channel, payload) }),
     async close() {
       process.off("message", fromOthers);
       await local.close();

@@ -2,6 +2,7 @@ import { EventEmitter } from "node:events";
 import type { Knex } from "knex";
 import pg from "pg";
 import type { Logger } from "../logger.ts";
+import type { StatementPart } from "./statement-parts.ts";
 
 export type NotificationHandler = (payload: string) => void;
 
@@ -20,6 +21,11 @@ export interface Notifications {
    * transaction commits, as PostgreSQL does.
    */
   notify(channel: string, payload: string, trx?: Knex | Knex.Transaction): Promise<void>;
+  /**
+   * The same notification as part of another statement (statement-parts.ts): delivered when that
+   * statement commits, without a round trip of its own on PostgreSQL.
+   */
+  inStatement(channel: string, payload: string): StatementPart;
   /** Called after the listening connection was lost and re-established (catch up from the tables). */
   onReconnect(handler: () => void): () => void;
   close(): Promise<void>;
@@ -48,6 +54,10 @@ export function localNotifications(): Notifications {
       const emit = () => setImmediate(() => bus.emit(channel, payload));
       if (trx && "executionPromise" in trx) trx.executionPromise.then(emit, () => {});
       else emit();
+    },
+    inStatement(channel, payload) {
+      checkChannel(channel);
+      return { afterCommit: () => void setImmediate(() => bus.emit(channel, payload)) };
     },
     onReconnect: () => () => {},
     async close() {
@@ -140,6 +150,10 @@ export function postgresNotifications(url: string, knex: Knex, log: Logger): Not
     async notify(channel, payload, trx) {
       checkChannel(channel);
       await (trx ?? knex).raw("select pg_notify(?, ?)", [channel, payload]);
+    },
+    inStatement(channel, payload) {
+      checkChannel(channel);
+      return { selects: [{ sql: "pg_notify(?, ?)", bindings: [channel, payload] }] };
     },
     onReconnect(hook) {
       reconnectHooks.add(hook);

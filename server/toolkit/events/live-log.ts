@@ -1,6 +1,7 @@
 import type { Knex } from "knex";
 import type { Database } from "../db/database.ts";
 import type { Logger } from "../logger.ts";
+import type { StatementPart } from "../db/statement-parts.ts";
 
 // Resumable live events (issue 21: chat generations, issue 27: room events) as one pattern: an
 // append-only log in PostgreSQL whose integer cursors are the streams' SSE ids (`Last-Event-ID`),
@@ -189,6 +190,11 @@ export class LiveLog<E extends StoredLiveEvent = StoredLiveEvent, S extends Live
   /** Announces events of `stream` stored up to `upTo` (or stored, unsaid where): once `trx` commits, when given. */
   async announce(stream: string, upTo?: bigint | string, trx?: Knex | Knex.Transaction): Promise<void> {
     await this.#deps.db.notifications.notify(this.#options.channel, upTo === undefined ? stream : `${stream}:${upTo}`, trx);
+  }
+
+  /** The announcement of events of `stream` as part of the statement that stores them (statement-parts.ts). */
+  announcement(stream: string): StatementPart {
+    return this.#deps.db.notifications.inStatement(this.#options.channel, stream);
   }
 
   /** Publishes an unstored delta to the subscribers of `stream` everywhere (below `NOTIFY_PAYLOAD_BYTES` encoded). */

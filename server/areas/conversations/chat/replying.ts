@@ -1,6 +1,7 @@
 import { outboxRow, recordEvent } from "../../../toolkit/events/outbox.ts";
 import { personaKnowledge } from "../../replies/index.ts";
 import type { ContextSource, InputRecord, ReplyRecord, ReplySink } from "../../replies/index.ts";
+import type { StatementPart } from "../../../toolkit/db/statement-parts.ts";
 import type { Services } from "../../../toolkit/services.ts";
 import { isGreeting } from "../greetings.ts";
 import { insertMessages, recentMessages, type ConversationRow, type MessageRow } from "../store.ts";
@@ -29,6 +30,18 @@ export interface Placement {
 }
 
 /**
+ * What another area's statements ride on the statements that store a reply's messages
+ * (statement-parts.ts): a streamed reply's generation row with its user message, the generation's
+ * last events and end with the reply.
+ */
+export interface ReplyParts {
+  /** Carried by the statement that stores the user message. */
+  input?: () => StatementPart | undefined;
+  /** Carried by the statement that stores the reply, given the reply and the id of the message it answers. */
+  reply?: (reply: ReplyRecord, inputId: string) => Promise<StatementPart | undefined>;
+}
+
+/**
  * How a conversation replies through the reply engine: its messages are the context, and the
  * results are stored as its messages with their `message.created` events and counters. `stored`
  * holds the rows as stored, by id.
@@ -43,6 +56,7 @@ export function conversationReply(
     summary?: { content: string } | null;
   },
   placement: Placement = {},
+  parts: ReplyParts = {},
 ): { context: ContextSource; sink: ReplySink; stored: Map<string, MessageRow> } {
   const { knex } = services.db;
   const stored = new Map<string, MessageRow>();
@@ -97,7 +111,14 @@ export function conversationReply(
           at,
         }),
       );
-      await insertMessages(knex, conversation, rows, events, at);
+      const carried: StatementPart[] = [];
+      const inputPart = rows.some((row) => row.role === "user") ? parts.input?.() : undefined;
+      if (inputPart) carried.push(inputPart);
+      const replyRow = rows.find((row) => row.role === "assistant");
+      const replyRecord = records.find((record) => record.role === "assistant") as ReplyRecord | undefined;
+      const replyPart = replyRow && replyRecord && replyRow.parent_id ? await parts.reply?.(replyRecord, replyRow.parent_id) : undefined;
+      if (replyPart) carried.push(replyPart);
+      await insertMessages(knex, conversation, rows, events, at, carried);
       for (const row of rows) stored.set(row.id, row);
       if (summarise && rows.some((message) => message.role === "assistant")) await enqueueSummary(services, conversation.id);
       // Only after the first reply: a title job queued again on every reply would restart its backoff.
@@ -105,6 +126,8 @@ export function conversationReply(
         replied = true;
         await enqueueTitle(services, conversation.id);
       }
+      // insertMessages ended the reply's quota lease with it.
+      return rows.some((message) => message.role === "assistant") ? { leaseSettled: true as const } : undefined;
     },
     async failed(error, inputId) {
       await recordEvent(knex, {

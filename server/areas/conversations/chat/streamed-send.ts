@@ -6,6 +6,7 @@ import { startGeneration, type LiveGeneration } from "../generations/registry.ts
 import { requireOwnGeneration } from "../generations/service.ts";
 import type { GenerationRow } from "../generations/store.ts";
 import type { MessageRow } from "../store.ts";
+import type { ReplyParts } from "./replying.ts";
 import type { StreamOutcome } from "./stream.ts";
 import { beginStreamedReply, findStoredReply } from "./turn.ts";
 
@@ -49,10 +50,14 @@ export async function streamedSend(services: Services, send: StreamedSendRequest
     return { kind: "follow", generation };
   }
   const stop = new AbortController();
+  // Without an Idempotency-Key the generation rides on the reply's statements: its row on the user
+  // message's, its end on the reply's (a send is three statements: the turn and those two).
+  const parts: ReplyParts | undefined = key ? undefined : {};
   const reply = await beginStreamedReply(services, userId, conversationId, send.content, {
     retryOf: previous?.user_message_id ?? undefined,
     stop: stop.signal,
     userName: send.userName,
+    ...(parts ? { parts } : {}),
   });
   if (previous) {
     const reclaimed = await key!.reclaim().catch(async (error: unknown) => {
@@ -64,6 +69,6 @@ export async function streamedSend(services: Services, send: StreamedSendRequest
       throw conflict("A request with this Idempotency-Key is still in progress");
     }
   }
-  const live = await startGeneration(services, { reply, conversationId, userId, stop, key, log: send.log.child({ conversationId }) });
+  const live = await startGeneration(services, { reply, conversationId, userId, stop, key, log: send.log.child({ conversationId }), ...(parts ? { parts } : {}) });
   return { kind: "follow", generation: { id: live.id, conversation_id: conversationId }, live };
 }

@@ -1,12 +1,12 @@
 import { heldMessage, messageQuota, planLimitExceeded } from "../../../quota/usage.ts";
-import { cardContextOfConversation } from "../../cards/index.ts";
+import { cardContextFromRow } from "../../cards/index.ts";
 import { notFound, notFoundExplained } from "../../../toolkit/http/error-catalogue.ts";
 import { isUuid } from "../../../toolkit/http/text.ts";
 import { visiblePersonas } from "../../personas/index.ts";
 import { beginReply, requireInputFits } from "../../replies/index.ts";
 import type { Reply } from "../../replies/index.ts";
 import type { Services } from "../../../toolkit/services.ts";
-import { conversationReply, HISTORY_WINDOW, storedInput } from "./replying.ts";
+import { conversationReply, HISTORY_WINDOW, storedInput, type ReplyParts } from "./replying.ts";
 import { requireOwnConversation } from "../service.ts";
 import { findMessage, loadTurn, type MessageRow } from "../store.ts";
 
@@ -19,10 +19,6 @@ import { findMessage, loadTurn, type MessageRow } from "../store.ts";
 export async function replyTurn(services: Services, userId: string, conversationId: string, retryOf?: string, historyFrom?: string | null) {
   if (!isUuid(conversationId)) throw notFound("Conversation");
   const quota = messageQuota(services, userId);
-  // The persona's card context is read beside the turn's statement: a send stays one round trip
-  // before the model. Used only once the turn vouches for the conversation and its persona.
-  const card = cardContextOfConversation(services, userId, conversationId);
-  card.catch(() => undefined); // a refused turn never reads it
   const turn = await loadTurn(services.db.knex, {
     userId,
     conversationId,
@@ -44,7 +40,8 @@ export async function replyTurn(services: Services, userId: string, conversation
     stored: turn.stored ?? undefined,
     reserved: heldMessage(services, userId, turn.period_start, quota.lease.replyId),
     preloaded: { history: turn.history, hasKnowledge: turn.has_knowledge, summary: turn.summary },
-    card,
+    // The persona's card context, read by the turn's statement: a send is one round trip before the model.
+    card: Promise.resolve(cardContextFromRow(turn.card)),
   };
 }
 
@@ -76,7 +73,7 @@ export async function beginStreamedReply(
   userId: string,
   conversationId: string,
   content: string,
-  options: { retryOf?: string | undefined; stop: AbortSignal; userName?: string | undefined },
+  options: { retryOf?: string | undefined; stop: AbortSignal; userName?: string | undefined; parts?: ReplyParts },
 ): Promise<Reply> {
   requireInputFits(services.config.llm, content, "/body/content");
   const { conversation, persona, stored, reserved, preloaded, card } = await replyTurn(services, userId, conversationId, options.retryOf);
@@ -84,7 +81,7 @@ export async function beginStreamedReply(
     userId,
     persona,
     card,
-    ...conversationReply(services, conversation, persona.id, preloaded, stored ? { answering: { id: stored.id, depth: stored.depth } } : {}),
+    ...conversationReply(services, conversation, persona.id, preloaded, stored ? { answering: { id: stored.id, depth: stored.depth } } : {}, options.parts),
     input: stored ? storedInput(stored) : content,
     mode: "stream",
     // No client signal: the generation outlives the request; only a stop ends it early.

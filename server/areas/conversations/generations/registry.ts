@@ -4,11 +4,12 @@ import type { components } from "../../../../generated/openapi.d.ts";
 import { streamError, type StreamError } from "../../../toolkit/http/error-catalogue.ts";
 import type { IdempotentOutcome } from "../../../toolkit/http/idempotency.ts";
 import type { Logger } from "../../../toolkit/logger.ts";
-import type { Reply } from "../../replies/index.ts";
+import type { Reply, ReplyRecord } from "../../replies/index.ts";
 import { LiveLog, type LiveLogDeps, type LiveLogStore } from "../../../toolkit/events/live-log.ts";
 import type { Services } from "../../../toolkit/services.ts";
+import type { ReplyParts } from "../chat/replying.ts";
 import {
-  finishGeneration, generationEventsAfter, insertGeneration, insertGenerationEvents, purgeGenerationDeltas, renewGenerationLeases, type GenerationEventRow, type GenerationRow, type GenerationStatus,
+  finishGeneration, generationEndPart, generationEventsAfter, generationRowPart, insertGeneration, insertGenerationEvents, purgeGenerationDeltas, renewGenerationLeases, type GenerationEventRow, type GenerationRow, type GenerationStatus,
 } from "./store.ts";
 import type { StreamOutcome } from "../chat/stream.ts";
 
@@ -107,6 +108,32 @@ interface GenerationStart {
   log: Logger;
   /** Runs once the reply is over and its messages stored, before its end is (a tree reply's lease). */
   onEnd?: () => Promise<void>;
+  /**
+   * The reply's statement parts (chat/replying.ts), when the caller lets the generation ride on its
+   * messages' statements: the row goes with the user message, the last events and the end with the
+   * reply (issue 37). Only without an Idempotency-Key (whose record needs the row before the
+   * stream) and without `onEnd` (which must run before the end is stored).
+   */
+  parts?: ReplyParts;
+}
+
+/** A generation's end, as stored and as sent. */
+interface GenerationEnd {
+  end: Pick<GenerationRow, "status" | "user_message_id" | "reply_message_id" | "error">;
+  last: GenerationEventRow;
+  outcome: StreamOutcome;
+}
+
+/** The end of a generation whose reply `reply` (answering `inputId`) was stored; `seq` is the `done` event's. */
+function doneEnd(id: string, reply: ReplyRecord, inputId: string, seq: number): GenerationEnd {
+  const { usage, citations, stopped } = reply;
+  const tokens = { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens };
+  const status: GenerationStatus = stopped ? "stopped" : "done";
+  return {
+    end: { status, user_message_id: inputId, reply_message_id: reply.id, error: null },
+    last: { seq, event: "done", data: { message_id: reply.id, citations, usage: tokens, ...(stopped ? { stopped: true as const } : {}) } satisfies Done },
+    outcome: { outcome: "done", user_message_id: inputId, assistant_message_id: reply.id, usage: tokens, generation_id: id },
+  };
 }
 
 /**
@@ -126,20 +153,40 @@ export async function startGeneration(services: Services, start: GenerationStart
   const log = start.log.child({ generationId: id });
   const events: GenerationEventRow[] = [];
   const listeners = new Set<(event: GenerationEventRow) => void>();
-  const created = insertGeneration(knex, row, services.config.generationLeaseMs);
+  const riding = start.parts && !start.key && !start.onEnd ? start.parts : undefined;
+  const created = riding ? rowWithInput(services, riding, row) : { stored: insertGeneration(knex, row, services.config.generationLeaseMs), ensure: async () => {} };
   // Recorded before anything is streamed, so that a retry with the key while this runs follows it
   // instead of starting another; and only once the row exists, or a retry on another process could
   // find the key naming a generation it cannot read yet (a 404).
   const recording = start.key
-    ? created.then(() => start.key!.record({ outcome: "running", generation_id: id })).catch((error: unknown) => log.error({ err: error }, "could not record a running stream"))
+    ? created.stored.then(() => start.key!.record({ outcome: "running", generation_id: id })).catch((error: unknown) => log.error({ err: error }, "could not record a running stream"))
     : undefined;
   const batches = registry.events.appender<GenerationEventRow>(id, {
     write: (batch) => insertGenerationEvents(knex, id, batch),
     flushMs: FLUSH_MS,
     flushWeight: FLUSH_CHARS,
     log,
-    after: created.catch((error: unknown) => log.error({ err: error }, "could not store a generation")),
+    after: created.stored.catch((error: unknown) => log.error({ err: error }, "could not store a generation")),
   });
+  // The end rides on the reply's statement: the remaining deltas, the `done` and the state, announced when it commits.
+  let rodeWithReply: { rest: GenerationEventRow[]; committed: boolean } | undefined;
+  if (riding) {
+    riding.reply = async (reply, inputId) => {
+      const rest = await batches.take();
+      const ridden = { rest, committed: false };
+      rodeWithReply = ridden;
+      const { end, last } = doneEnd(id, reply, inputId, events.length + 1);
+      const announcement = registry.events.announcement(id);
+      return {
+        ...generationEndPart({ id, ...end, finished_at: services.now() }, [...rest, last]),
+        ...(announcement.selects ? { selects: announcement.selects } : {}),
+        afterCommit: async () => {
+          ridden.committed = true;
+          await announcement.afterCommit?.();
+        },
+      };
+    };
+  }
 
   const emit = (event: string, data: unknown): GenerationEventRow => {
     const stored = { seq: events.length + 1, event, data };
@@ -166,12 +213,7 @@ export async function startGeneration(services: Services, start: GenerationStart
         if (event.type === "delta") {
           queue(emit("delta", { content: event.content }), event.content.length);
         } else if (event.type === "done") {
-          const { usage, citations, stopped } = event.reply;
-          const tokens = { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens };
-          const status: GenerationStatus = stopped ? "stopped" : "done";
-          end = { status, user_message_id: event.input.id, reply_message_id: event.reply.id, error: null };
-          last = { seq: events.length + 1, event: "done", data: { message_id: event.reply.id, citations, usage: tokens, ...(stopped ? { stopped: true as const } : {}) } satisfies Done };
-          outcome = { outcome: "done", user_message_id: event.input.id, assistant_message_id: event.reply.id, usage: tokens, generation_id: id };
+          ({ end, last, outcome } = doneEnd(id, event.reply, event.input.id, events.length + 1));
         } else if (event.type === "error") {
           // Tool calls never reach a conversation's reply: only the OpenAI-compatible door offers tools.
           const failure = streamError(event.error);
@@ -188,14 +230,18 @@ export async function startGeneration(services: Services, start: GenerationStart
     // may start the next reply at once, and until the row says so the generation still counts as
     // running wherever that is checked.
     await ended();
-    // The remaining deltas and the end in one statement, after the batches before them.
-    const rest = await batches.take();
-    try {
-      await created;
-      await finishGeneration(knex, { id, ...end, finished_at: services.now() }, [...rest, last]);
-      await registry.events.announce(id);
-    } catch (error) {
-      log.error({ err: error }, "could not store the end of a generation");
+    if (!rodeWithReply?.committed) {
+      // The remaining deltas (those a failed reply statement took back too) and the end in one
+      // statement, after the batches before them.
+      const rest = [...(rodeWithReply?.rest ?? []), ...(await batches.take())];
+      try {
+        await created.ensure();
+        await created.stored;
+        await finishGeneration(knex, { id, ...end, finished_at: services.now() }, [...rest, last]);
+        await registry.events.announce(id);
+      } catch (error) {
+        log.error({ err: error }, "could not store the end of a generation");
+      }
     }
     await recording;
     if (outcome) await start.key?.record(outcome).catch((error: unknown) => log.error({ err: error }, "could not record a finished stream"));
@@ -221,6 +267,31 @@ export async function startGeneration(services: Services, start: GenerationStart
     keepLeases(services, registry);
   });
   return live;
+}
+
+/**
+ * The generation's row, riding on the statement that stores the reply's user message: `stored`
+ * settles with that statement. `ensure` inserts the row on its own when no user message was
+ * stored (the reply failed before), so the end always has a row to record on.
+ */
+function rowWithInput(services: Services, parts: ReplyParts, row: GenerationRow): { stored: Promise<void>; ensure: () => Promise<void> } {
+  let settle!: { resolve: () => void; reject: (error: unknown) => void };
+  const stored = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
+  stored.catch(() => undefined);
+  let ridden = false;
+  parts.input = () => {
+    if (ridden) return undefined;
+    ridden = true;
+    return { ...generationRowPart(row, services.config.generationLeaseMs), afterCommit: () => settle.resolve(), onFailure: (error) => settle.reject(error) };
+  };
+  return {
+    stored,
+    ensure: async () => {
+      if (ridden) return;
+      ridden = true;
+      await insertGeneration(services.db.knex, row, services.config.generationLeaseMs).then(settle.resolve, settle.reject);
+    },
+  };
 }
 
 /**

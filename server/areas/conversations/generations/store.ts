@@ -1,5 +1,6 @@
 import type { Knex } from "knex";
 import { insertValues } from "../../../toolkit/db/rows.ts";
+import { joinParts, type StatementPart } from "../../../toolkit/db/statement-parts.ts";
 import type { StreamError } from "../../../toolkit/http/error-catalogue.ts";
 
 export type GenerationStatus = "running" | "done" | "stopped" | "failed";
@@ -27,6 +28,17 @@ const COLUMNS = ["id", "conversation_id", "user_id", "status", "user_message_id"
 
 export async function insertGeneration(knex: Knex, row: GenerationRow, leaseMs: number): Promise<void> {
   await knex("generations").insert({ ...row, error: row.error === null ? null : JSON.stringify(row.error), lease_until: leaseEnd(knex, leaseMs) });
+}
+
+/** The same insert as part of another statement (a streamed reply's user message carries it). */
+export function generationRowPart(row: GenerationRow, leaseMs: number): StatementPart {
+  const values = COLUMNS.map((column) => (column === "error" ? (row.error === null ? null : JSON.stringify(row.error)) : row[column]));
+  return {
+    ctes: [{
+      sql: `generation_row AS (INSERT INTO generations (${COLUMNS.join(", ")}, lease_until) VALUES (${COLUMNS.map(() => "?").join(", ")}, now() + make_interval(secs => ?)))`,
+      bindings: [...values, leaseMs / 1000],
+    }],
+  };
 }
 
 const leaseEnd = (knex: Knex, leaseMs: number) => knex.raw("now() + make_interval(secs => ?)", [leaseMs / 1000]);
@@ -103,14 +115,30 @@ export async function finishGeneration(
   end: Pick<GenerationRow, "id" | "status" | "user_message_id" | "reply_message_id" | "error"> & { finished_at: Date },
   events: readonly GenerationEventRow[],
 ): Promise<void> {
+  const part = generationEndPart(end, events);
+  const joined = joinParts([part]);
+  await knex.raw(`WITH ${joined.ctes.replace(/,\n$/, "")} SELECT 1`, joined.cteBindings);
+}
+
+/**
+ * The end as part of another statement (a streamed reply's own carries it, so the reply, its
+ * generation's last events and its state commit together).
+ */
+export function generationEndPart(
+  end: Pick<GenerationRow, "id" | "status" | "user_message_id" | "reply_message_id" | "error"> & { finished_at: Date },
+  events: readonly GenerationEventRow[],
+): StatementPart {
   // Raw, not knex's builder: it compiled these two CTEs in a few tenths of a millisecond, every send.
   const rows = insertValues(events.map((e) => ({ generation_id: end.id, seq: e.seq, event: e.event, data: JSON.stringify(e.data) })));
-  await knex.raw(
-    `WITH ${events.length ? `events AS (INSERT INTO generation_events (${rows.columns}) VALUES ${rows.values}),` : ""}
-     state AS (UPDATE generations SET status = ?, user_message_id = ?, reply_message_id = ?, error = ?, finished_at = ? WHERE id = ?)
-     SELECT 1`,
-    [...rows.bindings, end.status, end.user_message_id, end.reply_message_id, end.error === null ? null : JSON.stringify(end.error), end.finished_at, end.id],
-  );
+  return {
+    ctes: [
+      ...(events.length ? [{ sql: `generation_events_end AS (INSERT INTO generation_events (${rows.columns}) VALUES ${rows.values})`, bindings: rows.bindings }] : []),
+      {
+        sql: "generation_state AS (UPDATE generations SET status = ?, user_message_id = ?, reply_message_id = ?, error = ?, finished_at = ? WHERE id = ?)",
+        bindings: [end.status, end.user_message_id, end.reply_message_id, end.error === null ? null : JSON.stringify(end.error), end.finished_at, end.id],
+      },
+    ],
+  };
 }
 
 /**

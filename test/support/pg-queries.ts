@@ -1,0 +1,31 @@
+import pg from "pg";
+
+/** What `hook` is told of each query: the client (one connection) that sends it, its text and values. */
+export type QueryHook = (client: object, text: string, values: readonly unknown[] | undefined) => void;
+
+const hooks = new Set<QueryHook>();
+let installed = false;
+
+/**
+ * Calls `hook` with every query any `pg` client of this process sends (knex's, pools',
+ * graphile-worker's; on the embedded default too, which is reached through `pg` as well); answers
+ * the removal. For tests and benches that count what a request asks of the database: a call is one
+ * round trip (`pg` sends each as one exchange).
+ */
+export function onEveryQuery(hook: QueryHook): () => void {
+  if (!installed) {
+    installed = true;
+    const original = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+    pg.Client.prototype.query = function observed(this: object, ...args: unknown[]) {
+      if (hooks.size) {
+        const first = args[0] as string | { text?: string; values?: unknown[] } | undefined;
+        const text = typeof first === "string" ? first : (first?.text ?? "");
+        const values = typeof first === "string" ? (Array.isArray(args[1]) ? (args[1] as unknown[]) : undefined) : first?.values;
+        for (const each of hooks) each(this, text, values);
+      }
+      return original.apply(this, args);
+    } as typeof pg.Client.prototype.query;
+  }
+  hooks.add(hook);
+  return () => void hooks.delete(hook);
+}

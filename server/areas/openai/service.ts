@@ -1,15 +1,19 @@
 import type { components } from "../../../generated/openapi.d.ts";
+import { heldMessage, messageQuota, planLimitExceeded } from "../../quota/usage.ts";
+import { cardContextFromRow } from "../cards/index.ts";
 import { conversationReply } from "../conversations/index.ts";
 import { requireOwnConversation } from "../conversations/index.ts";
 import { ApiError } from "../../toolkit/http/errors.ts";
-import { findPersonaByModelName, listOwnPersonas, type PersonaRow } from "../personas/index.ts";
+import type { ModelOptions } from "../../toolkit/providers/llm/types.ts";
+import { findPersonaByModelName, listOwnPersonas, personaByModelNameQuery, type PersonaRow } from "../personas/index.ts";
 import { beginReply, inputTooLong } from "../replies/index.ts";
 import { personaKnowledge } from "../replies/index.ts";
 import type { ContextSource, Reply, ReplySink } from "../replies/index.ts";
 import type { Services } from "../../toolkit/services.ts";
 import { modelNotFound, openaiRefusal } from "./errors.ts";
-import { readMessages } from "./messages.ts";
+import { readMessages, type ClientExchange } from "./messages.ts";
 import { completionParameters } from "./parameters.ts";
+import { loadCompletionStart } from "./store.ts";
 
 type CompletionRequest = components["schemas"]["OpenAIChatCompletionRequest"];
 
@@ -42,6 +46,11 @@ const nowhere: ReplySink = { store: async () => {}, failed: async () => {} };
  * Checks a completion request and begins its reply through the reply engine, with the client's
  * messages as the history. Refusals come out as thrown errors before anything runs (400, 404,
  * 402 for the quota); from then on failures are the reply's `error` event.
+ *
+ * One statement finds the persona and, when it is there, reserves the message and reads the
+ * persona's knowledge flag and card (`loadCompletionStart`); the refusals that need the persona
+ * come after it and give the reservation back, in the order they had before the reservation
+ * moved into that statement: the request's and the conversation's refusals before the quota's.
  */
 export async function beginCompletion(
   services: Services,
@@ -53,19 +62,28 @@ export async function beginCompletion(
   // OpenAI's own refusal of a prompt over the model's context, before anything is reserved.
   const tooLong = inputTooLong(services.config.llm, [exchange.input, ...exchange.trailing.map((turn) => turn.content)].join("\n"));
   if (tooLong) throw openaiRefusal(400, "context_length_exceeded", tooLong.message, "messages");
-  const persona = await requireModel(services, userId, request.model);
-  const { options: modelOptions, maxTokens } = completionParameters(request, persona.model_settings);
-  const refused = services.providers.llm.refuses?.(modelOptions);
-  if (refused) throw openaiRefusal(400, "unsupported", refused.message, refused.option === "tools" ? "tools" : refused.option);
-  const clientSystem = exchange.system.length > 0 || exchange.trailing.some((turn) => turn.role === "system");
-  if (clientSystem && !persona.allow_client_system_messages) {
-    throw openaiRefusal(400, "system_messages_not_allowed", "This persona's owner does not allow system messages from clients", "messages");
+  const quota = messageQuota(services, userId);
+  const start = await loadCompletionStart(services.db.knex, {
+    userId,
+    persona: personaByModelNameQuery(services, userId, request.model),
+    quota,
+    databaseKind: services.db.kind,
+  });
+  const { persona } = start;
+  if (!persona) throw modelNotFound(request.model);
+  const reserved = start.reserved === null ? undefined : heldMessage(services, userId, start.period_start, quota.lease.replyId);
+  let checked: { modelOptions: ModelOptions; maxTokens: number | undefined; sink: ReplySink };
+  try {
+    checked = await checkAgainstPersona(services, userId, persona, exchange, request);
+    if (!reserved) throw planLimitExceeded("messagesPerMonth", start.plan, start.messages_limit, start.used);
+  } catch (error) {
+    await reserved?.release().catch((failure: unknown) => services.log.error({ err: failure }, "could not give back a message quota"));
+    throw error;
   }
-  if (request.conversationId) refuseUnstorable(exchange.trailing.length > 0, modelOptions.tools !== undefined);
-  const sink = request.conversationId ? await conversationSink(services, userId, persona, request.conversationId) : nowhere;
   const context: ContextSource = {
     async load(input, signal) {
-      const knowledge = await personaKnowledge(services, { userId, personaId: persona.id, input, signal });
+      // Read with the completion's one statement: retrieval only when the persona has knowledge.
+      const knowledge = start.has_knowledge ? await personaKnowledge(services, { userId, personaId: persona.id, input, signal }) : [];
       // The greeting opens the exchange as a conversation's first message does, unless the client
       // sent an opening of its own (its history is the conversation then).
       const opening = exchange.opensWithAssistant || persona.greeting_message === null ? [] : [{ role: "assistant" as const, content: persona.greeting_message }];
@@ -76,14 +94,40 @@ export async function beginCompletion(
     userId,
     persona: { id: persona.id, name: persona.name, model: persona.model, instructions: persona.instructions },
     context,
+    // The card context, read by the completion's statement.
+    card: Promise.resolve(cardContextFromRow(start.card)),
+    reserved,
     input: exchange.input,
-    sink,
+    sink: checked.sink,
     mode: options.mode,
     ...(options.signal ? { signal: options.signal } : {}),
-    ...(maxTokens ? { maxOutputTokens: maxTokens } : {}),
-    options: modelOptions,
+    ...(checked.maxTokens ? { maxOutputTokens: checked.maxTokens } : {}),
+    options: checked.modelOptions,
   });
   return { reply, persona, conversationId: request.conversationId ?? null };
+}
+
+/**
+ * The refusals that need the persona (its model settings, whether it allows the client's system
+ * messages, the conversation being its), and where the exchange is stored.
+ */
+async function checkAgainstPersona(
+  services: Services,
+  userId: string,
+  persona: PersonaRow,
+  exchange: ClientExchange,
+  request: CompletionRequest & { conversationId?: string | undefined },
+): Promise<{ modelOptions: ModelOptions; maxTokens: number | undefined; sink: ReplySink }> {
+  const { options: modelOptions, maxTokens } = completionParameters(request, persona.model_settings);
+  const refused = services.providers.llm.refuses?.(modelOptions);
+  if (refused) throw openaiRefusal(400, "unsupported", refused.message, refused.option === "tools" ? "tools" : refused.option);
+  const clientSystem = exchange.system.length > 0 || exchange.trailing.some((turn) => turn.role === "system");
+  if (clientSystem && !persona.allow_client_system_messages) {
+    throw openaiRefusal(400, "system_messages_not_allowed", "This persona's owner does not allow system messages from clients", "messages");
+  }
+  if (request.conversationId) refuseUnstorable(exchange.trailing.length > 0, modelOptions.tools !== undefined);
+  const sink = request.conversationId ? await conversationSink(services, userId, persona, request.conversationId) : nowhere;
+  return { modelOptions, maxTokens, sink };
 }
 
 /**

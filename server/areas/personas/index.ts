@@ -21,7 +21,8 @@ export {
 } from "./service.ts";
 export { activateVersion, activeVersionOf, createDraftVersion, listVersions, requireVersion, type InstructionVersionRow } from "./versions.ts";
 export { toPersona } from "./views.ts";
-export { findPersonaByModelName, modelNameOf } from "./model-names.ts";
+export { findPersonaByModelName, modelNameOf, personaByModelNameQuery } from "./model-names.ts";
+export { personaFromJson } from "./store.ts";
 export type { ModelSettings } from "./store.ts";
 export { greetingNow } from "./greeting-job.ts";
 

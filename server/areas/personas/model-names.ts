@@ -1,6 +1,7 @@
+import type { Knex } from "knex";
 import { isUuid } from "../../toolkit/http/text.ts";
 import type { Services } from "../../toolkit/services.ts";
-import { creatorUsername, findOwnPersonaByHandle, findVisiblePersona, findVisiblePersonaByHandle, type PersonaRow } from "./store.ts";
+import { creatorUsername, ownPersonaByHandleQuery, visiblePersonaByHandleQuery, visiblePersonaQuery, type PersonaRow } from "./store.ts";
 
 /**
  * Personas named as OpenAI-compatible clients name models (issue 35, item 6): by id, by handle (the
@@ -8,11 +9,19 @@ import { creatorUsername, findOwnPersonaByHandle, findVisiblePersona, findVisibl
  * shows the readable form; the id keeps working for clients that stored it.
  */
 export async function findPersonaByModelName(services: Services, viewerId: string, name: string): Promise<PersonaRow | undefined> {
+  return personaByModelNameQuery(services, viewerId, name).first();
+}
+
+/**
+ * `findPersonaByModelName`'s query: the persona's columns, at most one row, for a statement of
+ * another area that reads it with more in one round trip (the OpenAI door's completion).
+ */
+export function personaByModelNameQuery(services: Services, viewerId: string, name: string): Knex.QueryBuilder {
   const { knex } = services.db;
-  if (isUuid(name)) return findVisiblePersona(knex, name, viewerId);
+  if (isUuid(name)) return visiblePersonaQuery(knex, name, viewerId);
   const slash = name.indexOf("/");
-  if (slash < 0) return findOwnPersonaByHandle(knex, viewerId, name);
-  return findVisiblePersonaByHandle(knex, name.slice(0, slash), name.slice(slash + 1), viewerId);
+  if (slash < 0) return ownPersonaByHandleQuery(knex, viewerId, name);
+  return visiblePersonaByHandleQuery(knex, name.slice(0, slash), name.slice(slash + 1), viewerId);
 }
 
 /** The readable model name of a persona for this viewer: its handle when it is theirs, else `<username>/<handle>`. */

@@ -64,7 +64,6 @@ export function byLiveCreator(query: Knex.QueryBuilder, alias = "p"): Knex.Query
   );
 }
 
-/** A persona `viewerId` may see: their own, or a public one whose creator's account is live. */
 /** Ids of every persona of this creator. */
 export async function personaIdsOf(knex: Knex, creatorId: string): Promise<string[]> {
   const rows = await knex("personas").where({ creator_id: creatorId }).select<{ id: string }[]>("id");
@@ -76,11 +75,17 @@ export async function findPublicPersona(knex: Knex, id: string): Promise<Persona
   return byLiveCreator(knex("personas as p").where("p.id", id).andWhere("p.is_public", true)).first("p.*");
 }
 
+/** A persona `viewerId` may see: their own, or a public one whose creator's account is live. */
 export async function findVisiblePersona(knex: Knex, id: string, viewerId: string): Promise<PersonaRow | undefined> {
+  return visiblePersonaQuery(knex, id, viewerId).first();
+}
+
+/** `findVisiblePersona`'s query (the persona's columns, at most one row), for a statement that reads more beside it. */
+export function visiblePersonaQuery(knex: Knex, id: string, viewerId: string): Knex.QueryBuilder {
   return knex("personas as p")
     .where("p.id", id)
     .andWhere((visible) => visible.where("p.creator_id", viewerId).orWhere((shared) => byLiveCreator(shared.where("p.is_public", true))))
-    .first("p.*");
+    .select("p.*");
 }
 
 export async function insertPersona(knex: Knex, row: PersonaRow): Promise<PersonaRow> {
@@ -90,17 +95,40 @@ export async function insertPersona(knex: Knex, row: PersonaRow): Promise<Person
 
 /** The creator's persona with this handle, if any. */
 export async function findOwnPersonaByHandle(knex: Knex, creatorId: string, handle: string): Promise<PersonaRow | undefined> {
-  return knex("personas").where({ creator_id: creatorId, handle }).first();
+  return ownPersonaByHandleQuery(knex, creatorId, handle).first();
+}
+
+/** `findOwnPersonaByHandle`'s query (the persona's columns, at most one row: handles are unique per creator). */
+export function ownPersonaByHandleQuery(knex: Knex, creatorId: string, handle: string): Knex.QueryBuilder {
+  return knex("personas as p").where({ "p.creator_id": creatorId, "p.handle": handle }).select("p.*");
 }
 
 /** `username`'s persona with this handle, when `viewerId` may see it (their own, or a public one of a live account). */
 export async function findVisiblePersonaByHandle(knex: Knex, username: string, handle: string, viewerId: string): Promise<PersonaRow | undefined> {
+  return visiblePersonaByHandleQuery(knex, username, handle, viewerId).first();
+}
+
+/** `findVisiblePersonaByHandle`'s query (the persona's columns, at most one row). */
+export function visiblePersonaByHandleQuery(knex: Knex, username: string, handle: string, viewerId: string): Knex.QueryBuilder {
   return knex("personas as p")
     .join("users as u", "u.id", "p.creator_id")
     .whereRaw("lower(u.username) = lower(?)", [username])
     .andWhere("p.handle", handle)
     .andWhere((visible) => visible.where("p.creator_id", viewerId).orWhere((shared) => byLiveCreator(shared.where("p.is_public", true))))
-    .first("p.*");
+    .select("p.*");
+}
+
+/**
+ * A persona row another statement read as JSON (`row_to_json` over the persona's columns): its
+ * timestamps come as text there.
+ */
+export function personaFromJson(json: Omit<PersonaRow, "created_at" | "updated_at" | "published_at"> & { created_at: string; updated_at: string; published_at: string | null }): PersonaRow {
+  return {
+    ...json,
+    created_at: new Date(json.created_at),
+    updated_at: new Date(json.updated_at),
+    published_at: json.published_at ? new Date(json.published_at) : null,
+  };
 }
 
 /** The username of a persona's creator: the first half of the `<username>/<handle>` model name. */

@@ -209,12 +209,13 @@ export class LiveLog<E extends StoredLiveEvent = StoredLiveEvent, S extends Live
   }
 
   /**
-   * A batched writer of one stream: `write` stores a batch (in order: one write at a time), then the
-   * batch is announced. A failed write is logged and its events left to the stream's end.
+   * A batched writer of one stream: `write` stores a batch (in order: one write at a time) with its
+   * announcement, a part of the same statement (statement-parts.ts): one round trip a batch. A
+   * failed write is logged and its events left to the stream's end.
    */
   appender<T>(
     stream: string,
-    options: { write: (events: T[]) => Promise<void>; flushMs: number; flushWeight: number; log: Logger; after?: Promise<unknown> },
+    options: { write: (events: T[], announcement: StatementPart) => Promise<void>; flushMs: number; flushWeight: number; log: Logger; after?: Promise<unknown> },
   ): LiveAppender<T> {
     let pending: T[] = [];
     let weight = 0;
@@ -230,8 +231,7 @@ export class LiveLog<E extends StoredLiveEvent = StoredLiveEvent, S extends Live
       if (batch.length === 0) return writing;
       writing = writing.then(async () => {
         try {
-          await options.write(batch);
-          await this.announce(stream);
+          await options.write(batch, this.announcement(stream));
         } catch (error) {
           options.log.error({ err: error }, `could not store ${this.#options.describe}`);
         }

@@ -162,7 +162,7 @@ export async function startGeneration(services: Services, start: GenerationStart
     ? created.stored.then(() => start.key!.record({ outcome: "running", generation_id: id })).catch((error: unknown) => log.error({ err: error }, "could not record a running stream"))
     : undefined;
   const batches = registry.events.appender<GenerationEventRow>(id, {
-    write: (batch) => insertGenerationEvents(knex, id, batch),
+    write: (batch, announcement) => insertGenerationEvents(knex, id, batch, [announcement]),
     flushMs: FLUSH_MS,
     flushWeight: FLUSH_CHARS,
     log,
@@ -237,8 +237,7 @@ export async function startGeneration(services: Services, start: GenerationStart
       try {
         await created.ensure();
         await created.stored;
-        await finishGeneration(knex, { id, ...end, finished_at: services.now() }, [...rest, last]);
-        await registry.events.announce(id);
+        await finishGeneration(knex, { id, ...end, finished_at: services.now() }, [...rest, last], [registry.events.announcement(id)]);
       } catch (error) {
         log.error({ err: error }, "could not store the end of a generation");
       }

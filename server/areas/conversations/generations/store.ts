@@ -1,6 +1,6 @@
 import type { Knex } from "knex";
 import { insertValues } from "../../../toolkit/db/rows.ts";
-import { joinParts, type StatementPart } from "../../../toolkit/db/statement-parts.ts";
+import { afterCommit, failed, joinParts, type StatementPart } from "../../../toolkit/db/statement-parts.ts";
 import type { StreamError } from "../../../toolkit/http/error-catalogue.ts";
 
 export type GenerationStatus = "running" | "done" | "stopped" | "failed";
@@ -90,10 +90,22 @@ export async function findGeneration(knex: Knex, id: string): Promise<Generation
   return knex("generations").select([...COLUMNS]).where({ id }).first();
 }
 
-export async function insertGenerationEvents(knex: Knex, generationId: string, events: readonly GenerationEventRow[]): Promise<void> {
+/** Stores a batch of a generation's events, with `parts` (its announcement) in the same statement. */
+export async function insertGenerationEvents(knex: Knex, generationId: string, events: readonly GenerationEventRow[], parts: readonly StatementPart[] = []): Promise<void> {
   if (events.length === 0) return;
   const rows = insertValues(events.map((e) => ({ generation_id: generationId, seq: e.seq, event: e.event, data: JSON.stringify(e.data) })));
-  await knex.raw(`INSERT INTO generation_events (${rows.columns}) VALUES ${rows.values}`, rows.bindings);
+  const carried = joinParts(parts);
+  await knex
+    .raw(`WITH ${carried.ctes}batch AS (INSERT INTO generation_events (${rows.columns}) VALUES ${rows.values}) SELECT 1${carried.selects}`, [
+      ...carried.cteBindings,
+      ...rows.bindings,
+      ...carried.selectBindings,
+    ])
+    .then(() => {}, (error: unknown) => {
+      failed(parts, error);
+      throw error;
+    });
+  await afterCommit(parts);
 }
 
 /** The stored events after `afterSeq`, in order. */
@@ -108,16 +120,19 @@ export async function endEvent(knex: Knex, generationId: string): Promise<Genera
 
 /**
  * Records the end: the last events (the remaining deltas and the `done` or `error`) and the final
- * state, in one statement, so a resume that sees the state also finds the events.
+ * state, in one statement, so a resume that sees the state also finds the events; `parts` (its
+ * announcement) ride along.
  */
 export async function finishGeneration(
   knex: Knex,
   end: Pick<GenerationRow, "id" | "status" | "user_message_id" | "reply_message_id" | "error"> & { finished_at: Date },
   events: readonly GenerationEventRow[],
+  parts: readonly StatementPart[] = [],
 ): Promise<void> {
-  const part = generationEndPart(end, events);
-  const joined = joinParts([part]);
-  await knex.raw(`WITH ${joined.ctes.replace(/,\n$/, "")} SELECT 1`, joined.cteBindings);
+  const all = [generationEndPart(end, events), ...parts];
+  const joined = joinParts(all);
+  await knex.raw(`WITH ${joined.ctes.replace(/,\n$/, "")} SELECT 1${joined.selects}`, [...joined.cteBindings, ...joined.selectBindings]);
+  await afterCommit(all);
 }
 
 /**

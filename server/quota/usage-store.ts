@@ -1,4 +1,5 @@
 import type { Knex } from "knex";
+import type { StatementPart } from "../toolkit/db/statement-parts.ts";
 
 /** The tables quota owns: usage counters per period, and the leases of messages being replied to. */
 export const quotaTables = ["usage_counters", "quota_leases"] as const;
@@ -156,6 +157,14 @@ export async function giveBackLeased(knex: Knex, userId: string, periodStart: st
       WHERE user_id = ? AND period_start = ?::date AND messages_sent > 0 AND EXISTS (SELECT 1 FROM removed)`,
     [replyId, userId, periodStart],
   );
+}
+
+/**
+ * The end of these replies' leases as part of the statement that stores the replies
+ * (statement-parts.ts): a reply and the end of its lease commit together or not at all.
+ */
+export function settledLeasesPart(replyIds: readonly string[]): StatementPart {
+  return { ctes: [{ sql: "settled_leases AS (DELETE FROM quota_leases WHERE reply_id = ANY(?::uuid[]))", bindings: [replyIds as string[]] }] };
 }
 
 /** The reply was stored: its lease has nothing left to check. */

@@ -4,6 +4,7 @@ import { purgeGenerationDeltas } from "../../server/areas/conversations/generati
 import { createConversation, createPersona, sendStream } from "../support/chat.ts";
 import { eventually } from "../support/wait.ts";
 import { contentOf, generationOf, readIdEvents, useTwoProcesses, type IdEvent } from "../support/generations.ts";
+import { onEveryQuery } from "../support/pg-queries.ts";
 import { databaseKind, startTestService, type TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
 
@@ -152,13 +153,13 @@ describe(`shutdown (${databaseKind})`, () => {
     const conversation = await createConversation(service, user, persona.id, "shutdown");
     fake.chat.next(slowChunks(6, 100));
     const first = await readIdEvents(await sendStream(service, user, conversation.id, "bye"), (events) => events.length >= 2);
-    const { knex } = service.services.db;
     const stored: string[] = [];
     // The last write of the generation: its end, recorded before the database closes.
-    knex.on("query", (query: { sql: string }) => {
-      if (/generation_events/i.test(query.sql) && /\bupdate\b/i.test(query.sql)) stored.push("end");
+    const stopWatching = onEveryQuery((_client, text) => {
+      if (/generation_events/i.test(text) && /\bupdate generations\b/i.test(text)) stored.push("end");
     });
     await service.stop();
+    stopWatching();
     expect(stored).toEqual(["end"]);
     expect(fake.requests.filter((r) => r.path === "/v1/chat/completions" && r.aborted)).toEqual([]);
     if (databaseKind === "postgres") {

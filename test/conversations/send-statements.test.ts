@@ -46,9 +46,10 @@ describe(`a streamed send's statements (${databaseKind})`, () => {
     expect(seen[0]).toMatch(/^WITH RECURSIVE c AS/);
     expect(seen[1]).toMatch(/^WITH generation_row AS \(INSERT INTO generations/);
     expect(seen[1]).toContain("INSERT INTO messages");
-    expect(seen[2]).toMatch(/^WITH generation_events_end AS \(INSERT INTO generation_events/);
+    expect(seen[2]).toMatch(/^WITH settled_leases AS \(DELETE FROM quota_leases/);
+    expect(seen[2]).toContain("generation_events_end AS (INSERT INTO generation_events");
+    expect(seen[2]).toContain("INSERT INTO messages");
     expect(seen[2]).toContain("generation_state AS (UPDATE generations");
-    expect(seen[2]).toContain("DELETE FROM quota_leases");
 
     // Everything is stored as before: the generation's events and end, the reply, the quota.
     const generationId = generationOf(events);

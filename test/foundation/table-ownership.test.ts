@@ -16,7 +16,6 @@ const serverDir = join(root, "server");
 const CROSSINGS: Record<string, string> = {
   "billing -> users": "a subscription change sets users.plan in the same transaction as the subscription row",
   "cards -> personas": "a card import creates the persona and its card row in one transaction",
-  "cards -> conversations": "the card context of a conversation is read by its persona in one statement on the chat path",
   "conversations -> personas": "the turn statement reads the visible persona and bumps its message count in the chat path's one round trip",
   "conversations -> event_outbox": "the reply's events are written in the same statement as the reply (transactional outbox)",
   "marketplace -> personas": "listings are joined to their personas for visibility and names",

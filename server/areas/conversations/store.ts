@@ -1,6 +1,7 @@
 import type { Knex } from "knex";
 import { offsetPage } from "../../toolkit/db/paging.ts";
 import { insertValues } from "../../toolkit/db/rows.ts";
+import { runStatement } from "../../toolkit/db/positional.ts";
 import { afterCommit, failed, joinParts, type StatementPart } from "../../toolkit/db/statement-parts.ts";
 import type { PageWindow } from "../../toolkit/http/paging.ts";
 import { cardContextSql, type cardContextFromRow } from "../cards/index.ts";
@@ -9,7 +10,7 @@ import type { Citation } from "../replies/index.ts";
 import { variantInstructionsSql } from "../studio/index.ts";
 import { alternativeColumns, parentOf, pathCte, pathQuery } from "./tree/path-sql.ts";
 import { preparedOn } from "../../toolkit/db/prepared.ts";
-import { reservationCtes, type ReservationQuery } from "../../quota/usage.ts";
+import { reservationCtes, settledLeasesPart, type ReservationQuery } from "../../quota/usage.ts";
 
 export interface ConversationRow {
   id: string;
@@ -191,18 +192,18 @@ export async function insertMessages(knex: Knex, conversation: ConversationRow, 
   const rows = messages.map(({ alternative_index: _index, alternative_count: _count, ...m }) => ({ ...m, citations: m.citations === null ? null : JSON.stringify(m.citations) }));
   // The last message stored is the new active leaf, and the active path is as long as its depth.
   const leaf = messages.at(-1)!;
-  const replies = messages.filter((message) => message.role === "assistant").map((message) => message.id);
   const stored = insertValues(rows);
   const outbox = insertValues(events as Record<string, unknown>[]);
-  // What other areas' parts add (a generation's row, events and state): committed with the messages.
-  const carried = joinParts(parts);
-  const statement = knex.raw(
+  // What other owners' parts add (the replies' lease ends, a generation's row, events and state):
+  // committed with the messages.
+  const replies = messages.filter((message) => message.role === "assistant").map((message) => message.id);
+  const carried = joinParts(replies.length ? [settledLeasesPart(replies), ...parts] : parts);
+  const statement = runStatement(knex, 
     `WITH ${carried.ctes}stored AS (INSERT INTO messages (${stored.columns}) VALUES ${stored.values}),
      ${events.length ? `events AS (INSERT INTO event_outbox (${outbox.columns}) VALUES ${outbox.values}),` : ""}
      conversation AS (UPDATE conversations SET message_count = ?, active_message_id = ?,
        input_tokens_total = input_tokens_total + ?, output_tokens_total = output_tokens_total + ?, updated_at = ? WHERE id = ?),
      persona AS (UPDATE personas SET message_count = message_count + ? WHERE id = ?)
-     ${replies.length ? ", settled AS (DELETE FROM quota_leases WHERE reply_id = ANY(?::uuid[]))" : ""}
      SELECT 1${carried.selects}`,
     [
       ...carried.cteBindings,
@@ -210,7 +211,6 @@ export async function insertMessages(knex: Knex, conversation: ConversationRow, 
       ...outbox.bindings,
       leaf.depth, leaf.id, sum(messages, "input_tokens"), sum(messages, "output_tokens"), at, conversation.id,
       messages.length, conversation.persona_id,
-      ...(replies.length ? [replies] : []),
       ...carried.selectBindings,
     ],
   );

@@ -1,4 +1,5 @@
 import type { Knex } from "knex";
+import { runStatement } from "../../../toolkit/db/positional.ts";
 import { insertValues } from "../../../toolkit/db/rows.ts";
 import { afterCommit, failed, joinParts, type StatementPart } from "../../../toolkit/db/statement-parts.ts";
 import type { StreamError } from "../../../toolkit/http/error-catalogue.ts";
@@ -95,12 +96,11 @@ export async function insertGenerationEvents(knex: Knex, generationId: string, e
   if (events.length === 0) return;
   const rows = insertValues(events.map((e) => ({ generation_id: generationId, seq: e.seq, event: e.event, data: JSON.stringify(e.data) })));
   const carried = joinParts(parts);
-  await knex
-    .raw(`WITH ${carried.ctes}batch AS (INSERT INTO generation_events (${rows.columns}) VALUES ${rows.values}) SELECT 1${carried.selects}`, [
-      ...carried.cteBindings,
-      ...rows.bindings,
-      ...carried.selectBindings,
-    ])
+  await runStatement(knex, `WITH ${carried.ctes}batch AS (INSERT INTO generation_events (${rows.columns}) VALUES ${rows.values}) SELECT 1${carried.selects}`, [
+    ...carried.cteBindings,
+    ...rows.bindings,
+    ...carried.selectBindings,
+  ])
     .then(() => {}, (error: unknown) => {
       failed(parts, error);
       throw error;
@@ -131,7 +131,7 @@ export async function finishGeneration(
 ): Promise<void> {
   const all = [generationEndPart(end, events), ...parts];
   const joined = joinParts(all);
-  await knex.raw(`WITH ${joined.ctes.replace(/,\n$/, "")} SELECT 1${joined.selects}`, [...joined.cteBindings, ...joined.selectBindings]);
+  await runStatement(knex, `WITH ${joined.ctes.replace(/,\n$/, "")} SELECT 1${joined.selects}`, [...joined.cteBindings, ...joined.selectBindings]);
   await afterCommit(all);
 }
 

@@ -5,6 +5,7 @@ import type { Logger } from "../../logger.ts";
 import { countChatTokens, countTokens } from "./tokens.ts";
 import { UpstreamError } from "../errors.ts";
 import { abortError, type ChatCompletion, type ChatModelProvider, type ChatRequest, type ChatStreamChunk, type FinishReason, type TokenUsage } from "./types.ts";
+import { completionChunks } from "./completion-chunks.ts";
 import { toolCallsOf, upstreamBody } from "./openai-body.ts";
 
 type Settings = Pick<Config["llm"], "baseUrl" | "apiKey" | "maxOutputTokens" | "timeoutMs" | "maxRetries">;
@@ -70,12 +71,12 @@ export class OpenAIChatModel implements ChatModelProvider {
     let finished = false;
     let finishReason: FinishReason | undefined;
     try {
-      const chunks = await this.#client.chat.completions.create(
+      const response = await this.#client.chat.completions.create(
         { ...this.#body(request), stream: true, stream_options: { include_usage: true } },
         { signal },
-      );
+      ).asResponse();
       watchdog = setTimeout(() => stalled.abort(), this.#settings.timeoutMs);
-      for await (const chunk of chunks) {
+      for await (const chunk of completionChunks(response, signal)) {
         watchdog.refresh();
         if (chunk.usage) upstreamUsage = chunk.usage;
         const choice = chunk.choices[0];
@@ -114,7 +115,7 @@ export class OpenAIChatModel implements ChatModelProvider {
     } finally {
       clearTimeout(watchdog);
     }
-    // The package ends the iteration quietly when the request is aborted, so check why it ended.
+    // The iteration ends quietly when the request is aborted, so check why it ended.
     if (request.signal?.aborted) throw abortError(request.signal);
     if (stalled.signal.aborted) throw this.#failure(this.#timeoutError());
     // A stream closed cleanly but early (a proxy cut it) ends without a finish reason or usage.

@@ -1,6 +1,7 @@
 // `npm run bench:http`: what Persona's request path costs next to baselines measured side by side
 // in the same run, under autocannon (50 connections):
-//   GET /healthz and a validated 400       vs bare Express 5 and bare node:http answering the same bytes
+//   GET /healthz and a validated 400       vs bare Express 5 and bare node:http answering the same bytes;
+//                                          the 400 also vs Express 5 + Ajv checking the same schema
 //   authenticated GET /v1/personas/:id     vs a bare node:http + pg handler running the same SQL
 //                                          (credential lookup, then the persona read), with a session
 //                                          token and with an API key; on the embedded default, and with
@@ -20,7 +21,7 @@ import { json } from "./lib/requests.ts";
 const root = fileURLToPath(new URL("..", import.meta.url));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const load: LoadOptions = { connections: 50, durationS: Number(process.env.BENCH_SECONDS ?? 6), warmupS: 2, pipelining: 1 };
-const TARGETS = { healthz: 0.85, validated: 0.75, authPostgres: 0.7, authEmbedded: 0.5 };
+const TARGETS = { healthz: 0.85, validated: 0.75, validatedAjv: 1, authPostgres: 0.7, authEmbedded: 0.5 };
 
 const healthz: LoadRequest = { method: "GET", path: "/healthz" };
 const invalidLogin: LoadRequest = {
@@ -126,6 +127,8 @@ async function main(): Promise<number> {
       if (JSON.stringify(got) !== JSON.stringify(want)) throw new Error(`${other.name} ${name} differs from persona: ${JSON.stringify(got)} vs ${JSON.stringify(want)}`);
     }
   }
+  const ajvPort = await freePort();
+  const expressAjv = group.add(await startNode("Express 5 + Ajv", [`${root}bench/lib/bare-express-ajv.ts`], { PORT: String(ajvPort) }, `http://127.0.0.1:${ajvPort}`, "/healthz"));
   const user = await setUp(embedded.url);
   const barePgEmbedded = await startBarePg(embeddedDb, 1);
   const read = (headers: Record<string, string>): LoadRequest => ({ method: "GET", path: `/v1/personas/${user.personaId}`, headers });
@@ -137,6 +140,7 @@ async function main(): Promise<number> {
   const embeddedSet = [
     add("GET /healthz", "of bare Express 5", TARGETS.healthz, { url: embedded.url, pid: embedded.child.pid, request: healthz, status: 200 }, { url: bareExpress.url, pid: bareExpress.child.pid, request: healthz, status: 200 }),
     add("validated 400 (POST /v1/auth/login)", "of bare Express 5", TARGETS.validated, { url: embedded.url, pid: embedded.child.pid, request: invalidLogin, status: 400 }, { url: bareExpress.url, pid: bareExpress.child.pid, request: invalidLogin, status: 400 }),
+    add("validated 400 (POST /v1/auth/login), schema checked", "of Express 5 + Ajv with the same schema", TARGETS.validatedAjv, { url: embedded.url, pid: embedded.child.pid, request: invalidLogin, status: 400 }, { url: expressAjv.url, pid: expressAjv.child.pid, request: invalidLogin, status: 400 }),
     add("GET /healthz (context)", "of bare node:http", 0, { url: embedded.url, pid: embedded.child.pid, request: healthz, status: 200 }, { url: bare.url, pid: bare.child.pid, request: healthz, status: 200 }),
     add("authenticated GET persona, session, embedded", "of bare node:http + pg", TARGETS.authEmbedded, { url: embedded.url, pid: embedded.child.pid, request: read(user.session), status: 200 }, { url: barePgEmbedded.url, pid: barePgEmbedded.child.pid, request: read(user.session), status: 200 }),
     add("authenticated GET persona, API key, embedded", "of bare node:http + pg", TARGETS.authEmbedded, { url: embedded.url, pid: embedded.child.pid, request: read(user.key), status: 200 }, { url: barePgEmbedded.url, pid: barePgEmbedded.child.pid, request: read(user.key), status: 200 }),

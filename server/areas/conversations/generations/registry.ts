@@ -154,7 +154,7 @@ export async function startGeneration(services: Services, start: GenerationStart
   const events: GenerationEventRow[] = [];
   const listeners = new Set<(event: GenerationEventRow) => void>();
   const riding = start.parts && !start.key && !start.onEnd ? start.parts : undefined;
-  const created = riding ? rowWithInput(services, riding, row) : { stored: insertGeneration(knex, row, services.config.generationLeaseMs), ensure: async () => {} };
+  const created = riding ? rowWithInput(services, riding, row) : { stored: insertGeneration(knex, row, services.config.generationLeaseMs), ensure: async () => {}, taken: () => true };
   // Recorded before anything is streamed, so that a retry with the key while this runs follows it
   // instead of starting another; and only once the row exists, or a retry on another process could
   // find the key naming a generation it cannot read yet (a 404).
@@ -168,10 +168,24 @@ export async function startGeneration(services: Services, start: GenerationStart
     log,
     after: created.stored.catch((error: unknown) => log.error({ err: error }, "could not store a generation")),
   });
+  /**
+   * `start` names the generation: a client that hears it may read, resume or stop it on any
+   * process, so when the row rides on the user message's statement, `start` (and the deltas behind
+   * it) wait for that statement, which is sent as the model is asked. A reply that fails before
+   * storing its user message starts at once (its row is inserted with its end).
+   */
+  let starting: Promise<void> | undefined;
+  const announceStart = () =>
+    (starting ??= (async () => {
+      if (riding && created.taken()) await created.stored.catch(() => undefined);
+      queue(emit("start", { generation_id: id }), 0);
+    })());
   // The end rides on the reply's statement: the remaining deltas, the `done` and the state, announced when it commits.
   let rodeWithReply: { rest: GenerationEventRow[]; committed: boolean } | undefined;
   if (riding) {
     riding.reply = async (reply, inputId) => {
+      // Before the `done`'s number is taken: `start` is the first event.
+      await announceStart();
       const rest = await batches.take();
       const ridden = { rest, committed: false };
       rodeWithReply = ridden;
@@ -202,7 +216,7 @@ export async function startGeneration(services: Services, start: GenerationStart
   const run = async () => {
     // With an Idempotency-Key, the client hears of the generation only once a retry would find it.
     await recording;
-    queue(emit("start", { generation_id: id }), 0);
+    if (!riding) await announceStart();
     let end: Pick<GenerationRow, "status" | "user_message_id" | "reply_message_id" | "error"> = {
       status: "failed", user_message_id: null, reply_message_id: null, error: { code: "internal_error", message: "The reply ended unexpectedly" } satisfies StreamError,
     };
@@ -210,6 +224,7 @@ export async function startGeneration(services: Services, start: GenerationStart
     let outcome: StreamOutcome | undefined;
     try {
       for await (const event of start.reply) {
+        await announceStart();
         if (event.type === "delta") {
           queue(emit("delta", { content: event.content }), event.content.length);
         } else if (event.type === "done") {
@@ -225,6 +240,7 @@ export async function startGeneration(services: Services, start: GenerationStart
     } catch (error) {
       log.error({ err: error }, "generation failed");
     }
+    await announceStart();
     last ??= { seq: events.length + 1, event: "error", data: end.error };
     // The caller's hold ends before the end is stored (its messages are): a client that hears the end
     // may start the next reply at once, and until the row says so the generation still counts as
@@ -273,7 +289,7 @@ export async function startGeneration(services: Services, start: GenerationStart
  * settles with that statement. `ensure` inserts the row on its own when no user message was
  * stored (the reply failed before), so the end always has a row to record on.
  */
-function rowWithInput(services: Services, parts: ReplyParts, row: GenerationRow): { stored: Promise<void>; ensure: () => Promise<void> } {
+function rowWithInput(services: Services, parts: ReplyParts, row: GenerationRow): { stored: Promise<void>; ensure: () => Promise<void>; taken: () => boolean } {
   let settle!: { resolve: () => void; reject: (error: unknown) => void };
   const stored = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
   stored.catch(() => undefined);
@@ -285,6 +301,8 @@ function rowWithInput(services: Services, parts: ReplyParts, row: GenerationRow)
   };
   return {
     stored,
+    // Whether the row went with a statement (which settles `stored`).
+    taken: () => ridden,
     ensure: async () => {
       if (ridden) return;
       ridden = true;

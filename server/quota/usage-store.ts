@@ -76,6 +76,26 @@ export interface ReservationQuery {
   lease: QuotaLease;
 }
 
+/** What a statement with `reservationCtes` reads of it (its `outcome` select list, which reads `lease` so that it runs). */
+export interface ReservationOutcome {
+  /** The period's message count after this reservation; null when none was made (quota used up, or `onlyIf` false). */
+  reserved: number | null;
+  leased: number;
+  plan: string;
+  messages_limit: number;
+  /** Messages counted in the period before this statement. */
+  used: number;
+  /** The usage period the message was counted in (YYYY-MM-DD): a paid subscription's, else the month's. */
+  period_start: string;
+}
+
+const RESERVATION_OUTCOME = `(SELECT messages_sent FROM reserved) AS reserved,
+       (SELECT count(*) FROM lease) AS leased,
+       coalesce((SELECT plan FROM quota), 'free') AS plan,
+       (SELECT messages_limit FROM quota) AS messages_limit,
+       (SELECT messages_sent FROM counted) AS used,
+       (SELECT to_char(start, 'YYYY-MM-DD') FROM period) AS period_start`;
+
 /**
  * The CTEs that reserve one message in the usage period, for a statement of its own (the chat
  * turn reads everything else it needs in the same round trip): `quota` (the user's plan and
@@ -84,12 +104,14 @@ export interface ReservationQuery {
  * calendar month), `counted` (messages sent in the period before this one), `reserved` (the
  * conditional upsert: a row only when the message fits) and `lease`. `onlyIf` is an SQL condition
  * over the statement's earlier CTEs (the turn reserves nothing for a conversation that is not
- * there). The statement must read `lease`: a CTE nobody reads does not run.
+ * there). The statement must read `lease`: a CTE nobody reads does not run; `outcome` is the
+ * select list that reads it and what a caller needs of the reservation (`ReservationOutcome`).
  */
-export function reservationCtes(q: ReservationQuery, onlyIf = "true"): { sql: string; bindings: (string | number | Date)[] } {
+export function reservationCtes(q: ReservationQuery, onlyIf = "true"): { sql: string; bindings: (string | number | Date)[]; outcome: string } {
   const entries = Object.entries(q.limits);
   const limitOf = `CASE u.plan ${entries.map(() => "WHEN ? THEN ?::int").join(" ")} ELSE ?::int END`;
   return {
+    outcome: RESERVATION_OUTCOME,
     sql: `quota AS (SELECT ${limitOf} AS messages_limit, u.plan FROM users u WHERE u.id = ?),
      period AS (
        SELECT COALESCE(

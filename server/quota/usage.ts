@@ -7,7 +7,7 @@ import { limitsOf, PLAN_LIMITS, type PlanLimits, type PlanName } from "./plans.t
 import { periodEnd } from "../toolkit/providers/payments/catalog.ts";
 import { giveBackLeased, incrementMessagesInPeriod, settleLease, type QuotaLease, type ReservationQuery, lockUserPlan, messagesSent, paidPeriodOf, userPlan } from "./usage-store.ts";
 
-export { reservationCtes, settledLeasesPart, type ReservationQuery } from "./usage-store.ts";
+export { reservationCtes, settledLeasesPart, type ReservationOutcome, type ReservationQuery } from "./usage-store.ts";
 
 const MESSAGE_LIMITS = Object.fromEntries(Object.entries(PLAN_LIMITS).map(([plan, limits]) => [plan, limits.messagesPerMonth]));
 

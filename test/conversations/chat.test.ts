@@ -33,7 +33,7 @@ afterAll(async () => {
 const knex = () => service.services.db.knex;
 const chatCalls = () => fake.requests.filter((request) => request.path === "/v1/chat/completions");
 // The exchanged messages: the greeting, stored at creation at depth 0, is not one (test/conversations/greeting.test.ts).
-const messagesOf = (conversationId: string) => knex()("messages").where({ conversation_id: conversationId }).where("depth", ">", 0).orderBy([{ column: "created_at" }, { column: "id" }]);
+const messagesOf = (conversationId: string) => knex()("messages").where({ conversation_id: conversationId }).where("depth", ">", 0).orderBy([{ column: "depth" }, { column: "created_at" }, { column: "id" }]);
 const countExchanged = async (where: Record<string, unknown>) => Number((await knex()("messages").where(where).where("depth", ">", 0).count({ n: "*" }).first())?.n ?? 0);
 // Issue 21: a streamed reply opens with `start` (its generation id); these tests look at what follows.
 const afterStart = (events: { event: string; data: string }[]) => events.filter((e) => e.event !== "start");

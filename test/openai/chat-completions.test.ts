@@ -293,8 +293,10 @@ describe("refusals", () => {
 });
 
 describe("with a conversation", () => {
-  // The exchanged messages: a conversation's greeting (depth 0, stored when it was created) is not one.
-  const messagesOf = (conversationId: string) => knex()("messages").where({ conversation_id: conversationId }).where("depth", ">", 0).orderBy([{ column: "created_at" }, { column: "id" }]);
+  // The exchanged messages in the order of the path (a reply is one deeper than what it answers; its id,
+  // drawn when the quota was reserved, may sort before its user message's within one millisecond); a
+  // conversation's greeting (depth 0, stored when it was created) is not one.
+  const messagesOf = (conversationId: string) => knex()("messages").where({ conversation_id: conversationId }).where("depth", ">", 0).orderBy([{ column: "depth" }, { column: "created_at" }, { column: "id" }]);
 
   it("stores the exchange in the caller's conversation (body field, blocking) with its message.created events", async () => {
     const conversation = await createConversation(service, alice, nova.id, "From a client");

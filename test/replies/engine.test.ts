@@ -251,7 +251,7 @@ describe("through a conversation's context source and sink", () => {
     );
     const done = events.at(-1) as Extract<ReplyEvent, { type: "done" }>;
     // After the conversation's greeting (depth 0, stored when it was created: the input's parent).
-    const stored = await knex("messages").where({ conversation_id: conversation.id }).where("depth", ">", 0).orderBy([{ column: "created_at" }, { column: "id" }]);
+    const stored = await knex("messages").where({ conversation_id: conversation.id }).where("depth", ">", 0).orderBy([{ column: "depth" }, { column: "created_at" }, { column: "id" }]);
     expect(stored.map((m) => [m.id, m.role, m.content])).toEqual([[done.input.id, "user", "Which planet?"], [done.reply.id, "assistant", "Venus."]]);
     expect(stored[0]!.parent_id).toBe(row.active_message_id);
     expect(stored[1]).toMatchObject({ persona_id: created.id, user_id: owner.id, model: personaRow.model, input_tokens: 21, output_tokens: 4, citations: [] });

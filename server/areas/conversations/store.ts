@@ -10,7 +10,7 @@ import type { Citation } from "../replies/index.ts";
 import { variantInstructionsSql } from "../studio/index.ts";
 import { alternativeColumns, parentOf, pathCte, pathQuery } from "./tree/path-sql.ts";
 import { preparedOn } from "../../toolkit/db/prepared.ts";
-import { reservationCtes, settledLeasesPart, type ReservationQuery } from "../../quota/usage.ts";
+import { reservationCtes, settledLeasesPart, type ReservationOutcome, type ReservationQuery } from "../../quota/usage.ts";
 
 export interface ConversationRow {
   id: string;
@@ -267,7 +267,7 @@ export async function searchUserMessages(
 }
 
 /** What a reply needs before the model is asked, read (and its quota reserved) in one statement. */
-export interface TurnRow {
+export interface TurnRow extends ReservationOutcome {
   /** The caller's conversation; null for another user's or an unknown one. */
   conversation: ConversationRow | null;
   /** Its persona while the caller may still see it; null otherwise (nothing was reserved then). */
@@ -278,14 +278,6 @@ export interface TurnRow {
   history: { id: string; role: "user" | "assistant"; content: string; content_tokens: number; depth: number }[];
   /** The latest rolling summary of the history path's prefix, when one was written. */
   summary: { through_message_id: string; through_depth: number; content: string; content_tokens: number } | null;
-  /** The month's message count after this reservation; null when none was made (quota used up, or 404). */
-  reserved: number | null;
-  plan: string;
-  messages_limit: number;
-  /** Messages counted this period before this statement. */
-  used: number;
-  /** The usage period the message was counted in (YYYY-MM-DD): a paid subscription's, else the month's. */
-  period_start: string;
   /** The persona has knowledge chunks of this user (retrieval is worth an embeddings call). */
   has_knowledge: boolean;
   /** The user message `retryOf` named, when it is in this conversation. */
@@ -361,12 +353,7 @@ export async function loadTurn(knex: Knex, q: TurnQuery): Promise<TurnRow> {
          WHERE hpath.depth > coalesce((SELECT through_depth FROM summary), -1)
          ORDER BY hpath.depth DESC LIMIT ?) h) AS history,
        (SELECT row_to_json(summary) FROM summary) AS summary,
-       (SELECT messages_sent FROM reserved) AS reserved,
-       (SELECT count(*) FROM lease) AS leased,
-       coalesce((SELECT plan FROM quota), 'free') AS plan,
-       (SELECT messages_limit FROM quota) AS messages_limit,
-       (SELECT messages_sent FROM counted) AS used,
-       (SELECT to_char(start, 'YYYY-MM-DD') FROM period) AS period_start,
+       ${reservation.outcome},
        ${hasKnowledgeSql("(SELECT id FROM p)")} AS has_knowledge,
        ${cardContextSql("(SELECT id FROM p)")} AS card,
        (SELECT row_to_json(m) FROM (SELECT ${MESSAGE_COLUMNS.join(", ")} FROM messages

@@ -1,22 +1,14 @@
 import type { Knex } from "knex";
-import { reservationCtes, type ReservationQuery } from "../../quota/usage.ts";
+import { reservationCtes, type ReservationOutcome, type ReservationQuery } from "../../quota/usage.ts";
 import { preparedOn } from "../../toolkit/db/prepared.ts";
 import { cardContextSql, type cardContextFromRow } from "../cards/index.ts";
 import { hasKnowledgeSql } from "../knowledge/index.ts";
 import { personaFromJson, type PersonaRow } from "../personas/index.ts";
 
 /** What a completion needs from the database before the model is asked, read by `loadCompletionStart`. */
-export interface CompletionStart {
+export interface CompletionStart extends ReservationOutcome {
   /** The persona the request names as its model; null when there is none the caller may use (nothing is reserved then). */
   persona: PersonaRow | null;
-  /** The message count after the reservation; null when nothing was reserved (no persona, or the quota is used up). */
-  reserved: number | null;
-  /** The caller's plan, its message limit and the messages sent before this one: a refused reservation's 402. */
-  plan: string;
-  messages_limit: number;
-  used: number;
-  /** The usage period the message is counted in (`YYYY-MM-DD`), to give it back in. */
-  period_start: string;
   /** Whether the persona has knowledge of the caller's: retrieval runs only then. */
   has_knowledge: boolean;
   /** The persona's card row, for `cardContextFromRow`. */
@@ -38,12 +30,7 @@ export async function loadCompletionStart(
      ${reservation.sql}
      SELECT
        (SELECT row_to_json(p) FROM p) AS persona,
-       (SELECT messages_sent FROM reserved) AS reserved,
-       (SELECT count(*) FROM lease) AS leased,
-       coalesce((SELECT plan FROM quota), 'free') AS plan,
-       (SELECT messages_limit FROM quota) AS messages_limit,
-       (SELECT messages_sent FROM counted) AS used,
-       (SELECT to_char(start, 'YYYY-MM-DD') FROM period) AS period_start,
+       ${reservation.outcome},
        ${hasKnowledgeSql("(SELECT id FROM p)")} AS has_knowledge,
        ${cardContextSql("(SELECT id FROM p)")} AS card`;
   // Named by its whole text, the persona query's SQL included: one shape per kind of model name.

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createConversation, sendStream } from "../support/chat.ts";
 import { contentOf, generationOf, readIdEvents, useTwoProcesses } from "../support/generations.ts";
-import { onEveryQuery } from "../support/pg-queries.ts";
+import { statementsNaming } from "../support/pg-queries.ts";
 import { databaseKind } from "../support/service.ts";
 import type { TestUser } from "../support/users.ts";
 
@@ -22,15 +22,6 @@ afterEach(async () => {
   await knex().raw("DROP FUNCTION IF EXISTS refuse_reply()");
 });
 
-/** The statements whose values name `id`, from now on: their first words. */
-function statementsNaming(id: string): string[] {
-  const seen: string[] = [];
-  stopWatching = onEveryQuery((_client, text, values) => {
-    if (values?.some((value) => value === id)) seen.push(text.replace(/\s+/g, " ").trim());
-  });
-  return seen;
-}
-
 describe(`a streamed send's statements (${databaseKind})`, () => {
   it("are three: the turn, the user message with the generation's row, the reply with its end", async () => {
     const { a, alice, persona, fake } = ctx;
@@ -38,7 +29,9 @@ describe(`a streamed send's statements (${databaseKind})`, () => {
     fake.chat.next({ chunks: ["warm", " up"] });
     await readIdEvents(await sendStream(a, alice, conversation.id, "first"));
     const before = await used(alice);
-    const seen = statementsNaming(conversation.id);
+    const watch = statementsNaming([conversation.id]);
+    stopWatching = watch.stop;
+    const seen = watch.texts;
     fake.chat.next({ chunks: ["one", " two", " three"] });
     const events = await readIdEvents(await sendStream(a, alice, conversation.id, "second"));
     expect(events.at(-1)!.event).toBe("done");

@@ -3,7 +3,7 @@ import { createConversation, createPersona } from "../support/chat.ts";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.ts";
 import { settled, uploaded } from "../knowledge/helpers.ts";
 import { expectOpenAIError, fakeUpstreamEnv } from "../support/openai-door.ts";
-import { onEveryQuery } from "../support/pg-queries.ts";
+import { statementsNaming } from "../support/pg-queries.ts";
 import { sendRaw } from "../support/raw.ts";
 import { databaseKind, startTestService, type TestService } from "../support/service.ts";
 import { eventually } from "../support/wait.ts";
@@ -42,22 +42,11 @@ const knex = () => service.services.db.knex;
 const used = async (user: TestUser) => Number((await knex()("usage_counters").where({ user_id: user.id }).sum({ n: "messages_sent" }).first())?.n ?? 0);
 const leases = async (user: TestUser) => Number((await knex()("quota_leases").where({ user_id: user.id }).count({ n: "*" }).first())?.n ?? 0);
 const chatCalls = () => fake.requests.filter((request) => request.path === "/v1/chat/completions");
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/**
- * From now on, the statements whose values name one of `ids`, or an id such a statement carried
- * before (the reservation's lease, which its end names alone): their texts, spaces folded.
- * Counting by values leaves out what the service runs meanwhile for others (jobs, sweeps).
- */
-function statementsNaming(ids: string[]): string[] {
-  const named = new Set(ids);
-  const seen: string[] = [];
-  stopWatching = onEveryQuery((_client, text, values) => {
-    if (!values?.some((value) => typeof value === "string" && named.has(value))) return;
-    seen.push(text.replace(/\s+/g, " ").trim());
-    for (const value of values) if (typeof value === "string" && UUID.test(value)) named.add(value);
-  });
-  return seen;
+/** The statements naming `ids`, or ids they carried (the lease's end names the lease alone): see statementsNaming. */
+function watched(ids: string[]): string[] {
+  const watch = statementsNaming(ids, { followIds: true });
+  stopWatching = watch.stop;
+  return watch.texts;
 }
 
 /** A streamed completion, read to its end; answers the text of its deltas and its last data line. */
@@ -84,7 +73,7 @@ describe(`a streamed stateless completion's statements (${databaseKind})`, () =>
     await eventually(async () => (await leases(alice)) === 0);
     const before = await used(alice);
 
-    const seen = statementsNaming([alice.id, persona.id]);
+    const seen = watched([alice.id, persona.id]);
     fake.chat.next({ chunks: ["two ", "statements"] });
     const { text, last } = await streamed(alice, "quiet-ledger", "How many?");
     expect(text).toBe("two statements");
@@ -200,7 +189,7 @@ describe("a used-up quota and an unknown model", () => {
     // The session is looked up once and then kept by the credential cache: not a statement of these requests.
     expect((await service.clientFor(erin).GET("/openai/v1/models")).response.status).toBe(200);
     for (const model of ["gpt-4o", hidden.id, `${bob.username}/bob-hidden`, "not/a/persona"]) {
-      const seen = statementsNaming([erin.id]);
+      const seen = watched([erin.id]);
       await expectOpenAIError(await postRaw(erin, { model, stream: true, messages: [{ role: "user", content: "x" }] }), 404, "model_not_found", "model");
       stopWatching?.();
       expect(seen, seen.join("\n")).toHaveLength(1);

@@ -29,3 +29,22 @@ export function onEveryQuery(hook: QueryHook): () => void {
   hooks.add(hook);
   return () => void hooks.delete(hook);
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * From now on, the statements whose values name one of `ids` (with `followIds`, also an id such a
+ * statement carried before: a reservation's lease, which its end names alone): their texts, spaces
+ * folded. Counting by values leaves out what the service runs meanwhile for others (jobs, sweeps).
+ * `stop` ends the watch.
+ */
+export function statementsNaming(ids: readonly string[], options: { followIds?: boolean } = {}): { texts: string[]; stop: () => void } {
+  const named = new Set(ids);
+  const texts: string[] = [];
+  const stop = onEveryQuery((_client, text, values) => {
+    if (!values?.some((value) => typeof value === "string" && named.has(value))) return;
+    texts.push(text.replace(/\s+/g, " ").trim());
+    if (options.followIds) for (const value of values) if (typeof value === "string" && UUID.test(value)) named.add(value);
+  });
+  return { texts, stop };
+}

@@ -1,8 +1,7 @@
 import type { Knex } from "knex";
 import { offsetPage } from "../../toolkit/db/paging.ts";
 import { insertValues } from "../../toolkit/db/rows.ts";
-import { runStatement } from "../../toolkit/db/positional.ts";
-import { afterCommit, failed, joinParts, type StatementPart } from "../../toolkit/db/statement-parts.ts";
+import { runCarrying, type StatementPart } from "../../toolkit/db/statement-parts.ts";
 import type { PageWindow } from "../../toolkit/http/paging.ts";
 import { cardContextSql, type cardContextFromRow } from "../cards/index.ts";
 import { hasKnowledgeSql } from "../knowledge/index.ts";
@@ -197,15 +196,14 @@ export async function insertMessages(knex: Knex, conversation: ConversationRow, 
   // What other owners' parts add (the replies' lease ends, a generation's row, events and state):
   // committed with the messages.
   const replies = messages.filter((message) => message.role === "assistant").map((message) => message.id);
-  const carried = joinParts(replies.length ? [settledLeasesPart(replies), ...parts] : parts);
-  const statement = runStatement(knex, 
-    `WITH ${carried.ctes}stored AS (INSERT INTO messages (${stored.columns}) VALUES ${stored.values}),
+  await runCarrying(knex, replies.length ? [settledLeasesPart(replies), ...parts] : parts, (carried) => ({
+    sql: `WITH ${carried.ctes}stored AS (INSERT INTO messages (${stored.columns}) VALUES ${stored.values}),
      ${events.length ? `events AS (INSERT INTO event_outbox (${outbox.columns}) VALUES ${outbox.values}),` : ""}
      conversation AS (UPDATE conversations SET message_count = ?, active_message_id = ?,
        input_tokens_total = input_tokens_total + ?, output_tokens_total = output_tokens_total + ?, updated_at = ? WHERE id = ?),
      persona AS (UPDATE personas SET message_count = message_count + ? WHERE id = ?)
      SELECT 1${carried.selects}`,
-    [
+    bindings: [
       ...carried.cteBindings,
       ...stored.bindings,
       ...outbox.bindings,
@@ -213,12 +211,7 @@ export async function insertMessages(knex: Knex, conversation: ConversationRow, 
       messages.length, conversation.persona_id,
       ...carried.selectBindings,
     ],
-  );
-  await statement.then(() => {}, (error: unknown) => {
-    failed(parts, error);
-    throw error;
-  });
-  await afterCommit(parts);
+  }));
 }
 
 function sum(messages: MessageRow[], column: "input_tokens" | "output_tokens"): number {

@@ -1,4 +1,5 @@
 import type { Knex } from "knex";
+import { runStatement } from "./positional.ts";
 
 /**
  * Work one area's statement carries for another (issue 37: a streamed reply stores its messages,
@@ -30,12 +31,22 @@ export function joinParts(parts: readonly StatementPart[]): { ctes: string; cteB
   };
 }
 
-/** Runs the parts' after-commit work, in order. */
-export async function afterCommit(parts: readonly StatementPart[]): Promise<void> {
+/**
+ * Runs the statement `build` makes around the parts (its own SQL with the parts' CTEs before its own
+ * and their expressions in its final `SELECT`; its bindings in the order of its text), then the
+ * parts' after-commit work; when it fails, the parts' failure work, and the error goes on.
+ */
+export async function runCarrying(
+  knex: Knex,
+  parts: readonly StatementPart[],
+  build: (carried: ReturnType<typeof joinParts>) => { sql: string; bindings: readonly Knex.Value[] },
+): Promise<void> {
+  const { sql, bindings } = build(joinParts(parts));
+  try {
+    await runStatement(knex, sql, bindings);
+  } catch (error) {
+    for (const part of parts) part.onFailure?.(error);
+    throw error;
+  }
   for (const part of parts) await part.afterCommit?.();
-}
-
-/** Runs the parts' failure work: the carrying statement failed. */
-export function failed(parts: readonly StatementPart[], error: unknown): void {
-  for (const part of parts) part.onFailure?.(error);
 }

@@ -120,14 +120,14 @@ export function conversationReply(
       if (replyPart) carried.push(replyPart);
       await insertMessages(knex, conversation, rows, events, at, carried);
       for (const row of rows) stored.set(row.id, row);
-      if (summarise && rows.some((message) => message.role === "assistant")) await enqueueSummary(services, conversation.id);
+      if (summarise && replyRow) await enqueueSummary(services, conversation.id);
       // Only after the first reply: a title job queued again on every reply would restart its backoff.
-      if (conversation.title === null && !replied && rows.some((message) => message.role === "assistant")) {
+      if (conversation.title === null && !replied && replyRow) {
         replied = true;
         await enqueueTitle(services, conversation.id);
       }
       // insertMessages ended the reply's quota lease with it.
-      return rows.some((message) => message.role === "assistant") ? { leaseSettled: true as const } : undefined;
+      return replyRow ? { leaseSettled: true as const } : undefined;
     },
     async failed(error, inputId) {
       await recordEvent(knex, {

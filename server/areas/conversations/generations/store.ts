@@ -1,7 +1,6 @@
 import type { Knex } from "knex";
-import { runStatement } from "../../../toolkit/db/positional.ts";
 import { insertValues } from "../../../toolkit/db/rows.ts";
-import { afterCommit, failed, joinParts, type StatementPart } from "../../../toolkit/db/statement-parts.ts";
+import { runCarrying, type StatementPart } from "../../../toolkit/db/statement-parts.ts";
 import type { StreamError } from "../../../toolkit/http/error-catalogue.ts";
 
 export type GenerationStatus = "running" | "done" | "stopped" | "failed";
@@ -94,18 +93,16 @@ export async function findGeneration(knex: Knex, id: string): Promise<Generation
 /** Stores a batch of a generation's events, with `parts` (its announcement) in the same statement. */
 export async function insertGenerationEvents(knex: Knex, generationId: string, events: readonly GenerationEventRow[], parts: readonly StatementPart[] = []): Promise<void> {
   if (events.length === 0) return;
-  const rows = insertValues(events.map((e) => ({ generation_id: generationId, seq: e.seq, event: e.event, data: JSON.stringify(e.data) })));
-  const carried = joinParts(parts);
-  await runStatement(knex, `WITH ${carried.ctes}batch AS (INSERT INTO generation_events (${rows.columns}) VALUES ${rows.values}) SELECT 1${carried.selects}`, [
-    ...carried.cteBindings,
-    ...rows.bindings,
-    ...carried.selectBindings,
-  ])
-    .then(() => {}, (error: unknown) => {
-      failed(parts, error);
-      throw error;
-    });
-  await afterCommit(parts);
+  const rows = eventRows(generationId, events);
+  await runCarrying(knex, parts, (carried) => ({
+    sql: `WITH ${carried.ctes}batch AS (INSERT INTO generation_events (${rows.columns}) VALUES ${rows.values}) SELECT 1${carried.selects}`,
+    bindings: [...carried.cteBindings, ...rows.bindings, ...carried.selectBindings],
+  }));
+}
+
+/** `generation_events` rows of a generation's events, as an insert's columns, values and bindings. */
+function eventRows(generationId: string, events: readonly GenerationEventRow[]) {
+  return insertValues(events.map((e) => ({ generation_id: generationId, seq: e.seq, event: e.event, data: JSON.stringify(e.data) })));
 }
 
 /** The stored events after `afterSeq`, in order. */
@@ -129,10 +126,11 @@ export async function finishGeneration(
   events: readonly GenerationEventRow[],
   parts: readonly StatementPart[] = [],
 ): Promise<void> {
-  const all = [generationEndPart(end, events), ...parts];
-  const joined = joinParts(all);
-  await runStatement(knex, `WITH ${joined.ctes.replace(/,\n$/, "")} SELECT 1${joined.selects}`, [...joined.cteBindings, ...joined.selectBindings]);
-  await afterCommit(all);
+  // The end's own CTEs are the statement's last: the comma after them goes.
+  await runCarrying(knex, [generationEndPart(end, events), ...parts], (carried) => ({
+    sql: `WITH ${carried.ctes.replace(/,\n$/, "")} SELECT 1${carried.selects}`,
+    bindings: [...carried.cteBindings, ...carried.selectBindings],
+  }));
 }
 
 /**
@@ -144,7 +142,7 @@ export function generationEndPart(
   events: readonly GenerationEventRow[],
 ): StatementPart {
   // Raw, not knex's builder: it compiled these two CTEs in a few tenths of a millisecond, every send.
-  const rows = insertValues(events.map((e) => ({ generation_id: end.id, seq: e.seq, event: e.event, data: JSON.stringify(e.data) })));
+  const rows = eventRows(end.id, events);
   return {
     ctes: [
       ...(events.length ? [{ sql: `generation_events_end AS (INSERT INTO generation_events (${rows.columns}) VALUES ${rows.values})`, bindings: rows.bindings }] : []),

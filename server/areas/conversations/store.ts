@@ -1,6 +1,7 @@
 import type { Knex } from "knex";
 import { offsetPage } from "../../toolkit/db/paging.ts";
-import { insertValues } from "../../toolkit/db/rows.ts";
+import { jsonRows } from "../../toolkit/db/rows.ts";
+import { OUTBOX_COLUMNS, type OutboxRecord } from "../../toolkit/events/outbox.ts";
 import { runCarrying, type StatementPart } from "../../toolkit/db/statement-parts.ts";
 import type { PageWindow } from "../../toolkit/http/paging.ts";
 import { cardContextSql, type cardContextFromRow } from "../cards/index.ts";
@@ -187,18 +188,19 @@ export async function pageMessages(
  * (statement-parts.ts): a streamed reply's generation row with its user message, its events and end
  * with the reply.
  */
-export async function insertMessages(knex: Knex, conversation: ConversationRow, messages: MessageRow[], events: object[], at: Date, parts: readonly StatementPart[] = []): Promise<void> {
-  const rows = messages.map(({ alternative_index: _index, alternative_count: _count, ...m }) => ({ ...m, citations: m.citations === null ? null : JSON.stringify(m.citations) }));
+export async function insertMessages(knex: Knex, conversation: ConversationRow, messages: MessageRow[], events: OutboxRecord[], at: Date, parts: readonly StatementPart[] = []): Promise<void> {
+  const rows = messages.map(({ alternative_index: _index, alternative_count: _count, ...m }) => m);
   // The last message stored is the new active leaf, and the active path is as long as its depth.
   const leaf = messages.at(-1)!;
-  const stored = insertValues(rows);
-  const outbox = insertValues(events as Record<string, unknown>[]);
+  // Rows as one JSON value each, and the events' CTE even with none: one text whatever the rows.
+  const stored = jsonRows("messages", MESSAGE_COLUMNS, rows);
+  const outbox = jsonRows("event_outbox", OUTBOX_COLUMNS, events as unknown as Record<string, unknown>[]);
   // What other owners' parts add (the replies' lease ends, a generation's row, events and state):
   // committed with the messages.
   const replies = messages.filter((message) => message.role === "assistant").map((message) => message.id);
   await runCarrying(knex, replies.length ? [settledLeasesPart(replies), ...parts] : parts, (carried) => ({
-    sql: `WITH ${carried.ctes}stored AS (INSERT INTO messages (${stored.columns}) VALUES ${stored.values}),
-     ${events.length ? `events AS (INSERT INTO event_outbox (${outbox.columns}) VALUES ${outbox.values}),` : ""}
+    sql: `WITH ${carried.ctes}stored AS (INSERT INTO messages (${stored.columns}) ${stored.select}),
+     events AS (INSERT INTO event_outbox (${outbox.columns}) ${outbox.select}),
      conversation AS (UPDATE conversations SET message_count = ?, active_message_id = ?,
        input_tokens_total = input_tokens_total + ?, output_tokens_total = output_tokens_total + ?, updated_at = ? WHERE id = ?),
      persona AS (UPDATE personas SET message_count = message_count + ? WHERE id = ?)

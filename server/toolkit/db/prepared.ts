@@ -20,3 +20,21 @@ export function preparedOn(kind: "embedded" | "postgres", text: () => string): {
   }
   return { name };
 }
+
+/** The knex instances on a server where a statement may be named (PostgreSQL; see preparedOn). */
+const preparing = new WeakSet<object>();
+
+/** Marks `knex` (on PostgreSQL, not the embedded database) as one whose statements `preparedFor` may name. */
+export function preparesStatements(knex: object): void {
+  preparing.add(knex);
+}
+
+/**
+ * `preparedOn` for a statement run on `knex`: named where `knex` was marked by `preparesStatements`.
+ * For statements whose text is the same on every run (rows passed as one JSON value, not as a
+ * VALUES list as long as the rows: server/toolkit/db/rows.ts `jsonRows`), so that the connection
+ * keeps one prepared statement per shape, not one per row count.
+ */
+export function preparedFor(knex: object, sql: string): { name?: string } {
+  return preparedOn(preparing.has(knex) ? "postgres" : "embedded", () => sql);
+}

@@ -66,6 +66,18 @@ export function insertValues(rows: readonly Record<string, unknown>[]): { column
   return { columns: names.map((name) => `"${name}"`).join(", "), values, bindings };
 }
 
+/**
+ * `rows` as the SELECT of a raw `INSERT INTO table (columns)`: one JSON binding read by
+ * `json_populate_recordset`, so that the text is the same whatever the number of rows and the
+ * statement can be prepared once (prepared.ts `preparedFor`). Values are given as they are stored
+ * (jsonb columns as objects, not as JSON text); a column a row lacks is NULL, not its default, so
+ * `columns` must name only columns every row has.
+ */
+export function jsonRows(table: string, columns: readonly string[], rows: readonly Record<string, unknown>[]): { columns: string; select: string; bindings: Knex.Value[] } {
+  const list = columns.map((name) => `"${name}"`).join(", ");
+  return { columns: list, select: `SELECT ${list} FROM json_populate_recordset(NULL::${table}, ?::json)`, bindings: [JSON.stringify(rows)] };
+}
+
 /** Whether `error` is PostgreSQL's unique violation (of the index named, when one is). */
 export const isUniqueViolation = (error: unknown, index?: string) =>
   (error as { code?: string }).code === "23505" && (!index || (error as { constraint?: string }).constraint === index);

@@ -1,5 +1,6 @@
 import type { Knex } from "knex";
 import { runStatement } from "./positional.ts";
+import { preparedFor } from "./prepared.ts";
 
 /**
  * Work one area's statement carries for another (issue 37: a streamed reply stores its messages,
@@ -43,7 +44,9 @@ export async function runCarrying(
 ): Promise<void> {
   const { sql, bindings } = build(joinParts(parts));
   try {
-    await runStatement(knex, sql, bindings);
+    // The carrying statements' texts do not vary with their row counts (rows.ts jsonRows): one
+    // prepared statement per combination of parts, parsed and planned once per connection.
+    await runStatement(knex, sql, bindings, preparedFor(knex, sql));
   } catch (error) {
     for (const part of parts) part.onFailure?.(error);
     throw error;

@@ -15,9 +15,25 @@ export interface OutboxEvent {
 }
 
 /** The `event_outbox` row of an event, for stores that write it in the statement of the change itself. */
-export function outboxRow(event: OutboxEvent): { id: string; user_id: string; type: EventType; data: string; created_at: Date } {
-  return { id: uuidv7(), user_id: event.userId, type: event.type, data: JSON.stringify(event.data), created_at: event.at };
+export function outboxRow(event: OutboxEvent): Omit<OutboxRecord, "data"> & { data: string } {
+  return { ...outboxRecord(event), data: JSON.stringify(event.data) };
 }
+
+export interface OutboxRecord {
+  id: string;
+  user_id: string;
+  type: EventType;
+  data: Record<string, unknown>;
+  created_at: Date;
+}
+
+/** The row with its `data` as an object, for stores that pass rows as one JSON value (rows.ts jsonRows). */
+export function outboxRecord(event: OutboxEvent): OutboxRecord {
+  return { id: uuidv7(), user_id: event.userId, type: event.type, data: event.data, created_at: event.at };
+}
+
+/** The columns of an outbox row, in the order `jsonRows` names them. */
+export const OUTBOX_COLUMNS = ["id", "user_id", "type", "data", "created_at"] as const;
 
 /**
  * Records an event in the outbox, inside the caller's transaction so that it exists exactly when

@@ -1,4 +1,4 @@
-import { outboxRow, recordEvent } from "../../../toolkit/events/outbox.ts";
+import { outboxRecord, recordEvent } from "../../../toolkit/events/outbox.ts";
 import { personaKnowledge } from "../../replies/index.ts";
 import type { ContextSource, InputRecord, ReplyRecord, ReplySink } from "../../replies/index.ts";
 import type { StatementPart } from "../../../toolkit/db/statement-parts.ts";
@@ -95,7 +95,7 @@ export function conversationReply(
       });
       const at = rows.at(-1)!.created_at;
       const events = rows.map((message) =>
-        outboxRow({
+        outboxRecord({
           userId: conversation.user_id,
           type: "message.created",
           data: {

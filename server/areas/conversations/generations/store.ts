@@ -1,5 +1,5 @@
 import type { Knex } from "knex";
-import { insertValues } from "../../../toolkit/db/rows.ts";
+import { jsonRows } from "../../../toolkit/db/rows.ts";
 import { runCarrying, type StatementPart } from "../../../toolkit/db/statement-parts.ts";
 import type { StreamError } from "../../../toolkit/http/error-catalogue.ts";
 
@@ -95,15 +95,17 @@ export async function insertGenerationEvents(knex: Knex, generationId: string, e
   if (events.length === 0) return;
   const rows = eventRows(generationId, events);
   await runCarrying(knex, parts, (carried) => ({
-    sql: `WITH ${carried.ctes}batch AS (INSERT INTO generation_events (${rows.columns}) VALUES ${rows.values}) SELECT 1${carried.selects}`,
+    sql: `WITH ${carried.ctes}batch AS (INSERT INTO generation_events (${rows.columns}) ${rows.select}) SELECT 1${carried.selects}`,
     bindings: [...carried.cteBindings, ...rows.bindings, ...carried.selectBindings],
   }));
 }
 
 /** `generation_events` rows of a generation's events, as an insert's columns, values and bindings. */
 function eventRows(generationId: string, events: readonly GenerationEventRow[]) {
-  return insertValues(events.map((e) => ({ generation_id: generationId, seq: e.seq, event: e.event, data: JSON.stringify(e.data) })));
+  return jsonRows("generation_events", EVENT_COLUMNS, events.map((e) => ({ generation_id: generationId, seq: e.seq, event: e.event, data: e.data })));
 }
+
+const EVENT_COLUMNS = ["generation_id", "seq", "event", "data"] as const;
 
 /** The stored events after `afterSeq`, in order. */
 export async function generationEventsAfter(knex: Knex, generationId: string, afterSeq: number): Promise<GenerationEventRow[]> {
@@ -145,7 +147,8 @@ export function generationEndPart(
   const rows = eventRows(end.id, events);
   return {
     ctes: [
-      ...(events.length ? [{ sql: `generation_events_end AS (INSERT INTO generation_events (${rows.columns}) VALUES ${rows.values})`, bindings: rows.bindings }] : []),
+      // Present with no events too: one text, whatever the events (rows.ts jsonRows).
+      { sql: `generation_events_end AS (INSERT INTO generation_events (${rows.columns}) ${rows.select})`, bindings: rows.bindings },
       {
         sql: "generation_state AS (UPDATE generations SET status = ?, user_message_id = ?, reply_message_id = ?, error = ?, finished_at = ? WHERE id = ?)",
         bindings: [end.status, end.user_message_id, end.reply_message_id, end.error === null ? null : JSON.stringify(end.error), end.finished_at, end.id],

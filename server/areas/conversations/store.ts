@@ -10,6 +10,8 @@ import type { Citation } from "../replies/index.ts";
 import { variantInstructionsSql } from "../studio/index.ts";
 import { alternativeColumns, parentOf, pathCte, pathQuery } from "./tree/path-sql.ts";
 import { preparedOn } from "../../toolkit/db/prepared.ts";
+import { runStatement } from "../../toolkit/db/positional.ts";
+import type { SqlFragment } from "../../toolkit/db/query-template.ts";
 import { reservationCtes, settledLeasesPart, type ReservationOutcome, type ReservationQuery } from "../../quota/usage.ts";
 
 export interface ConversationRow {
@@ -285,7 +287,8 @@ export interface TurnQuery {
   userId: string;
   conversationId: string;
   /** `personas as p` limited to the personas the user may see (the personas area's rule). */
-  visiblePersonas: Knex.QueryBuilder;
+  /** The personas the caller may see, every column (the personas area's rule). */
+  visiblePersonas: SqlFragment;
   historyWindow: number;
   /**
    * Where the history path ends: undefined for the active leaf, a message id of this conversation
@@ -317,7 +320,6 @@ const pathSteps = (historyWindow: number) => Math.trunc(historyWindow) * 2 + 1;
 export async function loadTurn(knex: Knex, q: TurnQuery): Promise<TurnRow> {
   const reservation = reservationCtes(q.quota, "EXISTS (SELECT 1 FROM p)");
   // No greeting: a conversation's is its first stored message, read with the history.
-  const persona = q.visiblePersonas.clone().select("p.id", "p.name", "p.model", "p.instructions", "p.model_settings");
   const sql =
     `WITH RECURSIVE c AS (SELECT ${CONVERSATION_COLUMNS.join(", ")} FROM conversations WHERE id = ? AND user_id = ?),
      ${pathCte("hpath", ["id", "parent_id", "depth"], `(CASE WHEN ?::boolean THEN (SELECT id FROM messages WHERE id = ?::uuid AND conversation_id = (SELECT id FROM c)) ELSE (SELECT active_message_id FROM c) END)`, `m.depth - ${pathSteps(q.historyWindow)}`)},
@@ -336,7 +338,7 @@ export async function loadTurn(knex: Knex, q: TurnQuery): Promise<TurnRow> {
        UNION ALL
        (SELECT s.through_message_id, s.through_depth, s.content, s.content_tokens FROM conversation_summaries s
          JOIN far ON far.id = s.through_message_id WHERE s.conversation_id = (SELECT id FROM c) ORDER BY s.through_depth DESC LIMIT 1)),
-     p AS (SELECT vp.* FROM ? AS vp WHERE vp.id = (SELECT persona_id FROM c)),
+     p AS (SELECT vp.id, vp.name, vp.model, vp.instructions, vp.model_settings FROM (${q.visiblePersonas.sql}) AS vp WHERE vp.id = (SELECT persona_id FROM c)),
      -- One message of the monthly quota, reserved only when conversation and persona are there.
      ${reservation.sql}
      SELECT
@@ -353,19 +355,16 @@ export async function loadTurn(knex: Knex, q: TurnQuery): Promise<TurnRow> {
        ${cardContextSql("(SELECT id FROM p)")} AS card,
        (SELECT row_to_json(m) FROM (SELECT ${MESSAGE_COLUMNS.join(", ")} FROM messages
          WHERE id = ? AND conversation_id = (SELECT id FROM c)) m) AS stored`;
-  // Named by its whole text, the persona rule's SQL included: the shape of both is fixed.
-  const options = preparedOn(q.databaseKind, () => sql + persona.toSQL().sql);
-  const result = await knex
-    .raw<{ rows: Record<string, unknown>[] }>(sql, [
-      q.conversationId, q.userId,
-      q.historyFrom !== undefined, q.historyFrom ?? null,
-      persona,
-      ...reservation.bindings,
-      q.historyWindow,
-      q.userId,
-      q.retryOf ?? null,
-    ])
-    .options(options);
+  // Named by its whole text, the persona rule's included: the shape of both is fixed.
+  const result = await runStatement(knex, sql, [
+    q.conversationId, q.userId,
+    q.historyFrom !== undefined, q.historyFrom ?? null,
+    ...q.visiblePersonas.bindings,
+    ...reservation.bindings,
+    q.historyWindow,
+    q.userId,
+    q.retryOf ?? null,
+  ], preparedOn(q.databaseKind, () => sql));
   const row = result.rows[0]!;
   const conversation = row.conversation as (Omit<ConversationRow, "created_at" | "updated_at"> & { created_at: string; updated_at: string }) | null;
   const stored = row.stored as (Omit<MessageRow, "created_at"> & { created_at: string }) | null;

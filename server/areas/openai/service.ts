@@ -5,7 +5,7 @@ import { conversationReply } from "../conversations/index.ts";
 import { requireOwnConversation } from "../conversations/index.ts";
 import { ApiError } from "../../toolkit/http/errors.ts";
 import type { ModelOptions } from "../../toolkit/providers/llm/types.ts";
-import { findPersonaByModelName, listOwnPersonas, personaByModelNameQuery, type PersonaRow } from "../personas/index.ts";
+import { findPersonaByModelName, listOwnPersonas, personaByModelNameSql, type PersonaRow } from "../personas/index.ts";
 import { beginReply, inputTooLong } from "../replies/index.ts";
 import { personaKnowledge } from "../replies/index.ts";
 import type { ContextSource, Reply, ReplySink } from "../replies/index.ts";
@@ -65,7 +65,7 @@ export async function beginCompletion(
   const quota = messageQuota(services, userId);
   const start = await loadCompletionStart(services.db.knex, {
     userId,
-    persona: personaByModelNameQuery(services, userId, request.model),
+    persona: personaByModelNameSql(services, userId, request.model),
     quota,
     databaseKind: services.db.kind,
   });

@@ -1,6 +1,8 @@
 import type { Knex } from "knex";
 import { reservationCtes, type ReservationOutcome, type ReservationQuery } from "../../quota/usage.ts";
+import { runStatement } from "../../toolkit/db/positional.ts";
 import { preparedOn } from "../../toolkit/db/prepared.ts";
+import type { SqlFragment } from "../../toolkit/db/query-template.ts";
 import { cardContextSql, type cardContextFromRow } from "../cards/index.ts";
 import { hasKnowledgeSql } from "../knowledge/index.ts";
 import { personaFromJson, type PersonaRow } from "../personas/index.ts";
@@ -23,19 +25,18 @@ export interface CompletionStart extends ReservationOutcome {
  */
 export async function loadCompletionStart(
   knex: Knex,
-  q: { userId: string; persona: Knex.QueryBuilder; quota: ReservationQuery; databaseKind: "embedded" | "postgres" },
+  q: { userId: string; persona: SqlFragment; quota: ReservationQuery; databaseKind: "embedded" | "postgres" },
 ): Promise<CompletionStart> {
   const reservation = reservationCtes(q.quota, "EXISTS (SELECT 1 FROM p)");
-  const sql = `WITH p AS (SELECT chosen.* FROM ? AS chosen LIMIT 1),
+  const sql = `WITH p AS (SELECT chosen.* FROM (${q.persona.sql}) AS chosen LIMIT 1),
      ${reservation.sql}
      SELECT
        (SELECT row_to_json(p) FROM p) AS persona,
        ${reservation.outcome},
        ${hasKnowledgeSql("(SELECT id FROM p)")} AS has_knowledge,
        ${cardContextSql("(SELECT id FROM p)")} AS card`;
-  // Named by its whole text, the persona query's SQL included: one shape per kind of model name.
-  const options = preparedOn(q.databaseKind, () => sql + q.persona.toSQL().sql);
-  const result = await knex.raw<{ rows: Record<string, unknown>[] }>(sql, [q.persona, ...reservation.bindings, q.userId]).options(options);
+  // Named by its whole text, the persona query's included: one shape per kind of model name.
+  const result = await runStatement(knex, sql, [...q.persona.bindings, ...reservation.bindings, q.userId], preparedOn(q.databaseKind, () => sql));
   const row = result.rows[0]!;
   const persona = row.persona as Parameters<typeof personaFromJson>[0] | null;
   return { ...(row as unknown as CompletionStart), persona: persona && personaFromJson(persona) };

@@ -16,12 +16,12 @@ export {
   requirePublicPersona,
   requireVisiblePersona,
   updatePersona,
-  visiblePersonas,
+  visiblePersonasSql,
   type PersonaRow,
 } from "./service.ts";
 export { activateVersion, activeVersionOf, createDraftVersion, listVersions, requireVersion, type InstructionVersionRow } from "./versions.ts";
 export { toPersona } from "./views.ts";
-export { findPersonaByModelName, modelNameOf, personaByModelNameQuery } from "./model-names.ts";
+export { findPersonaByModelName, modelNameOf, personaByModelNameSql } from "./model-names.ts";
 export { personaFromJson } from "./store.ts";
 export type { ModelSettings } from "./store.ts";
 export { greetingNow } from "./greeting-job.ts";

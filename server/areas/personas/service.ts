@@ -1,3 +1,4 @@
+import { queryTemplate, type SqlFragment } from "../../toolkit/db/query-template.ts";
 export type { PersonaRow } from "./store.ts";
 import type { PageWindow } from "../../toolkit/http/paging.ts";
 import { v7 as uuidv7 } from "uuid";
@@ -209,12 +210,17 @@ export async function explorePersonas(services: Services, filter: ExploreFilter,
   return explorePublicPersonas(services.db.knex, { ...filter, q: q ? q : undefined }, sort, page);
 }
 
+// `personas as p` limited to what the viewer may see (their own, or public with a live creator).
+const visibleToViewer = queryTemplate(["viewer"], (knex, slot) =>
+  knex("personas as p").where((visible) => visible.where("p.creator_id", slot.viewer).orWhere((shared) => onlyLiveCreators(shared.where("p.is_public", true)))),
+);
+
 /**
- * `personas as p` limited to what `viewerId` may see (their own, or public with a live creator), as
- * a query another area can put in its own statement (the chat hot path's one round trip).
+ * The personas `viewerId` may see (their own, or public with a live creator), every column, as SQL
+ * another area puts in its own statement (the chat hot path's one round trip), compiled once.
  */
-export function visiblePersonas(services: Services, viewerId: string): Knex.QueryBuilder {
-  return services.db.knex("personas as p").where((visible) => visible.where("p.creator_id", viewerId).orWhere((shared) => onlyLiveCreators(shared.where("p.is_public", true))));
+export function visiblePersonasSql(services: Services, viewerId: string): SqlFragment {
+  return visibleToViewer(services.db.knex, { viewer: viewerId });
 }
 
 /** Limits `query` over `personas as <alias>` to personas of live accounts, as every public place does. */

@@ -2,7 +2,7 @@ import { heldMessage, messageQuota, planLimitExceeded } from "../../../quota/usa
 import { cardContextFromRow } from "../../cards/index.ts";
 import { notFound, notFoundExplained } from "../../../toolkit/http/error-catalogue.ts";
 import { isUuid } from "../../../toolkit/http/text.ts";
-import { visiblePersonas } from "../../personas/index.ts";
+import { visiblePersonasSql } from "../../personas/index.ts";
 import { beginReply, requireInputFits } from "../../replies/index.ts";
 import type { Reply } from "../../replies/index.ts";
 import type { Services } from "../../../toolkit/services.ts";
@@ -22,7 +22,7 @@ export async function replyTurn(services: Services, userId: string, conversation
   const turn = await loadTurn(services.db.knex, {
     userId,
     conversationId,
-    visiblePersonas: visiblePersonas(services, userId),
+    visiblePersonas: visiblePersonasSql(services, userId),
     historyWindow: HISTORY_WINDOW,
     retryOf: retryOf !== undefined && isUuid(retryOf) ? retryOf : undefined,
     historyFrom,

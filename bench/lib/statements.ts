@@ -48,8 +48,13 @@ export function countsBetween(before: StatementCounts, after: StatementCounts): 
   return { roundTrips: after.roundTrips - before.roundTrips, statements: after.statements - before.statements, transactions: after.transactions - before.transactions, byKind, ...(byText ? { byText } : {}) };
 }
 
-/** User + system CPU ms of every PostgreSQL server process on this machine (`comm` is postgres). */
+/**
+ * User + system CPU ms of every PostgreSQL server process on this machine (`comm` is postgres), or,
+ * with BENCH_PGDATA (the server's data directory), only that server's: its postmaster and the
+ * processes it started, so another cluster on the machine does not count.
+ */
 export function postgresCpuMs(): number {
+  const postmaster = postmasterPid();
   let total = 0;
   for (const entry of readdirSafe("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
@@ -57,12 +62,18 @@ export function postgresCpuMs(): number {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
       if (!stat.includes("(postgres)")) continue;
       const fields = stat.replace(/^.*\) /, "").split(" ");
+      if (postmaster !== undefined && Number(entry) !== postmaster && Number(fields[1]) !== postmaster) continue;
       total += ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
     } catch {
       // ended meanwhile
     }
   }
   return total;
+}
+
+function postmasterPid(): number | undefined {
+  const dir = process.env.BENCH_PGDATA;
+  return dir ? Number(readFileSync(`${dir}/postmaster.pid`, "utf8").split("\n")[0]) : undefined;
 }
 
 function readdirSafe(dir: string): string[] {

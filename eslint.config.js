@@ -4,7 +4,7 @@ import regexp from "eslint-plugin-regexp";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", "generated/", "dist/", "sdk/dist/", ".persona/", "coverage/"] },
+  { ignores: ["node_modules/", "generated/", "dist/", "sdk/dist/", "packages/*/dist/", ".persona/", "coverage/"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

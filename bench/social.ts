@@ -178,7 +178,7 @@ async function main(database: { url: string }): Promise<number> {
   const direct = knexFactory({ client: "pg", connection: database.url, pool: { min: 1, max: 1 } });
   const roundTrip = await timed(() => direct.raw("SELECT 1"), SAMPLES);
   const searchSql = await timed((i) => searchUsers(direct, queries[(i * 7) % queries.length]!, 20), SAMPLES);
-  const feedSql = await timed(() => feedPage(direct, feedUserId, { limit: 20, offset: 0 }), SAMPLES);
+  const feedSql = await timed(() => feedPage(direct, feedUserId, ["general"], { limit: 20, offset: 0 }), SAMPLES);
   await direct.destroy();
   const sampleSearch = await json(url, `/v1/social/search?q=${queries[0]}`, { headers });
   const sampleFeed = await json(url, "/v1/social/feed?limit=1", { headers });

@@ -5,6 +5,8 @@ import { startEmbeddedDatabase, type EmbeddedDatabase } from "../server/toolkit/
 import { createLogger } from "../server/toolkit/logger.ts";
 import { runUntilSignal } from "../server/process.ts";
 import { startService } from "../server/runtime.ts";
+import { startCensus } from "../server/toolkit/metrics/census.ts";
+import { joinCensus } from "../server/toolkit/metrics/member.ts";
 
 const START = "persona:start";
 const READY = "persona:ready";
@@ -31,6 +33,8 @@ export async function serveCluster(config: Config, processes: number): Promise<v
 
 async function primary(config: Config, processes: number): Promise<void> {
   const log = createLogger(config);
+  // Every process's readiness and metrics, and the METRICS_PORT listener for all of them (a port in use stops it here).
+  const census = await startCensus(config, log);
   const embedded: EmbeddedDatabase | undefined = config.databaseUrl ? undefined : await startEmbeddedDatabase(config);
   const workers = new Set<Worker>();
   let stopping = false;
@@ -39,12 +43,14 @@ async function primary(config: Config, processes: number): Promise<void> {
     const exited = [...workers].map((child) => new Promise<void>((resolve) => child.once("exit", () => resolve())));
     for (const child of workers) child.process.kill("SIGTERM");
     await Promise.all(exited);
+    await census.stop();
     await embedded?.stop();
   };
-  const fork = (jobs: boolean, onReady?: () => void) => {
+  const fork = (slot: number, jobs: boolean, onReady?: () => void) => {
     const child = cluster.fork();
     let ready = false;
     workers.add(child);
+    census.track(slot, child);
     relayNotifications(child, () => workers);
     child.on("message", (message: unknown) => {
       if (ready || (message as { type?: string } | undefined)?.type !== READY) return;
@@ -62,18 +68,20 @@ async function primary(config: Config, processes: number): Promise<void> {
         return;
       }
       log.error({ pid: child.process.pid, code, signal }, "an API process died; starting another");
-      fork(jobs);
+      fork(slot, jobs);
     });
   };
   // The first one alone (it applies migrations), then the others.
-  fork(config.worker.enabled, () => {
-    for (let i = 1; i < processes; i++) fork(false);
+  fork(1, config.worker.enabled, () => {
+    for (let i = 2; i <= processes; i++) fork(i, false);
   });
   log.info({ processes, database: embedded ? "embedded" : "postgres" }, "persona is starting its processes");
   runUntilSignal(stop, log);
 }
 
 async function worker(config: Config): Promise<void> {
+  // Answers the primary's probes from the start (`starting` until the service runs).
+  const census = joinCensus();
   const message = await new Promise<StartMessage>((resolve) => {
     const onMessage = (value: unknown) => {
       if ((value as StartMessage | undefined)?.type !== START) return;
@@ -88,6 +96,7 @@ async function worker(config: Config): Promise<void> {
   // A primary that is gone (kill -9) takes its database with it.
   process.on("disconnect", () => process.exit(1));
   const service = await startService(config, { sharedEmbeddedUrl: message.embeddedUrl, listenWhenReady: true });
+  census.serve(service.services);
   process.send?.({ type: READY });
   process.once("SIGTERM", () => {
     service.stop().then(

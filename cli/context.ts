@@ -1,14 +1,15 @@
 import type { Command } from "commander";
 import { createClient, type PersonaClient } from "../sdk/src/index.ts";
-import { loadLogin, saveLogin, type StoredLogin } from "./credentials.ts";
+import { findLogin, loadCredentials, profileServer, saveTokens } from "./credentials.ts";
 import { notLoggedIn, usageError } from "./errors.ts";
 import { createOutput, type Output } from "./output.ts";
-import { DEFAULT_BASE_URL, normalizeBaseUrl, readCliEnv, type CliEnv } from "./settings.ts";
+import { checkProfileName, DEFAULT_BASE_URL, DEFAULT_PROFILE, normalizeBaseUrl, readCliEnv, type CliEnv } from "./settings.ts";
 
 /** The options every command accepts (declared once on the program). */
 export interface GlobalOptions {
   baseUrl?: string;
   apiKey?: string;
+  profile?: string;
   json?: boolean;
 }
 
@@ -17,8 +18,8 @@ export interface Context {
   out: Output;
   env: CliEnv;
   baseUrl: string;
-  /** The stored login, whatever server it is for. */
-  login: StoredLogin | undefined;
+  /** The stored profile the command uses (its logins, its default server). */
+  profile: string;
   /** A client with the caller's credentials; throws "not logged in" (exit 3) when there are none. */
   client: () => PersonaClient;
   /** A client without credentials (login and register). */
@@ -28,40 +29,41 @@ export interface Context {
 }
 
 /**
- * Base URL: --base-url, else PERSONA_BASE_URL, else the stored login's, else the local default.
- * Credentials: --api-key, else PERSONA_API_KEY, else the stored login, but only when it was made
- * against this same base URL: tokens for one server are never sent to another.
+ * Profile: --profile, else PERSONA_PROFILE, else "default".
+ * Base URL: --base-url, else PERSONA_BASE_URL, else the server the profile last logged in to, else
+ * the local default.
+ * Credentials: --api-key, else PERSONA_API_KEY, else the profile's stored login for that base URL:
+ * logins are kept per server, and tokens for one server are never sent to another.
  */
 export async function contextOf(command: Command): Promise<Context> {
   const options = command.optsWithGlobals<GlobalOptions>();
   const env = readCliEnv();
   const out = createOutput(Boolean(options.json));
-  const login = await loadLogin(env.configDir);
+  let profile: string;
   let baseUrl: string;
+  const credentials = await loadCredentials(env.configDir);
   try {
-    baseUrl = normalizeBaseUrl(options.baseUrl ?? env.baseUrl ?? login?.base_url ?? DEFAULT_BASE_URL);
+    profile = checkProfileName(options.profile ?? env.profile ?? DEFAULT_PROFILE);
+    baseUrl = normalizeBaseUrl(options.baseUrl ?? env.baseUrl ?? profileServer(credentials, profile) ?? DEFAULT_BASE_URL);
   } catch (error) {
     throw usageError((error as Error).message);
   }
   const apiKey = options.apiKey ?? env.apiKey;
-  const stored = login && login.base_url === baseUrl ? login : undefined;
+  const stored = findLogin(credentials, profile, baseUrl);
 
   const client = (): PersonaClient => {
     if (apiKey) return createClient({ baseUrl, apiKey });
-    if (!stored) throw notLoggedIn(baseUrl);
+    if (!stored) throw notLoggedIn(baseUrl, profile);
     if (stored.auth.type === "api_key") return createClient({ baseUrl, apiKey: stored.auth.api_key });
     return createClient({
       baseUrl,
       accessToken: stored.auth.access_token,
       refreshToken: stored.auth.refresh_token,
       // Refresh tokens are single-use: the new pair must be on disk before the next command runs.
-      onTokens: (tokens) =>
-        saveLogin(env.configDir, { ...stored, auth: { type: "session", access_token: tokens.accessToken, refresh_token: tokens.refreshToken } }).then(
-          () => undefined,
-        ),
+      onTokens: (tokens) => saveTokens(env.configDir, profile, baseUrl, { type: "session", access_token: tokens.accessToken, refresh_token: tokens.refreshToken }),
     });
   };
   const anonymousClient = () => createClient({ baseUrl });
   const clientIfAny = () => (apiKey || stored ? client() : anonymousClient());
-  return { out, env, baseUrl, login, client, anonymousClient, clientIfAny };
+  return { out, env, baseUrl, profile, client, anonymousClient, clientIfAny };
 }

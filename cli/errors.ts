@@ -1,3 +1,5 @@
+import { DEFAULT_PROFILE } from "./settings.ts";
+
 /**
  * Exit codes of the `persona` command line, so that scripts can tell "fix your command" from
  * "log in again" from "no such thing" without parsing messages.
@@ -26,8 +28,10 @@ export class CliError extends Error {
 }
 
 export const usageError = (message: string) => new CliError(message, EXIT.usage, "usage");
-export const notLoggedIn = (baseUrl: string) =>
-  new CliError(`not logged in to ${baseUrl}: run \`persona login\` or pass --api-key`, EXIT.auth, "not_logged_in");
+export const notLoggedIn = (baseUrl: string, profile = DEFAULT_PROFILE) =>
+  profile === DEFAULT_PROFILE
+    ? new CliError(`not logged in to ${baseUrl}: run \`persona login\` or pass --api-key`, EXIT.auth, "not_logged_in")
+    : new CliError(`not logged in to ${baseUrl} in profile ${profile}: run \`persona --profile ${profile} login\` or pass --api-key`, EXIT.auth, "not_logged_in");
 
 /**
  * The shape shared by the SDK's PersonaError and the server's ApiError (admin commands that use

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The `persona` command line: server commands (serve, worker, migrate) start parts of the server;
 // the admin commands talk to a running server through the SDK, except oauth-clients and mail,
-// whose data has no API endpoint and which therefore open the server's database.
+// whose data has no API endpoint and which therefore open the server's database. packages/cli
+// bundles this same entry into the installable package, without the server (docs/adr/0331).
 import { CommanderError } from "commander";
 import { describeError, errorJson, EXIT, type DescribedError } from "./errors.ts";
 import { exitWhenDone } from "./lifecycle.ts";

@@ -5,12 +5,16 @@ import envPaths from "env-paths";
  * environment variables the client side of the CLI reads.
  */
 export const DEFAULT_BASE_URL = "http://127.0.0.1:3000";
+/** The profile used when neither --profile nor PERSONA_PROFILE names one. */
+export const DEFAULT_PROFILE = "default";
 
 export interface CliEnv {
   /** PERSONA_BASE_URL: the server to talk to, unless --base-url says otherwise. */
   baseUrl: string | undefined;
   /** PERSONA_API_KEY: a key to use instead of the stored login, unless --api-key says otherwise. */
   apiKey: string | undefined;
+  /** PERSONA_PROFILE: the stored profile to use, unless --profile says otherwise. */
+  profile: string | undefined;
   /** PERSONA_CONFIG_DIR, else the platform's config directory for "persona". */
   configDir: string;
 }
@@ -20,6 +24,7 @@ export function readCliEnv(env: Record<string, string | undefined> = process.env
   return {
     baseUrl: nonEmpty(env.PERSONA_BASE_URL),
     apiKey: nonEmpty(env.PERSONA_API_KEY),
+    profile: nonEmpty(env.PERSONA_PROFILE),
     // No "-nodejs" suffix: this is the product's own directory (~/.config/persona on Linux).
     configDir: nonEmpty(env.PERSONA_CONFIG_DIR) ?? envPaths("persona", { suffix: "" }).config,
   };
@@ -37,4 +42,12 @@ export function normalizeBaseUrl(raw: string): string {
     throw new TypeError(`invalid base URL ${JSON.stringify(raw)}: must be http:// or https://`);
   }
   return `${url.origin}${url.pathname.replace(/(?<!\/)\/+$/, "")}`;
+}
+
+/** A profile's name: a short word, since it is typed on command lines and shown in listings. */
+export function checkProfileName(name: string): string {
+  if (!/^[a-z0-9][a-z0-9_.-]{0,39}$/i.test(name)) {
+    throw new TypeError(`invalid profile name ${JSON.stringify(name)}: letters, digits, ".", "_" and "-", up to 40, starting with a letter or digit`);
+  }
+  return name;
 }

@@ -27,4 +27,9 @@ describe("ops", () => {
   op("ops_readyz", async () => {
     await call("ops_readyz", { expect: [200] });
   });
+
+  // On the API's port only with METRICS_TOKEN set (404 without, 401 without the token's bearer).
+  op("ops_metrics", async () => {
+    await call("ops_metrics", { expect: [200, 401, 404] });
+  });
 });

@@ -159,6 +159,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Prometheus metrics
+         * @description Prometheus metrics of this server, of every process with `persona serve --processes N` (each
+         *     series labelled `process`), in the text exposition format. Served here only when `METRICS_TOKEN`
+         *     is set, to a scraper that sends `Authorization: Bearer <METRICS_TOKEN>` (401 without it); unset,
+         *     this path is unknown (404). The `METRICS_PORT` listener serves the same on a port of its own,
+         *     without a token. The README's Monitoring section lists the metrics.
+         */
+        get: operations["ops_metrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/oembed": {
         parameters: {
             query?: never;
@@ -381,9 +405,10 @@ export interface paths {
         };
         /**
          * Readiness probe
-         * @description Readiness probe for load balancers: 200 when the database answers and the job worker runs (or is
-         *     `disabled` because this process runs none); 503 with the failing checks as `error` otherwise.
-         *     Outside `/v1` and credential-free.
+         * @description Readiness probe for load balancers: 200 when the database answers, the job worker runs and makes
+         *     progress (or is `disabled` because this process runs none) and, with `persona serve --processes N`,
+         *     every process is ready or still starting; 503 with the failing checks otherwise. docs/operations.md (Monitoring)
+         *     says what each check means. Outside `/v1` and credential-free.
          */
         get: operations["ops_readyz"];
         put?: never;
@@ -643,6 +668,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/auth/me/content-settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get your content settings
+         * @description Whether the caller sees personas and listings rated `mature` in explore, the marketplace, the
+         *     feed and the model list (extension), and whether this server allows it at all.
+         *
+         *     ```ts
+         *     const { show_mature } = await client.safety.contentSettings.get();
+         *     ```
+         */
+        get: operations["content_settings_get"];
+        /**
+         * Change your content settings
+         * @description Opt in to (or out of) content rated `mature` (extension); opting in is 409 on a server that
+         *     does not allow it (`MATURE_CONTENT=off`).
+         *
+         *     ```ts
+         *     await client.safety.contentSettings.update({ show_mature: true });
+         *     ```
+         */
+        put: operations["content_settings_update"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/me/restore": {
         parameters: {
             query?: never;
@@ -740,6 +799,33 @@ export interface paths {
          *     ```
          */
         post: operations["auth_reset_password"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/suspended/export-data": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Export a suspended account's data
+         * @description A suspended account's data export (extension): a suspended account cannot sign in, but keeps
+         *     the right to its data. The e-mail and password are checked like a login (401 when wrong, and
+         *     rate-limited alike); the download link is e-mailed as for `POST /v1/auth/export-data`. An
+         *     account that is not suspended signs in and uses that operation instead (409).
+         *
+         *     ```ts
+         *     await client.safety.exportSuspended({ email, password });
+         *     ```
+         */
+        post: operations["account_suspension_export_data"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2053,6 +2139,83 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List models
+         * @description The models a persona may use, with their context windows, prices and capabilities (extension).
+         *     Where each is reached and with which key stay the operator's.
+         *
+         *     ```ts
+         *     const { data } = await client.models.list();
+         *     ```
+         */
+        get: operations["models_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/moderation-actions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the actions on your content
+         * @description What operators and the moderation provider did to the caller's content and account, newest
+         *     first, each with its reason, whether it still stands and its appeal (extension). Content taken
+         *     down stays the owner's to read, change or delete; only the public places hide it.
+         *
+         *     ```ts
+         *     const { data } = await client.safety.actions.list();
+         *     ```
+         */
+        get: operations["moderation_actions_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/moderation-actions/{id}/appeal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Appeal a takedown
+         * @description Appeal a takedown or hold of the caller's content, once (extension): an operator reverts it
+         *     or upholds it. A second appeal, an appeal of a warning or of a reverted action is 409; someone
+         *     else's action is 404.
+         *
+         *     ```ts
+         *     await client.safety.actions.appeal(action.id, { message: "I rewrote the greeting." });
+         *     ```
+         */
+        post: operations["moderation_actions_appeal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/oauth/authorize": {
         parameters: {
             query?: never;
@@ -2305,6 +2468,140 @@ export interface paths {
          *     ```
          */
         get: operations["persona_embeds_conversations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/provider-connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List provider connections
+         * @description The caller's provider connections, newest first, without their keys.
+         *
+         *     ```ts
+         *     const { data } = await client.providerConnections.list();
+         *     ```
+         */
+        get: operations["provider_connections_list"];
+        put?: never;
+        /**
+         * Create a provider connection
+         * @description Register a provider connection. The key is kept encrypted and answered never again: only its
+         *     last characters, in `key_hint`.
+         *
+         *     ```ts
+         *     const connection = await client.providerConnections.create({ name: "My OpenRouter", base_url: "https://openrouter.ai/api/v1", api_key: key });
+         *     ```
+         */
+        post: operations["provider_connections_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/provider-connections/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a provider connection
+         * @description One of the caller's provider connections; another user's is 404.
+         *
+         *     ```ts
+         *     const connection = await client.providerConnections.get(id);
+         *     ```
+         */
+        get: operations["provider_connections_get"];
+        /**
+         * Update a provider connection
+         * @description Change a provider connection; only the supplied fields change. A new `api_key` replaces the
+         *     old one; `is_default: true` makes it the caller's default (another default stops being one).
+         *
+         *     ```ts
+         *     await client.providerConnections.update(id, { api_key: newKey });
+         *     ```
+         */
+        put: operations["provider_connections_update"];
+        post?: never;
+        /**
+         * Delete a provider connection
+         * @description Delete a provider connection and its key; personas that named it run on their model again.
+         *
+         *     ```ts
+         *     await client.providerConnections.delete(id);
+         *     ```
+         */
+        delete: operations["provider_connections_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/reports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your reports
+         * @description The caller's own reports, newest first, with their state (extension).
+         *
+         *     ```ts
+         *     const { data } = await client.safety.reports.list({ status: "open" });
+         *     ```
+         */
+        get: operations["reports_list"];
+        put?: never;
+        /**
+         * Report content
+         * @description Report a persona, listing, review, profile, room message, or a reply of someone else's persona
+         *     in the caller's own conversation (extension). The target must be one the caller can see (404
+         *     otherwise) and not the caller's own (400). What it shows now is kept with the report, so a
+         *     later edit cannot hide it. One open report per reporter and target (409 while one is open);
+         *     at most `REPORTS_PER_HOUR` reports an hour (429).
+         *
+         *     ```ts
+         *     const report = await client.safety.reports.create({ target_type: "persona", target_id: persona.id, reason: "harassment" });
+         *     ```
+         */
+        post: operations["reports_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/reports/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get one of your reports
+         * @description One of the caller's reports (extension); anyone else's is 404.
+         *
+         *     ```ts
+         *     const report = await client.safety.reports.get(id);
+         *     ```
+         */
+        get: operations["reports_get"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3321,6 +3618,12 @@ export interface components {
             retention_rate: number | null;
             /** @description One entry per UTC day of the period, oldest first, days without traffic included. */
             daily_breakdown: components["schemas"]["AnalyticsDay"][];
+            /**
+             * Format: double
+             * @description Extension: what the persona's replies of the period cost in USD, at the registry's prices of
+             *     the models that answered; replies on users' own provider connections count 0 (issue 40).
+             */
+            cost_usd: number;
             /** Format: date-time */
             generated_at: string;
         };
@@ -3383,6 +3686,15 @@ export interface components {
          * @enum {string}
          */
         ApiKeyScope: "personas:read" | "personas:write" | "conversations:read" | "conversations:write" | "voice" | "admin";
+        AppealCreate: {
+            /** @description Why the action should be reverted. */
+            message: string;
+        };
+        /**
+         * @description `pending` until an operator decides: `granted` (reverted) or `upheld`.
+         * @enum {string}
+         */
+        AppealStatus: "pending" | "granted" | "upheld";
         /**
          * @description How often a subscription is charged; yearly costs about 17 percent less (two months free).
          * @enum {string}
@@ -3619,6 +3931,23 @@ export interface components {
          * @enum {string}
          */
         ConsentDecision: "approve" | "deny";
+        /**
+         * @description Who a persona is for: `general`, or `mature` (adult themes). Explore, the marketplace, the feed and
+         *     the OpenAI-compatible model list show `mature` ones only to accounts that opted in (extension).
+         * @enum {string}
+         */
+        ContentRating: "general" | "mature";
+        /** @description Whether the account sees content rated `mature`. */
+        ContentSettings: {
+            /** @description The account's own choice. */
+            show_mature: boolean;
+            /** @description Whether this server lets accounts see mature content at all (MATURE_CONTENT). */
+            mature_allowed: boolean;
+        };
+        ContentSettingsUpdate: {
+            /** @description `true` is 409 on a server that does not allow mature content. */
+            show_mature: boolean;
+        };
         /** @description A one-to-one chat between the caller and a persona. */
         Conversation: {
             id: components["schemas"]["Uuid"];
@@ -4062,7 +4391,7 @@ export interface components {
          * @description Every machine-readable error code the service answers with.
          * @enum {string}
          */
-        ErrorCode: "invalid_request" | "unauthorized" | "plan_limit_exceeded" | "forbidden" | "not_found" | "conflict" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "internal_error" | "not_implemented" | "upstream_error" | "provider_unavailable" | "service_unavailable" | "account_pending_deletion";
+        ErrorCode: "invalid_request" | "unauthorized" | "plan_limit_exceeded" | "forbidden" | "not_found" | "conflict" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "internal_error" | "not_implemented" | "upstream_error" | "provider_unavailable" | "service_unavailable" | "account_pending_deletion" | "account_suspended" | "content_flagged";
         /** @description Known keys by status; other keys may appear and are documented with the operation. */
         ErrorDetails: {
             /** @description 400: each input field that failed. */
@@ -4110,6 +4439,8 @@ export interface components {
             category: components["schemas"]["PersonaCategory"];
             /** Format: int32 */
             message_count: number;
+            /** @description Extension: `general` or `mature`. */
+            content_rating: components["schemas"]["ContentRating"];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -4384,11 +4715,18 @@ export interface components {
              * @description Present once the version has been replaced by another active version.
              */
             deactivated_at?: string;
+            /**
+             * @description Generation settings that go with these instructions: activating the version sets them over the
+             *     persona's (the fields it sets replace the persona's); `{}` when it sets none.
+             */
+            model_settings: components["schemas"]["PersonaModelSettings"];
         };
         InstructionVersionCreate: {
             instructions: string;
             /** @default  */
             changelog?: string;
+            /** @description Set over the persona's when the version is activated; applied within the model's limits. */
+            model_settings?: components["schemas"]["PersonaModelSettings"];
         };
         /** @description All versions of a persona, newest first; not paginated. */
         InstructionVersionList: {
@@ -4717,6 +5055,8 @@ export interface components {
              * @description The persona's avatar; null when it has none.
              */
             avatar_url: string | null;
+            /** @description The persona's rating (extension): lists show `mature` listings only to accounts that opted in. */
+            content_rating: components["schemas"]["ContentRating"];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -4778,6 +5118,8 @@ export interface components {
              * @description The persona's avatar; null when it has none.
              */
             avatar_url: string | null;
+            /** @description The persona's rating (extension): lists show `mature` listings only to accounts that opted in. */
+            content_rating: components["schemas"]["ContentRating"];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -5032,12 +5374,117 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** @description What a model can do; a persona's settings and an OpenAI-compatible client's parameters are checked against it. */
+        ModelCapabilities: {
+            /** @description Answers token by token; otherwise a streamed reply arrives in one piece. */
+            streaming: boolean;
+            /** @description Calls tools (`tools` of the OpenAI-compatible door). */
+            tools: boolean;
+            /** @description Honours `response_format` (JSON mode and JSON schemas). */
+            json_mode: boolean;
+            /** @description Reads images. */
+            vision: boolean;
+        };
+        /** @description A model of the server's registry, as a persona's `model` names it. Where and how it is reached is the operator's. */
+        ModelInfo: {
+            /** @description What a persona's `model` takes. */
+            id: string;
+            /** @description The model of new personas that name none. */
+            default: boolean;
+            /**
+             * Format: int32
+             * @description Tokens the model reads and writes in one call, as this server uses it (the server may cap it).
+             */
+            context_window: number;
+            /**
+             * Format: int32
+             * @description Most tokens of one reply.
+             */
+            max_output_tokens: number;
+            /**
+             * Format: double
+             * @description USD per million input tokens.
+             */
+            input_price_per_million: number;
+            /**
+             * Format: double
+             * @description USD per million output tokens.
+             */
+            output_price_per_million: number;
+            capabilities: components["schemas"]["ModelCapabilities"];
+            tokenizer: components["schemas"]["ModelTokenizer"];
+            /** @description The models tried, in order, when this one fails before its first token (a connection error, 429, 5xx). */
+            fallbacks: string[];
+        };
+        /** @description Every model of the registry, the default first; not paginated. */
+        ModelList: {
+            data: components["schemas"]["ModelInfo"][];
+            /** Format: int32 */
+            total: number;
+        };
         /**
          * @description A chat-completion parameter a persona can set a default for, and that its owner can let OpenAI-compatible clients set.
          * @enum {string}
          */
         ModelParameter: "temperature" | "top_p" | "presence_penalty" | "frequency_penalty" | "max_tokens" | "stop" | "seed" | "response_format" | "logit_bias" | "tools";
         ModelStopSequence: string;
+        /**
+         * @description How the service counts a model's tokens for its context budget and its own usage estimates:
+         *     exactly with the model family's encoding (`o200k_base`: GPT-4o and later; `cl100k_base`: GPT-4
+         *     and GPT-3.5), or `approximate` for other families (counted with `o200k_base`, the budget kept a
+         *     tenth below the window).
+         * @enum {string}
+         */
+        ModelTokenizer: "o200k_base" | "cl100k_base" | "approximate";
+        /** @description An action on the caller's content or account, and why (the owner keeps access to what was taken down). */
+        ModerationAction: {
+            id: components["schemas"]["Uuid"];
+            kind: components["schemas"]["ModerationActionKind"];
+            target_type: components["schemas"]["ModerationTargetType"];
+            target_id: components["schemas"]["Uuid"];
+            reason: string;
+            /** Format: date-time */
+            created_at: string;
+            /** @description False once an operator reverted it. */
+            active: boolean;
+            /** Format: date-time */
+            reverted_at: string | null;
+            /** @description A takedown or a hold can be appealed once; absent until it is. */
+            appeal?: components["schemas"]["ModerationAppeal"];
+            /** @description Whether `POST /v1/moderation-actions/{id}/appeal` would take an appeal now. */
+            appealable: boolean;
+        };
+        /**
+         * @description `takedown`: an operator removed it from every public place; `hold`: the moderation provider
+         *     flagged it and it waits for review, hidden meanwhile; `warning`: the operator warned its owner;
+         *     `suspension`: the account was suspended.
+         * @enum {string}
+         */
+        ModerationActionKind: "takedown" | "hold" | "warning" | "suspension";
+        /** @description The list envelope with `total`, `limit` and `offset`. */
+        ModerationActionList: {
+            data: components["schemas"]["ModerationAction"][];
+            /**
+             * Format: int32
+             * @description Items matching the query, over all pages.
+             */
+            total: number;
+            /** Format: int32 */
+            limit: number;
+            /** Format: int32 */
+            offset: number;
+        };
+        ModerationAppeal: {
+            message: string;
+            /** Format: date-time */
+            appealed_at: string;
+            status: components["schemas"]["AppealStatus"];
+        };
+        /**
+         * @description What an action was taken on: reported content, or the whole account (a suspension).
+         * @enum {string}
+         */
+        ModerationTargetType: "persona" | "listing" | "review" | "profile" | "room_message" | "account";
         /**
          * @example {
          *       "error": {
@@ -5065,13 +5512,20 @@ export interface components {
             /** @enum {string} */
             status: "not_ready";
             checks: components["schemas"]["NotReadyChecks"];
+            /** @description With `persona serve --processes N`: each process. */
+            processes?: components["schemas"]["ProcessReadiness"][];
         };
-        /** @description Checks of an instance that is not ready; each failing one is `error`. */
+        /** @description Checks of an instance that is not ready; each failing one is `error` (a stalled worker `stalled`). */
         NotReadyChecks: {
             /** @enum {string} */
             database: "ok" | "error";
             /** @enum {string} */
-            worker: "ok" | "disabled" | "error";
+            worker: "ok" | "disabled" | "error" | "stalled";
+            /**
+             * @description With `persona serve --processes N`: `error` when a process answered not ready, or did not answer.
+             * @enum {string}
+             */
+            processes?: "ok" | "error";
         };
         /** @description The consent page's form, posted back to `/v1/oauth/authorize`. */
         OAuthConsentForm: {
@@ -5422,6 +5876,11 @@ export interface components {
             name: string;
             /** @description Persona extension: the persona id. */
             persona_id: components["schemas"]["Uuid"];
+            /**
+             * Format: int32
+             * @description Persona extension: the context window of the persona's model, in tokens (OpenRouter's field name, which chat clients read).
+             */
+            context_length?: number;
         };
         /** @description The personas the caller can chat with, as OpenAI's model list (one page, no paging). */
         OpenAIModelList: {
@@ -5750,6 +6209,11 @@ export interface components {
             completion_tokens: number;
             /** Format: int32 */
             total_tokens: number;
+            /**
+             * Format: double
+             * @description Persona extension: the reply's cost in USD at the server's prices of the model that answered; 0 on the caller's own provider connection.
+             */
+            cost_usd?: number;
         };
         /**
          * @description The plans that are paid for; `free` is what an account has without a subscription.
@@ -5817,7 +6281,7 @@ export interface components {
             description: string;
             /** @description System prompt, Markdown. Answered in full to its owner only; others see an empty string. */
             instructions: string;
-            /** @description Identifier of the backing model; one of the server's configured models. */
+            /** @description Identifier of the backing model: one of the server's registry (`GET /v1/models`). */
             model: string;
             /**
              * Format: uri
@@ -5838,8 +6302,16 @@ export interface components {
             allow_client_system_messages: boolean;
             /** @description Sampling defaults and what OpenAI-compatible clients may set; answered in full to its owner only (others see `{}`). */
             model_settings: components["schemas"]["PersonaModelSettings"];
+            /**
+             * Format: uuid
+             * @description One of the owner's provider connections (`/v1/provider-connections`): the owner's own chats
+             *     with the persona run on it; everyone else's on `model`. Null when none; others always see null.
+             */
+            provider_connection_id: string | null;
             /** @description Owner's user id. */
             creator_id: components["schemas"]["Uuid"];
+            /** @description Set by the owner (or from a card's NSFW tags at import); an operator may change it (extension). */
+            content_rating: components["schemas"]["ContentRating"];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -5874,7 +6346,13 @@ export interface components {
             allow_client_system_messages?: boolean;
             /** @description Omit for one made from the name. 409 when another of the caller's personas has it. */
             handle?: components["schemas"]["PersonaHandle"];
+            /** @description Applied within the model's limits: a `max_tokens` above its `max_output_tokens` (`GET /v1/models`) is capped to it. */
             model_settings?: components["schemas"]["PersonaModelSettings"];
+            /**
+             * @description Extension: `mature` for adult themes.
+             * @default general
+             */
+            content_rating?: components["schemas"]["ContentRating"];
         };
         /** @description A persona's handle: lower-case letters, digits and hyphens, unique among its owner's personas. */
         PersonaHandle: string;
@@ -5938,6 +6416,8 @@ export interface components {
             category: components["schemas"]["PersonaCategory"];
             /** Format: int32 */
             message_count: number;
+            /** @description Extension: `general` or `mature`. */
+            content_rating: components["schemas"]["ContentRating"];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -5957,8 +6437,15 @@ export interface components {
             allow_client_system_messages?: boolean;
             /** @description 409 when another of the caller's personas has it. */
             handle?: components["schemas"]["PersonaHandle"];
-            /** @description Replaces the whole settings object. */
+            /** @description Replaces the whole settings object; applied within the model's limits. */
             model_settings?: components["schemas"]["PersonaModelSettings"];
+            /**
+             * Format: uuid
+             * @description One of the caller's provider connections for their own chats with it, or null for none; 400 for any other.
+             */
+            provider_connection_id?: string | null;
+            /** @description Extension. */
+            content_rating?: components["schemas"]["ContentRating"];
         };
         /**
          * @description Subscription plans (DECISIONS: Plans).
@@ -5976,6 +6463,112 @@ export interface components {
             portal_url: string;
             /** Format: date-time */
             expires_at: string;
+        };
+        /**
+         * @description One process's own checks. `worker` is `error` when its job worker stopped, and `stalled` when a job it
+         *     could run has been due for longer than `WORKER_STALL_MS` while it started none and runs none.
+         */
+        ProcessChecks: {
+            /** @enum {string} */
+            database: "ok" | "error";
+            /** @enum {string} */
+            worker: "ok" | "disabled" | "error" | "stalled";
+        };
+        /** @description One of the processes of `persona serve --processes N`, as the instance's readiness reports it. */
+        ProcessReadiness: {
+            /**
+             * Format: int32
+             * @description Its place, 1 to N: a process started in place of one that died takes the same number.
+             */
+            process: number;
+            /**
+             * Format: int32
+             * @description Its operating-system process id; absent while no process holds the place.
+             */
+            pid?: number;
+            /**
+             * @description `ready`: its own checks pass; `not_ready`: one fails (`checks` says which); `starting`: it has not
+             *     finished starting (or is being started in place of one that died); `unresponsive`: it did not
+             *     answer within 2 s.
+             * @enum {string}
+             */
+            status: "ready" | "not_ready" | "starting" | "unresponsive";
+            /** @description Its own checks, when it answered. */
+            checks?: components["schemas"]["ProcessChecks"];
+        };
+        /**
+         * @description A user's own OpenAI-compatible provider: their chats run on their account there. The key is
+         *     kept encrypted and never answered, exported or logged; `key_hint` shows its last characters.
+         */
+        ProviderConnection: {
+            id: components["schemas"]["Uuid"];
+            name: string;
+            /**
+             * Format: uri
+             * @description The OpenAI-compatible API's base URL, e.g. `https://openrouter.ai/api/v1`.
+             */
+            base_url: string;
+            /** @description `…` and the key's last 4 characters; null for a connection without a key. */
+            key_hint: string | null;
+            /** @description The model name sent to this provider; null: the persona's model's own. */
+            model: string | null;
+            /**
+             * Format: int32
+             * @description The context window of that model, when it differs from the persona's model's; null: the persona's model's.
+             */
+            context_window: number | null;
+            /** @description Every reply of the owner runs on it, unless the persona names another of their connections. */
+            is_default: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description A new provider connection. */
+        ProviderConnectionCreate: {
+            name: string;
+            /**
+             * Format: uri
+             * @description An http(s) URL. One that resolves to a loopback, private or link-local address is refused (400
+             *     on `/body/base_url`) unless the operator allows private provider addresses; `http://` is
+             *     accepted only then.
+             */
+            base_url: string;
+            /** @description Sent as `Authorization: Bearer <api_key>` to this provider only. Omit for a server that needs none. */
+            api_key?: string;
+            /** @description Omit to send the persona's model's own name. */
+            model?: string;
+            /**
+             * Format: int32
+             * @description Omit when the model's window is the persona's model's.
+             */
+            context_window?: number;
+            /**
+             * @description Make it the owner's default connection (another default stops being one).
+             * @default false
+             */
+            is_default?: boolean;
+        };
+        /** @description The caller's provider connections, newest first; not paginated. */
+        ProviderConnectionList: {
+            data: components["schemas"]["ProviderConnection"][];
+            /** Format: int32 */
+            total: number;
+        };
+        /** @description Only the supplied fields change; `api_key` replaces the key. */
+        ProviderConnectionUpdate: {
+            name?: string;
+            /**
+             * Format: uri
+             * @description Same rules as at creation.
+             */
+            base_url?: string;
+            /** @description A new key; null removes the key. */
+            api_key?: string | null;
+            model?: string | null;
+            /** Format: int32 */
+            context_window?: number | null;
+            is_default?: boolean;
         };
         /** @description What anyone with credentials may see of a user. */
         PublicProfile: {
@@ -6083,6 +6676,8 @@ export interface components {
             /** @enum {string} */
             status: "ready";
             checks: components["schemas"]["ReadyChecks"];
+            /** @description With `persona serve --processes N`: each process. */
+            processes?: components["schemas"]["ProcessReadiness"][];
         };
         /** @description Checks of a ready instance: the database answers and the job worker runs (or is not run by this process). */
         ReadyChecks: {
@@ -6093,6 +6688,11 @@ export interface components {
              * @enum {string}
              */
             worker: "ok" | "disabled";
+            /**
+             * @description With `persona serve --processes N`: every process answered ready (or is still starting). Absent for a single process.
+             * @enum {string}
+             */
+            processes?: "ok";
         };
         RefreshRequest: {
             refresh_token: string;
@@ -6117,6 +6717,68 @@ export interface components {
             /** @description Single-use; presenting it again revokes every token of the login. */
             refresh_token: string;
         };
+        /** @description A report as its reporter sees it. */
+        Report: {
+            id: components["schemas"]["Uuid"];
+            target_type: components["schemas"]["ReportTargetType"];
+            target_id: components["schemas"]["Uuid"];
+            reason: components["schemas"]["ReportReason"];
+            details: string | null;
+            status: components["schemas"]["ReportStatus"];
+            /**
+             * @description Null while open.
+             * @enum {string|null}
+             */
+            resolution: "dismissed" | "taken_down" | "warned" | "suspended" | null;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Null while open.
+             */
+            resolved_at: string | null;
+        };
+        ReportCreate: {
+            target_type: components["schemas"]["ReportTargetType"];
+            /** @description The persona, listing, review (rating id), profile (user id), room message or conversation message. */
+            target_id: components["schemas"]["Uuid"];
+            reason: components["schemas"]["ReportReason"];
+            /** @description What the operator should know, in the reporter's words. */
+            details?: string;
+        };
+        /** @description The list envelope with `total`, `limit` and `offset`. */
+        ReportList: {
+            data: components["schemas"]["Report"][];
+            /**
+             * Format: int32
+             * @description Items matching the query, over all pages.
+             */
+            total: number;
+            /** Format: int32 */
+            limit: number;
+            /** Format: int32 */
+            offset: number;
+        };
+        /**
+         * @description Why it is reported.
+         * @enum {string}
+         */
+        ReportReason: "spam" | "harassment" | "hate" | "sexual_content" | "minor_safety" | "violence" | "self_harm" | "illegal" | "impersonation" | "other";
+        /**
+         * @description What the operator decided.
+         * @enum {string}
+         */
+        ReportResolution: "dismissed" | "taken_down" | "warned" | "suspended";
+        /**
+         * @description `open` until an operator resolves it.
+         * @enum {string}
+         */
+        ReportStatus: "open" | "resolved";
+        /**
+         * @description What can be reported. A conversation message is a reply of someone else's persona in the caller's own conversation.
+         * @enum {string}
+         */
+        ReportTargetType: "persona" | "listing" | "review" | "profile" | "room_message" | "conversation_message";
         /** @description The reset page's form, posted back to `/reset-password`. */
         ResetPasswordForm: {
             /** @description The e-mailed token (hidden field). */
@@ -6674,10 +7336,21 @@ export interface components {
             /** @enum {boolean} */
             success: true;
         };
+        /** @description A suspended account, named and proven as for a login. */
+        SuspendedExportRequest: {
+            email: components["schemas"]["EmailAddress"];
+            /**
+             * Format: password
+             * @description A wrong one is 401.
+             */
+            password: string;
+        };
         TestChatInput: {
             message: string;
             /** @description A version of this persona in any status; defaults to the active version. */
             version_id?: components["schemas"]["Uuid"];
+            /** @description Settings to try, over the version's and the persona's (the fields given replace theirs); nothing is saved. */
+            model_settings?: components["schemas"]["PersonaModelSettings"];
         };
         /** @description One model reply produced in the studio; nothing is stored in a conversation or published. */
         TestChatResult: {
@@ -6700,6 +7373,17 @@ export interface components {
             tokens: components["schemas"]["TestChatTokens"];
             /** Format: date-time */
             created_at: string;
+            /** @description Extension: the registry model that answered (`GET /v1/models`), a fallback's when the persona's failed. */
+            model_id: string;
+            /** @description Extension: the persona's model when it failed and `model_id` answered instead; null otherwise. */
+            fallback_from: string | null;
+            /** @description Extension: the settings the reply was generated with. */
+            model_settings: components["schemas"]["PersonaModelSettings"];
+            /**
+             * Format: double
+             * @description Extension: the reply's cost in USD at the model's prices (0 on the caller's own provider connection).
+             */
+            cost_usd: number;
         };
         /** @description Tokens the model counted for one call. */
         TestChatTokens: {
@@ -6793,6 +7477,33 @@ export interface components {
             /** Format: date-time */
             period_end: string;
             usage: components["schemas"]["UsageCounters"];
+            /** @description Extension: the period's stored replies, their tokens and what they cost (issue 40). */
+            costs: components["schemas"]["UsageCosts"];
+        };
+        /**
+         * @description The replies stored for the caller in the period (in conversations, through any door), with the
+         *     tokens the model counted and their cost at the registry's prices (docs/design/models.md).
+         */
+        UsageCosts: {
+            /** Format: int32 */
+            replies: number;
+            /**
+             * Format: int32
+             * @description Replies that ran on the caller's own provider connections: they cost this server nothing and,
+             *     unless the operator counts them, are not in `messages_sent`.
+             */
+            own_key_replies: number;
+            /** Format: int64 */
+            input_tokens: number;
+            /** Format: int64 */
+            output_tokens: number;
+            /**
+             * Format: double
+             * @description USD, replies on the server's models only.
+             */
+            cost_usd: number;
+            /** @description Per model, the most replies first. */
+            by_model: components["schemas"]["UsageModelCost"][];
         };
         /** @description Counters against the plan's limits (DECISIONS: Plans). */
         UsageCounters: {
@@ -6817,6 +7528,22 @@ export interface components {
             knowledge_docs: number;
             /** Format: int32 */
             knowledge_limit: number;
+        };
+        /** @description One model's share of a period's replies. */
+        UsageModelCost: {
+            /** @description The registry model that answered (`GET /v1/models`). */
+            model: string;
+            /** Format: int32 */
+            replies: number;
+            /** Format: int64 */
+            input_tokens: number;
+            /** Format: int64 */
+            output_tokens: number;
+            /**
+             * Format: double
+             * @description USD at the model's prices; replies on the caller's own provider connections count 0.
+             */
+            cost_usd: number;
         };
         /** @description A user account, as its owner sees it. */
         User: {
@@ -6898,12 +7625,16 @@ export interface components {
              * @description Present once the variant has been updated.
              */
             updated_at?: string;
+            /** @description Generation settings of the variant's conversations, over the persona's (the fields it sets replace the persona's); `{}` when it sets none. */
+            model_settings: components["schemas"]["PersonaModelSettings"];
         };
         VariantCreate: {
             name: string;
             instructions: string;
             /** Format: double */
             traffic_percentage: number;
+            /** @description Over the persona's in the variant's conversations; applied within the model's limits. */
+            model_settings?: components["schemas"]["PersonaModelSettings"];
         };
         /** @description All variants of a persona, oldest first; not paginated. */
         VariantList: {
@@ -6926,9 +7657,12 @@ export interface components {
              */
             retention_rate: number | null;
         };
+        /** @description Only the supplied fields change; at least one must be (400 otherwise). */
         VariantUpdate: {
             /** Format: double */
-            traffic_percentage: number;
+            traffic_percentage?: number;
+            /** @description Replaces the variant's settings; `{}` removes them. */
+            model_settings?: components["schemas"]["PersonaModelSettings"];
         };
         /** @description The verification page's form, posted back to `/verify-email`. Its fields are the page's hidden ones. */
         VerifyEmailForm: {
@@ -7116,7 +7850,7 @@ export interface components {
          * @description The event types a webhook can subscribe to; any other name is a 400.
          * @enum {string}
          */
-        WebhookEventType: "message.created" | "message.failed" | "conversation.created" | "subscription.created" | "subscription.cancelled";
+        WebhookEventType: "message.created" | "message.failed" | "conversation.created" | "subscription.created" | "subscription.cancelled" | "report.created" | "content.taken_down" | "account.suspended";
         /** @description The caller's webhooks, newest first; not paginated. */
         WebhookList: {
             data: components["schemas"]["Webhook"][];
@@ -7385,6 +8119,8 @@ export type SchemaApiKeyCreated = components['schemas']['ApiKeyCreated'];
 export type SchemaApiKeyList = components['schemas']['ApiKeyList'];
 export type SchemaApiKeyRevoked = components['schemas']['ApiKeyRevoked'];
 export type SchemaApiKeyScope = components['schemas']['ApiKeyScope'];
+export type SchemaAppealCreate = components['schemas']['AppealCreate'];
+export type SchemaAppealStatus = components['schemas']['AppealStatus'];
 export type SchemaBillingInterval = components['schemas']['BillingInterval'];
 export type SchemaCardFormat = components['schemas']['CardFormat'];
 export type SchemaCardImportForm = components['schemas']['CardImportForm'];
@@ -7405,6 +8141,9 @@ export type SchemaCitation = components['schemas']['Citation'];
 export type SchemaCodeChallengeMethod = components['schemas']['CodeChallengeMethod'];
 export type SchemaConflictError = components['schemas']['ConflictError'];
 export type SchemaConsentDecision = components['schemas']['ConsentDecision'];
+export type SchemaContentRating = components['schemas']['ContentRating'];
+export type SchemaContentSettings = components['schemas']['ContentSettings'];
+export type SchemaContentSettingsUpdate = components['schemas']['ContentSettingsUpdate'];
 export type SchemaConversation = components['schemas']['Conversation'];
 export type SchemaConversationBranch = components['schemas']['ConversationBranch'];
 export type SchemaConversationBranchList = components['schemas']['ConversationBranchList'];
@@ -7520,8 +8259,17 @@ export type SchemaMessageSendRole = components['schemas']['MessageSendRole'];
 export type SchemaMessageStreamCreate = components['schemas']['MessageStreamCreate'];
 export type SchemaMessengerConnect = components['schemas']['MessengerConnect'];
 export type SchemaMessengerUpdate = components['schemas']['MessengerUpdate'];
+export type SchemaModelCapabilities = components['schemas']['ModelCapabilities'];
+export type SchemaModelInfo = components['schemas']['ModelInfo'];
+export type SchemaModelList = components['schemas']['ModelList'];
 export type SchemaModelParameter = components['schemas']['ModelParameter'];
 export type SchemaModelStopSequence = components['schemas']['ModelStopSequence'];
+export type SchemaModelTokenizer = components['schemas']['ModelTokenizer'];
+export type SchemaModerationAction = components['schemas']['ModerationAction'];
+export type SchemaModerationActionKind = components['schemas']['ModerationActionKind'];
+export type SchemaModerationActionList = components['schemas']['ModerationActionList'];
+export type SchemaModerationAppeal = components['schemas']['ModerationAppeal'];
+export type SchemaModerationTargetType = components['schemas']['ModerationTargetType'];
 export type SchemaNotFoundError = components['schemas']['NotFoundError'];
 export type SchemaNotImplementedError = components['schemas']['NotImplementedError'];
 export type SchemaNotReadiness = components['schemas']['NotReadiness'];
@@ -7590,6 +8338,12 @@ export type SchemaPlan = components['schemas']['Plan'];
 export type SchemaPlanChangeInput = components['schemas']['PlanChangeInput'];
 export type SchemaPlatformChannelId = components['schemas']['PlatformChannelId'];
 export type SchemaPortalSession = components['schemas']['PortalSession'];
+export type SchemaProcessChecks = components['schemas']['ProcessChecks'];
+export type SchemaProcessReadiness = components['schemas']['ProcessReadiness'];
+export type SchemaProviderConnection = components['schemas']['ProviderConnection'];
+export type SchemaProviderConnectionCreate = components['schemas']['ProviderConnectionCreate'];
+export type SchemaProviderConnectionList = components['schemas']['ProviderConnectionList'];
+export type SchemaProviderConnectionUpdate = components['schemas']['ProviderConnectionUpdate'];
 export type SchemaPublicProfile = components['schemas']['PublicProfile'];
 export type SchemaPublication = components['schemas']['Publication'];
 export type SchemaPublicationStatus = components['schemas']['PublicationStatus'];
@@ -7606,6 +8360,13 @@ export type SchemaReadyChecks = components['schemas']['ReadyChecks'];
 export type SchemaRefreshRequest = components['schemas']['RefreshRequest'];
 export type SchemaRegisterRequest = components['schemas']['RegisterRequest'];
 export type SchemaRegisterResponse = components['schemas']['RegisterResponse'];
+export type SchemaReport = components['schemas']['Report'];
+export type SchemaReportCreate = components['schemas']['ReportCreate'];
+export type SchemaReportList = components['schemas']['ReportList'];
+export type SchemaReportReason = components['schemas']['ReportReason'];
+export type SchemaReportResolution = components['schemas']['ReportResolution'];
+export type SchemaReportStatus = components['schemas']['ReportStatus'];
+export type SchemaReportTargetType = components['schemas']['ReportTargetType'];
 export type SchemaResetPasswordForm = components['schemas']['ResetPasswordForm'];
 export type SchemaResetPasswordRequest = components['schemas']['ResetPasswordRequest'];
 export type SchemaResetPasswordResponse = components['schemas']['ResetPasswordResponse'];
@@ -7658,6 +8419,7 @@ export type SchemaSubscriptionCancellation = components['schemas']['Subscription
 export type SchemaSubscriptionChange = components['schemas']['SubscriptionChange'];
 export type SchemaSubscriptionStatus = components['schemas']['SubscriptionStatus'];
 export type SchemaSuccess = components['schemas']['Success'];
+export type SchemaSuspendedExportRequest = components['schemas']['SuspendedExportRequest'];
 export type SchemaTestChatInput = components['schemas']['TestChatInput'];
 export type SchemaTestChatResult = components['schemas']['TestChatResult'];
 export type SchemaTestChatTokens = components['schemas']['TestChatTokens'];
@@ -7668,7 +8430,9 @@ export type SchemaUnauthorizedError = components['schemas']['UnauthorizedError']
 export type SchemaUnsupportedMediaTypeError = components['schemas']['UnsupportedMediaTypeError'];
 export type SchemaUpstreamErrorBody = components['schemas']['UpstreamErrorBody'];
 export type SchemaUsage = components['schemas']['Usage'];
+export type SchemaUsageCosts = components['schemas']['UsageCosts'];
 export type SchemaUsageCounters = components['schemas']['UsageCounters'];
+export type SchemaUsageModelCost = components['schemas']['UsageModelCost'];
 export type SchemaUser = components['schemas']['User'];
 export type SchemaUserHit = components['schemas']['UserHit'];
 export type SchemaUserSearchResult = components['schemas']['UserSearchResult'];
@@ -8105,6 +8869,33 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceUnavailableError"];
                 };
             };
+        };
+    };
+    ops_metrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Prometheus metrics in the text exposition format (version 0.0.4). */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
         };
     };
     pages_oembed: {
@@ -9946,6 +10737,90 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    content_settings_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "show_mature": false,
+                     *       "mature_allowed": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ContentSettings"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    content_settings_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "show_mature": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["ContentSettingsUpdate"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "show_mature": true,
+                     *       "mature_allowed": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ContentSettings"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     auth_restore_me: {
         parameters: {
             query?: never;
@@ -10163,6 +11038,56 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    account_suspension_export_data: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "mara.lindqvist@persona.example",
+                 *       "password": "Orion2026nights"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SuspendedExportRequest"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "message": "Export started. A download link will be e-mailed within 24 hours.",
+                     *       "export_id": "0193a6e1-5c2d-7f10-8a4b-3c9d2e1f0a77",
+                     *       "status": "processing",
+                     *       "requested_at": "2026-11-21T10:45:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DataExport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -10634,6 +11559,29 @@ export interface operations {
                      *         "personas_limit": 10,
                      *         "knowledge_docs": 12,
                      *         "knowledge_limit": 25
+                     *       },
+                     *       "costs": {
+                     *         "replies": 731,
+                     *         "own_key_replies": 12,
+                     *         "input_tokens": 912403,
+                     *         "output_tokens": 118220,
+                     *         "cost_usd": 0.2051,
+                     *         "by_model": [
+                     *           {
+                     *             "model": "gpt-4o-mini",
+                     *             "replies": 719,
+                     *             "input_tokens": 901211,
+                     *             "output_tokens": 116530,
+                     *             "cost_usd": 0.2051
+                     *           },
+                     *           {
+                     *             "model": "llama-3.1-8b",
+                     *             "replies": 12,
+                     *             "input_tokens": 11192,
+                     *             "output_tokens": 1690,
+                     *             "cost_usd": 0
+                     *           }
+                     *         ]
                      *       }
                      *     }
                      */
@@ -13153,6 +14101,7 @@ export interface operations {
                      *           "review_count": 128,
                      *           "use_count": 2310,
                      *           "avatar_url": "https://cdn.persona.example/avatars/0193a6c4-7b1e.png",
+                     *           "content_rating": "general",
                      *           "created_at": "2026-11-21T10:00:00Z",
                      *           "updated_at": "2026-12-03T08:12:45Z"
                      *         }
@@ -13313,6 +14262,7 @@ export interface operations {
                      *         "review_count": 128,
                      *         "use_count": 2310,
                      *         "avatar_url": "https://cdn.persona.example/avatars/0193a6c4-7b1e.png",
+                     *         "content_rating": "general",
                      *         "created_at": "2026-11-21T10:00:00Z",
                      *         "updated_at": "2026-12-03T08:12:45Z",
                      *         "rating_distribution": {
@@ -13544,6 +14494,207 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    models_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "gpt-4o-mini",
+                     *           "default": true,
+                     *           "context_window": 128000,
+                     *           "max_output_tokens": 4096,
+                     *           "input_price_per_million": 0.15,
+                     *           "output_price_per_million": 0.6,
+                     *           "capabilities": {
+                     *             "streaming": true,
+                     *             "tools": true,
+                     *             "json_mode": true,
+                     *             "vision": true
+                     *           },
+                     *           "tokenizer": "o200k_base",
+                     *           "fallbacks": [
+                     *             "llama-3.1-8b"
+                     *           ]
+                     *         },
+                     *         {
+                     *           "id": "llama-3.1-8b",
+                     *           "default": false,
+                     *           "context_window": 8192,
+                     *           "max_output_tokens": 1024,
+                     *           "input_price_per_million": 0,
+                     *           "output_price_per_million": 0,
+                     *           "capabilities": {
+                     *             "streaming": true,
+                     *             "tools": false,
+                     *             "json_mode": false,
+                     *             "vision": false
+                     *           },
+                     *           "tokenizer": "approximate",
+                     *           "fallbacks": []
+                     *         }
+                     *       ],
+                     *       "total": 2
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ModelList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    moderation_actions_list: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size.
+                 * @example 20
+                 */
+                limit?: number;
+                /**
+                 * @description Items to skip.
+                 * @example 0
+                 */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0193a9b2-1d2e-7f30-9b4c-5d6e7f8a9b02",
+                     *           "kind": "takedown",
+                     *           "target_type": "persona",
+                     *           "target_id": "0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01",
+                     *           "reason": "The greeting insults users (harassment).",
+                     *           "created_at": "2026-12-01T14:05:00Z",
+                     *           "active": true,
+                     *           "reverted_at": null,
+                     *           "appeal": {
+                     *             "message": "I rewrote the greeting; please have another look.",
+                     *             "appealed_at": "2026-12-02T08:00:00Z",
+                     *             "status": "pending"
+                     *           },
+                     *           "appealable": false
+                     *         }
+                     *       ],
+                     *       "total": 1,
+                     *       "limit": 20,
+                     *       "offset": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ModerationActionList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    moderation_actions_appeal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 0193a9b2-1d2e-7f30-9b4c-5d6e7f8a9b02 */
+                id: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "message": "I rewrote the greeting; please have another look."
+                 *     }
+                 */
+                "application/json": components["schemas"]["AppealCreate"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0193a9b2-1d2e-7f30-9b4c-5d6e7f8a9b02",
+                     *       "kind": "takedown",
+                     *       "target_type": "persona",
+                     *       "target_id": "0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01",
+                     *       "reason": "The greeting insults users (harassment).",
+                     *       "created_at": "2026-12-01T14:05:00Z",
+                     *       "active": true,
+                     *       "reverted_at": null,
+                     *       "appeal": {
+                     *         "message": "I rewrote the greeting; please have another look.",
+                     *         "appealed_at": "2026-12-02T08:00:00Z",
+                     *         "status": "pending"
+                     *       },
+                     *       "appealable": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ModerationAction"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     oauth_authorize: {
         parameters: {
             query: {
@@ -13725,6 +14876,7 @@ export interface operations {
                      *           "is_public": true,
                      *           "category": "tutor",
                      *           "message_count": 42,
+                     *           "content_rating": "general",
                      *           "created_at": "2026-11-02T09:15:00Z",
                      *           "updated_at": "2026-11-20T17:40:12Z"
                      *         }
@@ -13805,7 +14957,9 @@ export interface operations {
                      *           "max_tokens"
                      *         ]
                      *       },
+                     *       "provider_connection_id": null,
                      *       "creator_id": "0193a6c0-11aa-7e01-8c3d-5a6b7c8d9e01",
+                     *       "content_rating": "general",
                      *       "created_at": "2026-11-02T09:15:00Z",
                      *       "updated_at": "2026-11-20T17:40:12Z"
                      *     }
@@ -13876,6 +15030,7 @@ export interface operations {
                      *           "is_public": true,
                      *           "category": "tutor",
                      *           "message_count": 42,
+                     *           "content_rating": "general",
                      *           "created_at": "2026-11-02T09:15:00Z",
                      *           "updated_at": "2026-11-20T17:40:12Z",
                      *           "creator_id": "0193a6c0-11aa-7e01-8c3d-5a6b7c8d9e01"
@@ -13940,6 +15095,8 @@ export interface operations {
                      *       "creator_id": "0193a6c0-11aa-7e01-8c3d-5a6b7c8d9e01",
                      *       "allow_client_system_messages": true,
                      *       "model_settings": {},
+                     *       "provider_connection_id": null,
+                     *       "content_rating": "general",
                      *       "created_at": "2026-11-23T19:15:00Z",
                      *       "updated_at": "2026-11-23T19:15:00Z"
                      *     }
@@ -14005,7 +15162,9 @@ export interface operations {
                      *           "max_tokens"
                      *         ]
                      *       },
+                     *       "provider_connection_id": null,
                      *       "creator_id": "0193a6c0-11aa-7e01-8c3d-5a6b7c8d9e01",
+                     *       "content_rating": "general",
                      *       "created_at": "2026-11-02T09:15:00Z",
                      *       "updated_at": "2026-11-20T17:40:12Z"
                      *     }
@@ -14078,7 +15237,9 @@ export interface operations {
                      *           "max_tokens"
                      *         ]
                      *       },
+                     *       "provider_connection_id": null,
                      *       "creator_id": "0193a6c0-11aa-7e01-8c3d-5a6b7c8d9e01",
+                     *       "content_rating": "general",
                      *       "created_at": "2026-11-02T09:15:00Z",
                      *       "updated_at": "2026-11-20T17:40:12Z"
                      *     }
@@ -14365,6 +15526,429 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["EmbedConversationList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    provider_connections_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0193c1a2-5b6c-7d8e-9f01-2a3b4c5d6e01",
+                     *           "name": "My OpenRouter",
+                     *           "base_url": "https://openrouter.ai/api/v1",
+                     *           "key_hint": "…9f3a",
+                     *           "model": "meta-llama/llama-3.1-70b-instruct",
+                     *           "context_window": 131072,
+                     *           "is_default": false,
+                     *           "created_at": "2026-11-21T09:00:00Z",
+                     *           "updated_at": "2026-11-21T09:00:00Z"
+                     *         }
+                     *       ],
+                     *       "total": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ProviderConnectionList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    provider_connections_create: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @example 8d0f6c1e-2b7a-4e55-9a3c-1f2e3d4c5b6a */
+                "Idempotency-Key"?: components["parameters"]["PersonaHttp.IdempotencyHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "My OpenRouter",
+                 *       "base_url": "https://openrouter.ai/api/v1",
+                 *       "api_key": "sk-or-v1-0a1b2c3d4e5f60718293a4b5c6d79f3a",
+                 *       "model": "meta-llama/llama-3.1-70b-instruct",
+                 *       "context_window": 131072
+                 *     }
+                 */
+                "application/json": components["schemas"]["ProviderConnectionCreate"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0193c1a2-5b6c-7d8e-9f01-2a3b4c5d6e01",
+                     *       "name": "My OpenRouter",
+                     *       "base_url": "https://openrouter.ai/api/v1",
+                     *       "key_hint": "…9f3a",
+                     *       "model": "meta-llama/llama-3.1-70b-instruct",
+                     *       "context_window": 131072,
+                     *       "is_default": false,
+                     *       "created_at": "2026-11-21T09:00:00Z",
+                     *       "updated_at": "2026-11-21T09:00:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ProviderConnection"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    provider_connections_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 0193c1a2-5b6c-7d8e-9f01-2a3b4c5d6e01 */
+                id: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0193c1a2-5b6c-7d8e-9f01-2a3b4c5d6e01",
+                     *       "name": "My OpenRouter",
+                     *       "base_url": "https://openrouter.ai/api/v1",
+                     *       "key_hint": "…9f3a",
+                     *       "model": "meta-llama/llama-3.1-70b-instruct",
+                     *       "context_window": 131072,
+                     *       "is_default": false,
+                     *       "created_at": "2026-11-21T09:00:00Z",
+                     *       "updated_at": "2026-11-21T09:00:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ProviderConnection"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    provider_connections_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 0193c1a2-5b6c-7d8e-9f01-2a3b4c5d6e01 */
+                id: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "is_default": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["ProviderConnectionUpdate"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0193c1a2-5b6c-7d8e-9f01-2a3b4c5d6e01",
+                     *       "name": "My OpenRouter",
+                     *       "base_url": "https://openrouter.ai/api/v1",
+                     *       "key_hint": "…9f3a",
+                     *       "model": "meta-llama/llama-3.1-70b-instruct",
+                     *       "context_window": 131072,
+                     *       "is_default": true,
+                     *       "created_at": "2026-11-21T09:00:00Z",
+                     *       "updated_at": "2026-11-22T10:00:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ProviderConnection"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    provider_connections_delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 0193c1a2-5b6c-7d8e-9f01-2a3b4c5d6e01 */
+                id: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0193c1a2-5b6c-7d8e-9f01-2a3b4c5d6e01",
+                     *       "deleted": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Deleted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    reports_list: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size.
+                 * @example 20
+                 */
+                limit?: number;
+                /**
+                 * @description Items to skip.
+                 * @example 0
+                 */
+                offset?: number;
+                status?: components["schemas"]["ReportStatus"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0193a9a1-0c1d-7e2f-8a3b-4c5d6e7f8a01",
+                     *           "target_type": "persona",
+                     *           "target_id": "0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01",
+                     *           "reason": "harassment",
+                     *           "details": "Its greeting insults whoever opens a conversation.",
+                     *           "status": "open",
+                     *           "resolution": null,
+                     *           "created_at": "2026-12-01T09:30:00Z",
+                     *           "resolved_at": null
+                     *         }
+                     *       ],
+                     *       "total": 1,
+                     *       "limit": 20,
+                     *       "offset": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ReportList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    reports_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "target_type": "persona",
+                 *       "target_id": "0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01",
+                 *       "reason": "harassment",
+                 *       "details": "Its greeting insults whoever opens a conversation."
+                 *     }
+                 */
+                "application/json": components["schemas"]["ReportCreate"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0193a9a1-0c1d-7e2f-8a3b-4c5d6e7f8a01",
+                     *       "target_type": "persona",
+                     *       "target_id": "0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01",
+                     *       "reason": "harassment",
+                     *       "details": "Its greeting insults whoever opens a conversation.",
+                     *       "status": "open",
+                     *       "resolution": null,
+                     *       "created_at": "2026-12-01T09:30:00Z",
+                     *       "resolved_at": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Report"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    reports_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 0193a9a1-0c1d-7e2f-8a3b-4c5d6e7f8a01 */
+                id: components["schemas"]["Uuid"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0193a9a1-0c1d-7e2f-8a3b-4c5d6e7f8a01",
+                     *       "target_type": "persona",
+                     *       "target_id": "0193a6c4-7b1e-7c2a-9d4f-2f1e8c5b6a01",
+                     *       "reason": "harassment",
+                     *       "details": "Its greeting insults whoever opens a conversation.",
+                     *       "status": "open",
+                     *       "resolution": null,
+                     *       "created_at": "2026-12-01T09:30:00Z",
+                     *       "resolved_at": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Report"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -15742,6 +17326,7 @@ export interface operations {
                      *           "users": 29
                      *         }
                      *       ],
+                     *       "cost_usd": 0.1842,
                      *       "generated_at": "2026-11-21T12:00:04Z"
                      *     }
                      */
@@ -15870,7 +17455,14 @@ export interface operations {
                      *         "input": 61,
                      *         "output": 48
                      *       },
-                     *       "created_at": "2026-11-21T10:05:12Z"
+                     *       "created_at": "2026-11-21T10:05:12Z",
+                     *       "model_id": "gpt-4o-mini",
+                     *       "fallback_from": null,
+                     *       "model_settings": {
+                     *         "temperature": 0.6,
+                     *         "max_tokens": 300
+                     *       },
+                     *       "cost_usd": 0.000038
                      *     }
                      */
                     "application/json": components["schemas"]["TestChatResult"];
@@ -15924,7 +17516,10 @@ export interface operations {
                      *             "avg_rating": 4.4,
                      *             "retention_rate": 0.37
                      *           },
-                     *           "created_at": "2026-11-12T08:45:00Z"
+                     *           "created_at": "2026-11-12T08:45:00Z",
+                     *           "model_settings": {
+                     *             "temperature": 1.1
+                     *           }
                      *         }
                      *       ],
                      *       "total": 1
@@ -15962,7 +17557,10 @@ export interface operations {
                  * @example {
                  *       "name": "Pirate captain",
                  *       "instructions": "You are Captain Nova, a retired starship captain with a pirate's swagger. Explain astronomy through short, salty anecdotes.",
-                 *       "traffic_percentage": 20
+                 *       "traffic_percentage": 20,
+                 *       "model_settings": {
+                 *         "temperature": 1.1
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["VariantCreate"];
@@ -15989,7 +17587,10 @@ export interface operations {
                      *         "avg_rating": null,
                      *         "retention_rate": null
                      *       },
-                     *       "created_at": "2026-11-12T08:45:00Z"
+                     *       "created_at": "2026-11-12T08:45:00Z",
+                     *       "model_settings": {
+                     *         "temperature": 1.1
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Variant"];
@@ -16052,6 +17653,9 @@ export interface operations {
                      *         "retention_rate": 0.37
                      *       },
                      *       "created_at": "2026-11-12T08:45:00Z",
+                     *       "model_settings": {
+                     *         "temperature": 1.1
+                     *       },
                      *       "updated_at": "2026-11-21T11:20:45Z"
                      *     }
                      */
@@ -16101,7 +17705,11 @@ export interface operations {
                      *           "instructions": "You are Captain Nova, a warm retired starship captain. Explain astronomy through short anecdotes. Keep answers under 120 words and end with a question.",
                      *           "changelog": "Shorter answers; end every answer with a question.",
                      *           "created_at": "2026-11-21T10:02:31Z",
-                     *           "activated_at": "2026-11-21T10:30:00Z"
+                     *           "activated_at": "2026-11-21T10:30:00Z",
+                     *           "model_settings": {
+                     *             "temperature": 0.6,
+                     *             "max_tokens": 300
+                     *           }
                      *         },
                      *         {
                      *           "id": "0193a6c4-7b20-7d11-8e2f-3a4b5c6d7e02",
@@ -16111,7 +17719,8 @@ export interface operations {
                      *           "changelog": "Added the word limit.",
                      *           "created_at": "2026-11-10T14:12:09Z",
                      *           "activated_at": "2026-11-10T14:15:00Z",
-                     *           "deactivated_at": "2026-11-21T10:30:00Z"
+                     *           "deactivated_at": "2026-11-21T10:30:00Z",
+                     *           "model_settings": {}
                      *         }
                      *       ],
                      *       "total": 2
@@ -16148,7 +17757,11 @@ export interface operations {
                 /**
                  * @example {
                  *       "instructions": "You are Captain Nova, a warm retired starship captain. Explain astronomy through short anecdotes. Keep answers under 120 words and end with a question.",
-                 *       "changelog": "Shorter answers; end every answer with a question."
+                 *       "changelog": "Shorter answers; end every answer with a question.",
+                 *       "model_settings": {
+                 *         "temperature": 0.6,
+                 *         "max_tokens": 300
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["InstructionVersionCreate"];
@@ -16172,7 +17785,11 @@ export interface operations {
                      *       "instructions": "You are Captain Nova, a warm retired starship captain. Explain astronomy through short anecdotes. Keep answers under 120 words and end with a question.",
                      *       "changelog": "Shorter answers; end every answer with a question.",
                      *       "created_at": "2026-11-21T10:02:31Z",
-                     *       "activated_at": null
+                     *       "activated_at": null,
+                     *       "model_settings": {
+                     *         "temperature": 0.6,
+                     *         "max_tokens": 300
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["InstructionVersion"];
@@ -16222,7 +17839,11 @@ export interface operations {
                      *       "instructions": "You are Captain Nova, a warm retired starship captain. Explain astronomy through short anecdotes. Keep answers under 120 words and end with a question.",
                      *       "changelog": "Shorter answers; end every answer with a question.",
                      *       "created_at": "2026-11-21T10:02:31Z",
-                     *       "activated_at": "2026-11-21T10:30:00Z"
+                     *       "activated_at": "2026-11-21T10:30:00Z",
+                     *       "model_settings": {
+                     *         "temperature": 0.6,
+                     *         "max_tokens": 300
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["InstructionVersion"];

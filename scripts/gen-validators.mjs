@@ -95,7 +95,7 @@ export function compileValidators(document) {
         // The one OAuth scope the contract names for the operation; absent when credential-free.
         scope: (op.security ?? []).find((requirement) => requirement.OAuth2Auth)?.OAuth2Auth?.[0],
         idempotent: headers.some((p) => p.name.toLowerCase() === "idempotency-key"),
-        ...operationMeta(id, op["x-persona"], security.some((schemes) => schemes.length === 0)),
+        ...operationMeta(id, op["x-persona"], security.some((schemes) => schemes.length === 0), method),
         // Its success response is JSON (not a stream, binary body, HTML page or redirect).
         answersJson: Object.entries(op.responses ?? {}).some(([status, response]) => status.startsWith("2") && Boolean(resolve(apiDoc, response).content?.["application/json"])),
         security,
@@ -187,14 +187,15 @@ function isJson(type) {
  * The operation's `x-persona` metadata (spec/lib/operation-meta.tsp), checked against what the rest
  * of the contract says: `npm run gen` fails on an operation without it, on a credential-free reason
  * that its security contradicts, on an operation with both or neither of `sdk` and `noSdk`, and on a
- * page (`page: true`) that asks for credentials or has an SDK method.
+ * page (`page: true`) that asks for credentials or has an SDK method, and on a `replicaRead` that is
+ * not a GET (a replica takes no writes).
  */
-function operationMeta(id, meta, open) {
+function operationMeta(id, meta, open, method) {
   const fail = (message) => {
     throw new Error(`${id}: ${message} (spec/lib/operation-meta.tsp)`);
   };
   if (!meta) fail("has no @meta");
-  const reasons = ["extension", "credentialFree", "sdk", "noSdk"];
+  const reasons = ["extension", "credentialFree", "sdk", "noSdk", "replicaRead"];
   const flags = ["page"];
   for (const [key, value] of Object.entries(meta)) {
     if (flags.includes(key)) {
@@ -210,6 +211,7 @@ function operationMeta(id, meta, open) {
   if (Boolean(meta.sdk) === Boolean(meta.noSdk)) fail("@meta needs exactly one of sdk (the method) and noSdk (why there is none)");
   // The page stages check no credential: a page must be credential-free, and no SDK calls a page.
   if (meta.page && (!meta.credentialFree || !meta.noSdk)) fail("@meta's page needs credentialFree and noSdk (a page takes no credential and has no SDK method)");
+  if (meta.replicaRead && method.toUpperCase() !== "GET") fail("@meta's replicaRead is for GET operations only (a replica takes no writes)");
   return Object.fromEntries([...reasons, ...flags].filter((key) => meta[key] !== undefined).map((key) => [key, meta[key]]));
 }
 

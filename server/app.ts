@@ -10,6 +10,7 @@ import { admission } from "./toolkit/http/admission.ts";
 import { crossOrigin } from "./toolkit/http/cors.ts";
 import type { ErrorDialect } from "./toolkit/http/error-dialects.ts";
 import { loadShedding } from "./toolkit/http/load-shedding.ts";
+import { requestMetrics } from "./toolkit/metrics/http.ts";
 import { noSniff } from "./toolkit/http/no-sniff.ts";
 import { operationRouter } from "./toolkit/http/operation-router.ts";
 import { rateLimit } from "./toolkit/http/rate-limit.ts";
@@ -17,6 +18,7 @@ import { requestLog } from "./toolkit/http/request-log.ts";
 import { dispatch, type HandlerMap, type OperationId } from "./toolkit/http/router.ts";
 import { responseValidator } from "./toolkit/http/response-validator.ts";
 import { bodyValidation, identifyOperation, requestValidation } from "./toolkit/http/validator.ts";
+import { announceWriter } from "./toolkit/http/writers.ts";
 import { openaiError, openaiErrorHandler } from "./areas/openai/index.ts";
 import type { Services } from "./toolkit/services.ts";
 
@@ -50,6 +52,8 @@ export async function createApp(services: Services, handlers: HandlerMap = defau
   // One admission control for every operation and page.
   const admitted = admission(config.admission);
   app.use(chain([
+    // Times and counts every request by its operation and status, while metrics are on.
+    ...requestMetrics(),
     (req, res, next) => {
       noSniff(res);
       logged(req, res, next);
@@ -63,7 +67,8 @@ export async function createApp(services: Services, handlers: HandlerMap = defau
     ...(await responseValidator(config)),
     probe(dispatch(handlers, services, "ops_healthz")),
   ]));
-  const after = [authLimits(services), idempotency(services)];
+  // With replicas, a request that may write says so first (http/writers.ts).
+  const after = [...(services.db.reads ? [announceWriter(services.db.reads)] : []), authLimits(services), idempotency(services)];
   /**
    * A page for browsers (an operation whose `@meta` says `page`: the built-in pages of
    * server/areas/pages/, the embed's loader, chat page and script of server/areas/embeds/) takes the

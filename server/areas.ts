@@ -16,19 +16,21 @@ import { area as images } from "./areas/images/index.ts";
 import { area as integrations } from "./areas/integrations/index.ts";
 import { area as knowledge } from "./areas/knowledge/index.ts";
 import { area as marketplace } from "./areas/marketplace/index.ts";
+import { area as models } from "./areas/models/index.ts";
 import { area as openai } from "./areas/openai/index.ts";
 import { area as pages } from "./areas/pages/index.ts";
 import { area as ops } from "./areas/ops/index.ts";
 import { area as personas } from "./areas/personas/index.ts";
 import { area as replies } from "./areas/replies/index.ts";
 import { area as rooms } from "./areas/rooms/index.ts";
+import { area as safety } from "./areas/safety/index.ts";
 import { area as social } from "./areas/social/index.ts";
 import { area as studio } from "./areas/studio/index.ts";
 import { area as voice } from "./areas/voice/index.ts";
 import { area as webhooks } from "./areas/webhooks/index.ts";
 
 /** In data-export archive order: a user's personas first, their account and billing last. */
-export const areas = [personas, cards, conversations, knowledge, studio, marketplace, social, rooms, auth, webhooks, integrations, embeds, images, billing, voice, openai, replies, pages, ops] as const;
+export const areas = [personas, cards, conversations, knowledge, studio, marketplace, social, rooms, auth, webhooks, integrations, models, embeds, safety, images, billing, voice, openai, replies, pages, ops] as const;
 
 type Intersection<U> = (U extends unknown ? (part: U) => void : never) extends (whole: infer I) => void ? I : never;
 

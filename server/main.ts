@@ -4,9 +4,13 @@ import { ConfigError, loadConfig } from "./toolkit/config.ts";
 import { startEmbeddedDatabase } from "./toolkit/db/embedded.ts";
 import { StartupError } from "./toolkit/db/startup-error.ts";
 import { bindServer } from "./toolkit/http/listener.ts";
+import { startTracing } from "./toolkit/tracing/start.ts";
+import { handleSignals, runUntilSignal } from "./process.ts";
 
 // V8 keeps the compiled code of every module on disk, so a restart skips most of the parsing.
 enableCompileCache();
+// Before anything slow: a SIGTERM during start-up ends the process (as PID 1 it would be ignored).
+handleSignals();
 
 try {
   const config = loadConfig();
@@ -15,7 +19,9 @@ try {
   // The embedded database loads and opens in its own thread while this one loads the service.
   const embedded = config.databaseUrl ? undefined : startEmbeddedDatabase(config);
   embedded?.catch(() => undefined);
-  const [{ startService }, { runUntilSignal }] = await Promise.all([import("./runtime.ts"), import("./process.ts")]);
+  // Traces, when OTEL_* settings ask for them, before the service's modules, whose pg and http they instrument.
+  await startTracing();
+  const { startService } = await import("./runtime.ts");
   const service = await startService(config, { bound, embedded });
   runUntilSignal(service.stop, service.services.log);
 } catch (error) {

@@ -17,6 +17,8 @@ import type { HandlerMap } from "./toolkit/http/router.ts";
 import { openJobQueue } from "./toolkit/jobs/queue.ts";
 import { startWorker, type RunningWorker } from "./toolkit/jobs/worker.ts";
 import { createLogger, type Logger } from "./toolkit/logger.ts";
+import { flushTraces } from "./toolkit/tracing/active.ts";
+import { watchService, type WatchedService } from "./toolkit/metrics/service.ts";
 import { createProviders, type Providers } from "./toolkit/providers/index.ts";
 import type { Services } from "./toolkit/services.ts";
 import { crontab, startConnections, taskList } from "./areas.ts";
@@ -81,6 +83,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
   phase("database");
   let worker: RunningWorker | undefined;
   let connections: { stop: () => Promise<void> } | undefined;
+  let watched: WatchedService | undefined;
   try {
     await db.migrate();
     phase("migrate");
@@ -101,6 +104,8 @@ export async function startService(config: Config, options: StartOptions = {}): 
       stopping: shuttingDown.signal,
       ...processRegistries({ db, log, stopping: shuttingDown.signal }),
     };
+    // Metrics (when configured) before the worker and the app, which its hooks measure.
+    watched = await watchService(services);
     if (config.worker.enabled) worker = await startWorker(services, { ...taskList(services), ...options.extraTasks }, crontab);
     if (config.worker.enabled) connections = startConnections(services);
     phase("worker");
@@ -128,17 +133,21 @@ export async function startService(config: Config, options: StartOptions = {}): 
         log.info("shutting down: draining requests");
         shuttingDown.abort();
         await drain?.(config.shutdownTimeoutMs);
+        await watched?.stop();
         // Streamed replies outlive their requests (issue 21): they end and are stored before the database closes.
         await settleGenerations(services);
         await connections?.stop();
         await worker?.stop();
         await jobs.release();
         await db.close();
+        // The spans still batched leave before the process does (nothing while traces are off).
+        await flushTraces();
         log.info("shut down");
       })());
     return { url, services, server: bound?.server, stop };
   } catch (error) {
     bound?.server.close();
+    await watched?.stop().catch(() => undefined);
     await connections?.stop().catch(() => undefined);
     await worker?.stop().catch(() => undefined);
     await db.close();

@@ -1,12 +1,12 @@
 import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { edition } from "../edition.ts";
 
 /**
  * The operations of the contract as `persona api` needs them, read at run time, so that every
  * operation appears as soon as the contract has it. The JSON twin of generated/openapi.yaml is
  * read because parsing the YAML takes about a second (scripts/gen.mjs writes both).
  */
-export const contractFile = fileURLToPath(new URL("../../generated/openapi.json", import.meta.url));
+export const contractFile = edition.contractFile;
 
 /** The parts of an OpenAPI 3.0 schema object that `persona api` reads. */
 export interface Schema {

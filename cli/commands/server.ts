@@ -5,7 +5,13 @@ import { keepProcessAlive } from "../lifecycle.ts";
 
 // Loaded on use: the server's modules take seconds to import, which the API commands should not pay.
 const config = () => import("../../server/toolkit/config.ts");
-const runtime = async () => ({ ...(await import("../../server/runtime.ts")), ...(await import("../../server/process.ts")) });
+const signals = () => import("../../server/process.ts");
+// Traces (when OTEL_* settings ask for them) start before the server's modules, whose pg and http they instrument.
+const tracing = async () => (await import("../../server/toolkit/tracing/start.ts")).startTracing();
+const runtime = async () => {
+  await tracing();
+  return { ...(await import("../../server/runtime.ts")), ...(await signals()) };
+};
 
 function processCount(value: string): number {
   const count = Number(value);
@@ -29,8 +35,12 @@ export function registerServerCommands(program: Command): void {
       const settings = (await config()).loadConfig({ ...process.env, ...(options.port ? { PORT: options.port } : {}) });
       settings.worker.enabled = options.worker;
       keepProcessAlive();
+      const { isWorker } = (await import("node:cluster")).default;
+      // A signal during start-up ends the process; the workers of a cluster take theirs from the primary.
+      if (!isWorker) (await signals()).handleSignals();
       // The workers of `--processes N` run this same command and take their part from the primary.
-      if (options.processes > 1 || (await import("node:cluster")).default.isWorker) {
+      if (options.processes > 1 || isWorker) {
+        if (isWorker) await tracing();
         const { serveCluster } = await import("../cluster.ts");
         await serveCluster(settings, options.processes);
         return;
@@ -45,6 +55,7 @@ export function registerServerCommands(program: Command): void {
     .description("Run only the job worker (scale out next to `persona serve --no-worker`)")
     .addHelpText("after", examples(["DATABASE_URL=postgres://… persona worker"]))
     .action(async () => {
+      (await signals()).handleSignals();
       const [{ loadConfig }, { startService, runUntilSignal }] = await Promise.all([config(), runtime()]);
       const settings = loadConfig();
       settings.worker.enabled = true;

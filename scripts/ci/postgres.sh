@@ -3,6 +3,7 @@
 #
 #   scripts/ci/postgres.sh [start]   install what is missing, start a cluster on 127.0.0.1:$PGPORT
 #   scripts/ci/postgres.sh stop      stop that cluster and delete its data directory
+#   scripts/ci/postgres.sh install   only install what is missing (scripts/ha/cluster.sh uses it)
 #
 # PGPORT defaults to 55432. Idempotent: a second `start` finds everything installed and reuses a
 # cluster already answering on the port. Needs network access to deb.debian.org only.
@@ -171,5 +172,6 @@ stop_cluster() {
 case "${1:-start}" in
   start) install_postgres; start_cluster ;;
   stop) stop_cluster ;;
-  *) die "usage: $0 [start|stop]" ;;
+  install) install_postgres ;;
+  *) die "usage: $0 [start|stop|install]" ;;
 esac

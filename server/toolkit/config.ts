@@ -1,4 +1,6 @@
-import { resolve } from "node:path";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { extname, resolve } from "node:path";
 import { z } from "zod";
 
 /**
@@ -35,6 +37,16 @@ const originList = z
     return [...origins];
   });
 
+/** Comma-separated postgres:// URLs (none when unset). */
+const postgresUrlList = z
+  .string()
+  .optional()
+  .transform((value, ctx) => {
+    const urls = (value ?? "").split(",").map((part) => part.trim()).filter(Boolean);
+    for (const url of urls) if (!/^postgres(ql)?:\/\//.test(url) || !URL.canParse(url)) ctx.addIssue({ code: "custom", message: "each must be a postgres:// URL" });
+    return urls;
+  });
+
 /**
  * An http(s) URL without query or fragment, kept without its trailing slash: person-facing links are
  * this followed by a path (`/verify-email?token=…`), so a front end under a path prefix works too.
@@ -55,11 +67,20 @@ export const settings = {
   EMBEDDED_DB_IN_MEMORY: { key: "embeddedDbInMemory", schema: bool.default(false), doc: "Keep the embedded database in memory: nothing survives a restart (tests, demos)." },
   EMBEDDED_DB_SOCKET_DIR: { key: "embeddedDbSocketDir", schema: z.string().min(1).optional(), doc: "Directory of the embedded database's Unix socket, private to this user (0700; the database is reachable through no port). Default: `PERSONA_DATA_DIR/db.socket`, or a temporary one with `EMBEDDED_DB_IN_MEMORY`. A second process on the same data, as the same user: `DATABASE_URL=postgres:///postgres?host=<this dir>&port=5432&user=postgres`." },
   DATABASE_POOL_MAX: { key: "databasePoolMax", schema: int(1, 200).default(10), doc: "Connections per process to the database." },
+  DATABASE_POOLER: { key: "databasePooler", schema: z.enum(["none", "transaction"]).default("none"), doc: "What `DATABASE_URL` reaches: `none` (PostgreSQL itself, or a pooler in session mode) or `transaction` (PgBouncer or another pooler in transaction mode). With `transaction`, `DATABASE_LISTEN_URL` is required and named prepared statements default to off. See docs/operations.md, \"Running on several machines\"." },
+  DATABASE_LISTEN_URL: { key: "databaseListenUrl", schema: z.string().regex(/^postgres(ql)?:\/\//, "must be a postgres:// URL").optional(), doc: "A direct (session) connection to the same database as `DATABASE_URL`, for what a transaction-mode pooler cannot carry: LISTEN (reply wake-ups and stops, room events, credential invalidation), the job worker's LISTEN and its session advisory locks. Default: `DATABASE_URL`." },
+  DATABASE_REPLICA_URLS: { key: "databaseReplicaUrls", schema: postgresUrlList, doc: "Comma-separated connection URLs of hot standbys of `DATABASE_URL` (streaming replication). Reads that tolerate lag (explore, marketplace, profiles, feeds, search, lists) go to one that has replayed the caller's own writes, else to the primary. See docs/operations.md, \"Read replicas\"." },
+  DATABASE_REPLICA_MAX_LAG_MS: { key: "databaseReplicaMaxLagMs", schema: int(100, 600_000).default(2_000), doc: "A replica further behind the primary than this takes no reads; a caller's reads stay on the primary this long after each request of theirs that may write." },
+  DATABASE_PREPARED_STATEMENTS: { key: "databasePreparedStatements", schema: bool.optional(), doc: "Named prepared statements (the chat turn's large statements are prepared once per connection). Default: on, off with `DATABASE_POOLER=transaction` (PgBouncer before 1.21 cannot carry them; 1.21 and later with `max_prepared_statements` set can: then set `true`). The cost of off is measured by `node bench/pooler.ts`." },
   LOG_LEVEL: { key: "logLevel", schema: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"), doc: "pino log level." },
   LOG_PRETTY: { key: "logPretty", schema: bool.default(false), doc: "Human-readable logs instead of JSON lines (development)." },
   WORKER_ENABLED: { key: "worker.enabled", schema: bool.default(true), doc: "Run the job worker inside the API process (`persona serve --no-worker` sets false)." },
   WORKER_CONCURRENCY: { key: "worker.concurrency", schema: int(1, 100).default(4), doc: "Jobs run at once per worker process." },
   WORKER_POLL_INTERVAL_MS: { key: "worker.pollIntervalMs", schema: int(50, 60_000).optional(), doc: "How often the worker polls for jobs; default 2000, or 500 on the embedded database (which has no LISTEN/NOTIFY)." },
+  WORKER_STALL_MS: { key: "worker.stallMs", schema: int(1_000, 86_400_000).default(120_000), doc: "`/readyz` reports this process's worker `stalled` (503) when a job it could run has been due for longer than this while the worker started none and runs none. See docs/operations.md (Monitoring)." },
+  METRICS_PORT: { key: "metrics.port", schema: int(0, 65535).default(0), doc: "Port of a separate listener serving Prometheus metrics at `/metrics`, without a credential (keep it private: see METRICS_HOST); with `persona serve --processes N` the primary serves it for every process. 0 turns it off. See README (Monitoring)." },
+  METRICS_HOST: { key: "metrics.host", schema: z.string().min(1).default("127.0.0.1"), doc: "Address of the METRICS_PORT listener; loopback unless a scraper elsewhere must reach it." },
+  METRICS_TOKEN: { key: "metrics.token", schema: z.string().min(32, "must be at least 32 characters").optional(), doc: "Also serve `/metrics` on the main listener, to a scraper that sends `Authorization: Bearer <this token>` (401 otherwise). Unset: `/metrics` there is an unknown path (404)." },
   LOAD_SHED_DELAY_MS: { key: "loadShedDelayMs", schema: int(0, 60_000).default(0), doc: "Answer new requests 429 with Retry-After while the event loop's p99 delay exceeds this many milliseconds (load shedding); 0 turns it off. See docs/operations.md." },
   ADMISSION_MAX_IN_FLIGHT: { key: "admission.maxInFlight", schema: int(0, 100_000).default(64), doc: "Requests worked on at once per process (an open stream stops counting); more wait (ADMISSION_QUEUE, ADMISSION_QUEUE_MS) or get 429 with Retry-After. 0 turns admission control off. See docs/operations.md." },
   ADMISSION_QUEUE: { key: "admission.maxQueue", schema: int(0, 100_000).default(1024), doc: "Requests that may wait for a place beyond ADMISSION_MAX_IN_FLIGHT; more get 429 at once." },
@@ -82,10 +103,14 @@ export const settings = {
   LLM_PROVIDER: { key: "llm.provider", schema: z.enum(["openai", "local"]).optional(), doc: "Chat model provider: `openai` (any OpenAI-compatible API) or `local` (the offline deterministic model). Default: `openai` when `OPENAI_BASE_URL` or `OPENAI_API_KEY` is set, else `local`. Only chat follows these: embeddings, speech and images have their own `*_PROVIDER`." },
   OPENAI_BASE_URL: { key: "llm.baseUrl", schema: z.url().optional(), doc: "Base URL of the OpenAI-compatible chat API (e.g. `http://127.0.0.1:11434/v1`). Unset: api.openai.com. Also used by `EMBEDDINGS_PROVIDER`, `SPEECH_PROVIDER` or `IMAGES_PROVIDER` `=openai` without their own `*_BASE_URL`." },
   OPENAI_API_KEY: { key: "llm.apiKey", schema: z.string().min(1).optional(), doc: "API key of the OpenAI-compatible chat API; also sent by an `openai` embeddings, speech or image provider without its own `*_API_KEY` when it reaches the same server (never to another one)." },
-  CHAT_MODEL: { key: "llm.model", schema: z.string().min(1).optional(), doc: "Default model of new personas. Default: `gpt-4o-mini`, or `local-offline-v1` with the local provider." },
-  CHAT_MODELS: { key: "llm.models", schema: z.string().min(1).optional(), doc: "Comma-separated models a persona may use (400 otherwise). Default: just `CHAT_MODEL`." },
-  CHAT_CONTEXT_TOKENS: { key: "llm.contextTokens", schema: int(512, 2_000_000).default(8192), doc: "Token budget of the context sent to the model (instructions, knowledge, history)." },
-  CHAT_MAX_OUTPUT_TOKENS: { key: "llm.maxOutputTokens", schema: int(16, 200_000).default(1024), doc: "Most tokens a reply may have." },
+  MODELS_FILE: { key: "modelsFile", schema: z.string().min(1).optional(), doc: "The model registry: a JSON or YAML file (by its extension) of the models personas may use, each with its provider, base URL, API key variable, context window, prices, capabilities and fallbacks; checked at start. Unset: `CHAT_MODEL` and `CHAT_MODELS` on `OPENAI_BASE_URL` are the registry. See README (Models)." },
+  CHAT_MODEL: { key: "llm.model", schema: z.string().min(1).optional(), doc: "Default model of new personas (with `MODELS_FILE`, one of its models; default the file's `default`). Default: `gpt-4o-mini`, or `local-offline-v1` with the local provider." },
+  CHAT_MODELS: { key: "llm.models", schema: z.string().min(1).optional(), doc: "Without `MODELS_FILE`: comma-separated models a persona may use (400 otherwise), all on `OPENAI_BASE_URL`. Default: just `CHAT_MODEL`." },
+  CHAT_CONTEXT_TOKENS: { key: "llm.contextTokens", schema: int(512, 2_000_000).optional(), doc: "Without `MODELS_FILE`: the context window of the models of `CHAT_MODELS` (default 8192). With it: a cap on every model's window. Either way it sets the longest message the server takes before it knows the persona (with it unset, the largest model's)." },
+  CHAT_MAX_OUTPUT_TOKENS: { key: "llm.maxOutputTokens", schema: int(16, 200_000).optional(), doc: "Without `MODELS_FILE`: most tokens a reply may have (default 1024). With it: a cap on every model's `max_output_tokens`." },
+  PROVIDER_CONNECTIONS: { key: "connections.enabled", schema: bool.default(true), doc: "Let users register their own OpenAI-compatible provider connections (bring your own key) and run their chats on them; `false` answers 503 to the connection operations and runs every reply on the registry's models." },
+  PROVIDER_CONNECTIONS_ALLOW_PRIVATE_URLS: { key: "connections.allowPrivateUrls", schema: bool.default(false), doc: "Let provider connections use `http://` and loopback, private or link-local addresses (a model server on the operator's own network, tests). Otherwise they must be HTTPS and resolve to public addresses, checked at registration and at every connection." },
+  PROVIDER_CONNECTIONS_COUNT_QUOTA: { key: "connections.countAgainstQuota", schema: bool.default(false), doc: "Count replies on a user's own provider connection against their plan's monthly messages. Default: they do not count (they cost the server nothing); usage reports them apart either way." },
   LLM_TIMEOUT_MS: { key: "llm.timeoutMs", schema: int(100, 600_000).default(60_000), doc: "How long a model call may take before it fails with 502 upstream_error." },
   QUOTA_LEASE_SECONDS: { key: "quotaLeaseSeconds", schema: int(0, 86_400).default(0), doc: "How long after a message is reserved its quota lease is checked: given back if the reply was never stored (a crashed process). 0: the model timeout times its attempts plus 60 s." },
   LLM_MAX_RETRIES: { key: "llm.maxRetries", schema: int(0, 10).default(2), doc: "Retries of a model call that failed before answering (429, 5xx, connection errors)." },
@@ -133,6 +158,15 @@ export const settings = {
   STRIPE_WEBHOOK_SECRET: { key: "billing.stripeWebhookSecret", schema: z.string().min(1).optional(), doc: "Signing secret (`whsec_...`) of the Stripe webhook endpoint `POST /v1/billing/webhook`; unset, every event is refused." },
   STRIPE_API_URL: { key: "billing.stripeApiUrl", schema: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional(), doc: "Where the Stripe API is reached (a Stripe mock or test fake). Unset: api.stripe.com." },
   BILLING_REDIRECT_ORIGINS: { key: "billing.redirectOrigins", schema: z.string().min(1).optional(), doc: "Comma-separated origins checkout `success_url`/`cancel_url` may point at (e.g. `https://app.example.com`); unset: any http(s) URL, HTTPS only with `NODE_ENV=production`." },
+  MODERATION_PROVIDER: { key: "moderation.provider", schema: z.enum(["none", "wordlist", "openai"]).default("none"), doc: "Checks new public personas, reviews, room messages and display names: `none` (nothing is checked, nothing leaves the machine), `wordlist` (offline: the word list the service ships, plus `MODERATION_WORDLIST`) or `openai` (OpenAI's moderation endpoint: `MODERATION_BASE_URL`, else `OPENAI_BASE_URL`). See README (Trust and safety)." },
+  MODERATION_ACTION: { key: "moderation.action", schema: z.enum(["hold", "refuse"]).default("hold"), doc: "What becomes of flagged content: `hold` (a persona or review is saved but hidden, and waits in the review queue) or `refuse` (400 `content_flagged`). Room messages and display names are refused either way." },
+  MODERATION_WORDLIST: { key: "moderation.wordList", schema: z.string().min(1).optional(), doc: "A file of the operator's own words or phrases for the `wordlist` provider, one per line (`#` starts a comment), added to the list the service ships." },
+  MODERATION_BASE_URL: { key: "moderation.baseUrl", schema: z.url().optional(), doc: "Base URL of the `openai` moderation provider. Unset: `OPENAI_BASE_URL` (or api.openai.com)." },
+  MODERATION_API_KEY: { key: "moderation.apiKey", schema: z.string().min(1).optional(), doc: "API key of the `openai` moderation provider. Unset: `OPENAI_API_KEY`, when it reaches the same server as chat." },
+  MODERATION_MODEL: { key: "moderation.model", schema: z.string().min(1).default("omni-moderation-latest"), doc: "Model of the `openai` moderation provider." },
+  MATURE_CONTENT: { key: "safety.matureContent", schema: z.enum(["opt_in", "off"]).default("opt_in"), doc: "Whether accounts may see personas and listings rated `mature`: `opt_in` (an account that turned `show_mature` on sees them in explore, the marketplace, the feed and the model list) or `off` (everyone sees `general` only)." },
+  REPORTS_PER_HOUR: { key: "safety.reportsPerHour", schema: int(1, 10_000).default(10), doc: "Reports one account may file an hour; more get 429." },
+  SAFETY_EVENTS_ACCOUNT: { key: "safety.eventsAccount", schema: z.string().min(1).optional(), doc: "The account (username, e-mail or id) whose webhooks receive `report.created`, `content.taken_down` and `account.suspended`, for an operator's own tooling. Unset: those events are not recorded." },
   VALIDATE_RESPONSES: { key: "validateResponses", schema: bool.default(false), doc: "Check every JSON response against the contract (on in tests)." },
 } as const;
 
@@ -163,7 +197,7 @@ function nest(flat: Record<string, unknown>): Read {
  * provider, a list from a comma-separated value, a path made absolute). Everything else is the
  * value as read; a new setting needs this only when its default depends on another setting.
  */
-function derive(read: Read) {
+function derive(read: Read, env: Record<string, string | undefined> = {}) {
   const embedded = !read.databaseUrl;
   const llmProvider = read.llm.provider ?? (read.llm.baseUrl || read.llm.apiKey ? "openai" : "local");
   // Only chat follows OPENAI_*: a chat-only server (Ollama, llama.cpp) must not take the rest (issue 34, item 9).
@@ -172,14 +206,29 @@ function derive(read: Read) {
   const chatModels = [chatModel, ...(read.llm.models ?? "").split(",").map((m) => m.trim()).filter(Boolean)];
   return {
     dataDir: resolve(read.dataDir),
+    // A pooler in transaction mode hands each transaction to any server connection, where a
+    // statement prepared by another transaction is unknown (PgBouncer before 1.21).
+    databasePreparedStatements: read.databasePreparedStatements ?? read.databasePooler !== "transaction",
     worker: { ...read.worker, pollIntervalMs: read.worker.pollIntervalMs ?? (embedded ? 500 : 2000) },
     llm: {
       ...read.llm,
       provider: llmProvider,
-      /** The default model of new personas. */
+      /** The default model of new personas without a models file (the registry's `defaultId` says it either way). */
       model: chatModel,
-      /** Models a persona may use; always includes `model`. */
+      /** CHAT_MODEL as set: with a models file, it chooses the default among the file's models. */
+      ...(read.llm.model !== undefined ? { modelChosen: read.llm.model } : {}),
+      /** Models a persona may use without a models file; always includes `model`. */
       models: [...new Set(chatModels)],
+      /** The context window of the models of `CHAT_MODELS` (and the longest message's basis without a models file). */
+      contextTokens: read.llm.contextTokens ?? 8192,
+      /** CHAT_CONTEXT_TOKENS when set: caps every registry model's window. */
+      ...(read.llm.contextTokens !== undefined ? { contextTokensCap: read.llm.contextTokens } : {}),
+      /** Most tokens of a reply of the models of `CHAT_MODELS`. */
+      maxOutputTokens: read.llm.maxOutputTokens ?? 1024,
+      /** CHAT_MAX_OUTPUT_TOKENS when set: caps every registry model's `max_output_tokens`. */
+      ...(read.llm.maxOutputTokens !== undefined ? { maxOutputTokensCap: read.llm.maxOutputTokens } : {}),
+      /** The models file as read (its entries are checked by server/toolkit/models/), and the API keys it names. */
+      ...modelsSourceOf(read.modelsFile, env),
     },
     speech: {
       ...read.speech,
@@ -197,6 +246,7 @@ function derive(read: Read) {
       redirectOrigins: (read.billing.redirectOrigins ?? "").split(",").map((o) => o.trim()).filter(Boolean).map((o) => new URL(o).origin),
     },
     blobStore: read.blobStore ?? (read.embeddedDbInMemory ? "memory" : "local"),
+    moderation: { ...read.moderation, ...endpointOf(read.moderation, read.llm) },
     embeddings: {
       ...read.embeddings,
       provider: embeddingsProvider,
@@ -249,6 +299,78 @@ function checkBlobStore(read: Read): void {
   }
 }
 
+/** A transaction-mode pooler cannot hold a LISTEN or a session lock: those need a direct connection. */
+function checkPooler(read: Read): void {
+  if (read.databaseListenUrl && !read.databaseUrl) throw new ConfigError("Invalid setting: DATABASE_LISTEN_URL is a second connection to DATABASE_URL's database; set DATABASE_URL too");
+  if (read.databaseReplicaUrls.length > 0 && !read.databaseUrl) throw new ConfigError("Invalid setting: DATABASE_REPLICA_URLS are standbys of DATABASE_URL's PostgreSQL; set DATABASE_URL too (the embedded database has no replicas)");
+  if (read.databasePooler === "transaction" && !read.databaseUrl) throw new ConfigError("Invalid setting: DATABASE_POOLER=transaction describes DATABASE_URL, which is not set");
+  if (read.databasePooler === "transaction" && !read.databaseListenUrl) {
+    throw new ConfigError(
+      "Invalid settings: DATABASE_POOLER=transaction needs DATABASE_LISTEN_URL, a direct connection to PostgreSQL (not through the pooler) for LISTEN and session locks",
+    );
+  }
+}
+
+/** With a models file, the file lists the models: CHAT_MODELS would be a second list. */
+function checkModelSettings(read: Read): void {
+  if (read.modelsFile && read.llm.models) {
+    throw new ConfigError("Invalid settings: CHAT_MODELS lists models for a server without a models file; with MODELS_FILE, list them in the file");
+  }
+}
+
+/** What MODELS_FILE holds: its parsed document, and the values of the environment variables its entries name as `api_key_env`. */
+export interface ModelsSource {
+  path: string;
+  document: unknown;
+  keys: Readonly<Record<string, string>>;
+}
+
+/**
+ * Reads the models file: JSON, or YAML when it ends in `.yaml` or `.yml` (the `yaml` package,
+ * loaded only then). Its entries are checked by the registry (server/toolkit/models/), which needs
+ * the API keys they name: read here, since nothing else reads the environment.
+ */
+function readModelsFile(path: string | undefined, env: Record<string, string | undefined>): ModelsSource | undefined {
+  if (path === undefined) return undefined;
+  const absolute = resolve(path);
+  let text: string;
+  try {
+    text = readFileSync(absolute, "utf8");
+  } catch (error) {
+    throw new ConfigError(`Invalid setting: MODELS_FILE=${JSON.stringify(path)} cannot be read (${(error as NodeJS.ErrnoException).code ?? "unreadable"})`);
+  }
+  const yaml = /^\.ya?ml$/i.test(extname(absolute));
+  let document: unknown;
+  try {
+    document = yaml ? parseYaml(text) : JSON.parse(text);
+  } catch (error) {
+    if (error instanceof ConfigError) throw error;
+    throw new ConfigError(`Invalid setting: MODELS_FILE=${JSON.stringify(path)} is not valid ${yaml ? "YAML" : "JSON"}: ${(error as Error).message.split("\n")[0]}`);
+  }
+  const keys: Record<string, string> = {};
+  const models = (document as { models?: unknown } | null)?.models;
+  for (const entry of Array.isArray(models) ? models : []) {
+    const name = (entry as { api_key_env?: unknown } | null)?.api_key_env;
+    if (typeof name === "string" && /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && env[name]) keys[name] = env[name];
+  }
+  return { path: absolute, document, keys };
+}
+
+function modelsSourceOf(path: string | undefined, env: Record<string, string | undefined>): { modelsSource?: ModelsSource } {
+  const source = readModelsFile(path, env);
+  return source ? { modelsSource: source } : {};
+}
+
+function parseYaml(text: string): unknown {
+  let yaml: { parse: (text: string) => unknown };
+  try {
+    yaml = createRequire(import.meta.url)("yaml") as typeof yaml;
+  } catch {
+    throw new ConfigError("Invalid setting: MODELS_FILE is YAML, which needs the `yaml` package (npm install yaml); or write the file as JSON");
+  }
+  return yaml.parse(text);
+}
+
 function checkBillingOrigins(read: Read): void {
   for (const origin of (read.billing.redirectOrigins ?? "").split(",").map((o) => o.trim()).filter(Boolean)) {
     if (!URL.canParse(origin) || !/^https?:$/.test(new URL(origin).protocol)) {
@@ -270,6 +392,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (problems.length) throw new ConfigError(`Invalid setting${problems.length > 1 ? "s" : ""}: ${problems.join(", ")}`);
   const read = nest(values);
   checkBlobStore(read);
+  checkPooler(read);
   checkBillingOrigins(read);
-  return { ...read, ...derive(read), ...overrides };
+  checkModelSettings(read);
+  return { ...read, ...derive(read, env), ...overrides };
 }

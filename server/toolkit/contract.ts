@@ -26,6 +26,8 @@ export interface OperationInfo {
   noSdk?: string;
   /** A page for browsers, served through the page stages (server/app.ts); only on a credential-free operation without an SDK method. */
   page?: true;
+  /** Why it may read from a replica (lag-tolerant, writes nothing); undefined when it reads from the primary. */
+  replicaRead?: string;
   /** Its success response is JSON (false for streams, binary bodies, HTML and redirects). */
   answersJson: boolean;
   /** The security requirements: each a list of scheme names that must all be present. `[[]]`: none. */

@@ -1,5 +1,6 @@
 import pino, { type Logger } from "pino";
 import type { Config } from "./config.ts";
+import { traceLogFields } from "./tracing/logs.ts";
 
 export type { Logger };
 
@@ -17,7 +18,10 @@ export const httpSerializers = {
 };
 
 export function createLogger(config: Pick<Config, "logLevel" | "logPretty">): Logger {
+  // While traces are on, each line written inside a span carries its trace_id and span_id.
+  const mixin = traceLogFields();
   return pino({
+    ...(mixin ? { mixin } : {}),
     level: config.logLevel,
     // The pid tells apart the lines of `serve --processes N`, which share one output.
     base: { service: "persona", pid: process.pid },

@@ -85,7 +85,8 @@ describe("importing a card", () => {
     const { data } = await cardJson(fixture.alice, persona.id);
     const { first_mes: _, extensions, ...rest } = source.data;
     expect(data).toMatchObject(rest);
-    expect(data.extensions).toEqual({ ...extensions, persona: { category: "character", voice_id: "alloy" } });
+    // The service's own extension: what a card cannot say, the persona's model and its settings among it (issue 40).
+    expect(data.extensions).toEqual({ ...extensions, persona: { category: "character", voice_id: "alloy", model: persona.model, model_settings: {} } });
     expect(data.character_book).toEqual({ ...LOREBOOK, entries: LOREBOOK.entries.map((entry) => ({ secondary_keys: [], ...entry })) });
   });
 

@@ -98,8 +98,9 @@ describe("login", { timeout: SLOW }, () => {
     expect((await stat(file)).mode & 0o777).toBe(0o600);
     expect((await stat(configDir)).mode & 0o777).toBe(0o700);
     const stored = JSON.parse(await readFile(file, "utf8"));
-    expect(stored).toMatchObject({ version: 1, base_url: service.url, auth: { type: "session" }, user: { id: user.id } });
-    expect(stored.auth.refresh_token).toEqual(expect.any(String));
+    // Kept by profile, then by server (the profile's default server: the one logged in to last).
+    expect(stored).toMatchObject({ version: 2, profiles: { default: { server: service.url, logins: { [service.url]: { auth: { type: "session" }, user: { id: user.id } } } } } });
+    expect(stored.profiles.default.logins[service.url].auth.refresh_token).toEqual(expect.any(String));
 
     const whoami = await runCli(["whoami", "--json"], { env });
     expect(whoami.code, whoami.stderr).toBe(0);
@@ -111,14 +112,18 @@ describe("login", { timeout: SLOW }, () => {
     const dir = await tempConfigDir();
     await runCli(["login", "--email", other.email, "--password-stdin"], { env: { ...env, PERSONA_CONFIG_DIR: dir }, input: other.password });
     const file = join(dir, "credentials.json");
+    const authOf = (credentials: { profiles: Record<string, { logins: Record<string, { auth: { access_token: string; refresh_token: string } }> }> }) =>
+      credentials.profiles.default!.logins[service.url]!.auth;
     const before = JSON.parse(await readFile(file, "utf8"));
-    await writeFile(file, JSON.stringify({ ...before, auth: { ...before.auth, access_token: "expired.jwt.token" } }), { mode: 0o600 });
+    const expired = structuredClone(before);
+    authOf(expired).access_token = "expired.jwt.token";
+    await writeFile(file, JSON.stringify(expired), { mode: 0o600 });
 
     const result = await runCli(["whoami", "--json"], { env: { ...env, PERSONA_CONFIG_DIR: dir } });
     expect(result.code, result.stderr).toBe(0);
     const after = JSON.parse(await readFile(file, "utf8"));
-    expect(after.auth.refresh_token).not.toBe(before.auth.refresh_token);
-    expect(after.auth.access_token).not.toBe("expired.jwt.token");
+    expect(authOf(after).refresh_token).not.toBe(authOf(before).refresh_token);
+    expect(authOf(after).access_token).not.toBe("expired.jwt.token");
     expect((await stat(file)).mode & 0o777).toBe(0o600);
 
     // The stored pair works for the next command too.

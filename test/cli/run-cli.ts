@@ -25,10 +25,21 @@ export async function tempConfigDir(): Promise<string> {
  * project's Node 24), with a clean environment so that nothing of the developer's own setup
  * (a real login, PERSONA_BASE_URL, DATABASE_URL) leaks into the test.
  */
-export function runCli(args: string[], options: { env?: Record<string, string>; input?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+export interface RunCliOptions {
+  env?: Record<string, string>;
+  input?: string;
+  timeoutMs?: number;
+  /** An installed `persona` executable to run instead of the repository's, its shebang finding Node on PATH. */
+  bin?: string;
+  /** Where to run it (default: the repository). */
+  cwd?: string;
+}
+
+export function runCli(args: string[], options: RunCliOptions = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cliPath, ...args], {
-      cwd: root,
+    const [command, commandArgs] = options.bin ? [options.bin, args] : [process.execPath, [cliPath, ...args]];
+    const child = spawn(command, commandArgs, {
+      cwd: options.cwd ?? root,
       env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: tmpdir(), LOG_LEVEL: "warn", ...options.env },
       stdio: ["pipe", "pipe", "pipe"],
     });

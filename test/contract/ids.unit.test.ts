@@ -37,6 +37,8 @@ const NOT_UUIDS: Record<string, string> = {
   "OpenAIChatCompletionChunk.id": "OpenAI's completion id form, chatcmpl-<uuid>",
   "OpenAIResponseObject.id": "OpenAI's response id form, resp_<hex digits>",
   "OpenAIModel.id": "a model name: the persona's handle or <username>/<handle> (persona_id carries the UUID)",
+  "ModelInfo.id": "a model registry's name of a model, as a persona's model names it",
+  "TestChatResult.model_id": "a model registry's name of the model that answered",
   "OpenAIToolCall.id": "the model provider's tool call id",
   "OpenAIToolCallDelta.id": "the model provider's tool call id",
   "OpenAIResponsesOutputMessage.id": "OpenAI's output item id form, msg_<hex digits>",

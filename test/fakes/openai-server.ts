@@ -68,6 +68,18 @@ export interface ImagesBehaviour {
   bytes?: Uint8Array;
 }
 
+/**
+ * The moderation endpoint (`POST /v1/moderations`): a text containing `FLAG:<category>` (e.g.
+ * `FLAG:harassment`) is flagged in that category, anything else is not; or an error.
+ */
+export interface ModerationsBehaviour {
+  status?: number;
+  errorBody?: object;
+}
+
+/** The categories OpenAI's moderation model answers, each false unless flagged. */
+const MODERATION_CATEGORIES = ["harassment", "harassment/threatening", "hate", "hate/threatening", "illicit", "illicit/violent", "self-harm", "self-harm/instructions", "self-harm/intent", "sexual", "sexual/minors", "violence", "violence/graphic"];
+
 /** A multipart upload as the fake received it. */
 export interface RecordedForm {
   fields: Record<string, string>;
@@ -95,7 +107,7 @@ export interface BehaviourControl<B> {
 }
 
 /** What an OpenAI-compatible server may serve (Ollama or llama.cpp serve chat and little else). */
-export type FakeCapability = "chat" | "embeddings" | "speech" | "transcriptions" | "images";
+export type FakeCapability = "chat" | "embeddings" | "speech" | "transcriptions" | "images" | "moderations";
 
 export interface FakeOpenAIOptions {
   /** Vector size when the request sends no `dimensions`. Default 1536 (text-embedding-3-small). */
@@ -114,6 +126,7 @@ export interface FakeOpenAI {
   speech: BehaviourControl<SpeechBehaviour>;
   transcriptions: BehaviourControl<TranscriptionBehaviour>;
   images: BehaviourControl<ImagesBehaviour>;
+  moderations: BehaviourControl<ModerationsBehaviour>;
   /** Forget behaviours and recorded requests. */
   reset(): void;
   /** Resolves with the next request the client aborts (or one aborted earlier and not yet awaited). */
@@ -272,13 +285,14 @@ export function fakePng(size: string | undefined): Buffer {
 
 export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
   const embeddingDimensions = options.embeddingDimensions ?? 1536;
-  const serves = new Set<FakeCapability>(options.serves ?? ["chat", "embeddings", "speech", "transcriptions", "images"]);
+  const serves = new Set<FakeCapability>(options.serves ?? ["chat", "embeddings", "speech", "transcriptions", "images", "moderations"]);
   const requests: RecordedRequest[] = [];
   const chat = behaviourControl<ChatBehaviour>();
   const embeddings = behaviourControl<EmbeddingsBehaviour>();
   const speech = behaviourControl<SpeechBehaviour>();
   const transcriptions = behaviourControl<TranscriptionBehaviour>();
   const images = behaviourControl<ImagesBehaviour>();
+  const moderations = behaviourControl<ModerationsBehaviour>();
   // Images answered as links, served by GET /files/<n>.png.
   const files = new Map<string, Uint8Array>();
   const sockets = new Set<Socket>();
@@ -319,6 +333,24 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
   function sendError(res: ServerResponse, behaviour: { status?: number; errorBody?: object; retryAfter?: string }): void {
     const status = behaviour.status ?? 500;
     sendJson(res, status, behaviour.errorBody ?? defaultErrorBody(status), behaviour.retryAfter ? { "retry-after": behaviour.retryAfter } : {});
+  }
+
+  function handleModerations(body: { model?: string; input?: unknown }, res: ServerResponse): void {
+    const behaviour = moderations.take();
+    if (behaviour.status) return sendError(res, behaviour);
+    if (body.input === undefined) return sendJson(res, 400, { error: { message: "'input' is required", type: "invalid_request_error", code: null, param: "input" } });
+    const inputs = (Array.isArray(body.input) ? body.input : [body.input]).map(String);
+    sendJson(res, 200, {
+      id: `modr-${++idCounter}`,
+      model: body.model ?? "omni-moderation-latest",
+      results: inputs.map((input) => {
+        const flaggedIn = new Set([...input.matchAll(/FLAG:([a-z/-]+)/g)].map((match) => match[1]!));
+        const categories = Object.fromEntries(MODERATION_CATEGORIES.map((category) => [category, flaggedIn.has(category)]));
+        const scores = Object.fromEntries(MODERATION_CATEGORIES.map((category) => [category, flaggedIn.has(category) ? 0.98 : 0.001]));
+        const applied = Object.fromEntries(MODERATION_CATEGORIES.map((category) => [category, ["text"]]));
+        return { flagged: flaggedIn.size > 0, categories, category_scores: scores, category_applied_input_types: applied };
+      }),
+    });
   }
 
   async function handleEmbeddings(body: EmbeddingsBody, res: ServerResponse): Promise<void> {
@@ -515,6 +547,7 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
         return void res.end(file);
       }
       if (post("/v1/embeddings", "embeddings")) return handleEmbeddings((record.body ?? {}) as EmbeddingsBody, res);
+      if (post("/v1/moderations", "moderations")) return handleModerations((record.body ?? {}) as { model?: string; input?: unknown }, res);
       if (post("/v1/chat/completions", "chat")) {
         return handleChat((record.body ?? {}) as ChatBody, res, () => void (ownDisconnect = true));
       }
@@ -542,12 +575,14 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
     speech: { next: speech.next, always: speech.always },
     transcriptions: { next: transcriptions.next, always: transcriptions.always },
     images: { next: images.next, always: images.always },
+    moderations: { next: moderations.next, always: moderations.always },
     reset() {
       chat.clear();
       embeddings.clear();
       speech.clear();
       transcriptions.clear();
       images.clear();
+      moderations.clear();
       files.clear();
       requests.length = 0;
       unclaimedAborts.length = 0;

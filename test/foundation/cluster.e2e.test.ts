@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { root } from "../support/contract.ts";
 import { startAndWait, type RunningProcess } from "../support/processes.ts";
 import { freePort } from "../support/ports.ts";
-import { createTestDatabase, databaseKind, type TestDatabase } from "../support/service.ts";
+import { createTestDatabase, databaseKind, databaseSettings, type TestDatabase } from "../support/service.ts";
 
 // `persona serve --processes 2` on the database kind under test: both processes answer on one port,
 // and a credential revoked through one is refused by the other (on the embedded default through
@@ -22,7 +22,7 @@ beforeAll(async () => {
     HOST: "127.0.0.1",
     LOG_LEVEL: "warn",
     EMBEDDED_DB_IN_MEMORY: "true",
-    ...(database.url ? { DATABASE_URL: database.url } : { DATABASE_URL: "" }),
+    ...(database.url ? databaseSettings(database.url) : { DATABASE_URL: "" }),
   };
   server = await startAndWait("node", [join(root, "cli/persona.ts"), "serve", "--processes", "2"], `${base}/readyz`, 180_000, env);
   // Ready when fresh connections, dealt to both processes in turn, are all answered ready.

@@ -45,7 +45,7 @@ describe("loadConfig", () => {
       TRUST_PROXY: "1",
     });
     expect(config).toMatchObject({ port: 8080, databaseUrl: "postgresql://u:p@db:5432/persona", logLevel: "debug", trustProxy: true });
-    expect(config.worker).toEqual({ enabled: false, concurrency: 4, pollIntervalMs: 2000 });
+    expect(config.worker).toEqual({ enabled: false, concurrency: 4, pollIntervalMs: 2000, stallMs: 120_000 });
   });
 
   it.each([

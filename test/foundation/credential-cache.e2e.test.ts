@@ -8,7 +8,7 @@ import { createApiClient } from "../support/api.ts";
 import { root } from "../support/contract.ts";
 import { startAndWait, type RunningProcess } from "../support/processes.ts";
 import { freePort } from "../support/ports.ts";
-import { createTestDatabase, startTestService, testDatabaseUrl, type TestDatabase, type TestService } from "../support/service.ts";
+import { createTestDatabase, databaseSettings, startTestService, testDatabaseUrl, type TestDatabase, type TestService } from "../support/service.ts";
 import { registerUser } from "../support/users.ts";
 
 const log = createLogger({ logLevel: "silent", logPretty: false });
@@ -93,7 +93,7 @@ describe.runIf(testDatabaseUrl)("revocation across two API processes on PostgreS
     database = await createTestDatabase();
     for (let i = 0; i < 2; i++) {
       const port = await freePort();
-      const env = { DATABASE_URL: database.url!, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn", WORKER_ENABLED: i === 0 ? "true" : "false" };
+      const env = { ...databaseSettings(database.url!), PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn", WORKER_ENABLED: i === 0 ? "true" : "false" };
       // One at a time: the first applies the migrations.
       processes.push(await startAndWait("node", [join(root, "server/main.ts")], `http://127.0.0.1:${port}/readyz`, 120_000, env));
     }

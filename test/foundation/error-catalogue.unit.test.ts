@@ -29,6 +29,8 @@ const factories: Record<string, () => ApiError> = {
   forbidden: () => catalogue.forbidden("m"),
   missingScope: () => catalogue.missingScope("m", "conversations:write", ["conversations:write", "chat", "admin"]),
   accountPendingDeletion: () => catalogue.accountPendingDeletion("m", { restorable: true }),
+  accountSuspended: () => catalogue.accountSuspended("m", { reason: "r" }),
+  contentFlagged: () => catalogue.contentFlagged("m", { categories: ["spam"], provider: "wordlist" }),
   notFound: () => catalogue.notFound("Persona"),
   notFoundExplained: () => catalogue.notFoundExplained("m"),
   noSuchRoute: () => catalogue.noSuchRoute(),

@@ -33,6 +33,7 @@ beforeAll(async () => {
       // Room for the fixtures and every valid create of the run (personas, documents, messages).
       DEFAULT_PLAN: "creator",
       WEBHOOKS_ALLOW_PRIVATE_URLS: "true",
+      PROVIDER_CONNECTIONS_ALLOW_PRIVATE_URLS: "true",
       WEBHOOKS_TIMEOUT_MS: "1000",
     },
   });

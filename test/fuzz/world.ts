@@ -99,6 +99,10 @@ async function makeActor(service: TestService, receiverUrl: string, skipped: str
   const webhook = await call("webhook", "POST", "/v1/webhooks", { url: `${receiverUrl}?${marker}`, events: ["conversation.created", "message.created"] });
   put("webhooks", webhook?.json.id, true);
   const exported = await call("data export", "POST", "/v1/auth/export-data");
+  // A provider connection of their own (issue 40), which a persona may name; at the loopback
+  // receiver, where a reply on it would go (a world's service allows private provider addresses).
+  const connection = await call("provider connection", "POST", "/v1/provider-connections", { name: `Provider ${label}`, base_url: `${new URL(receiverUrl).origin}/provider/v1`, api_key: `sk-${marker}` });
+  put("provider_connection_id", connection?.json.id, true);
 
   const persona = await call("private persona", "POST", "/v1/personas", {
     name: `Private ${label}`,

@@ -4,7 +4,7 @@ import { expectOk } from "../support/assertions.ts";
 import { createPersona } from "../support/chat.ts";
 import { eventually } from "../support/wait.ts";
 import { root } from "../support/contract.ts";
-import type { TestService } from "../support/service.ts";
+import { databaseSettings, type TestService } from "../support/service.ts";
 import { registerUser } from "../support/users.ts";
 import { discordMessage } from "../fakes/platforms/discord-server.ts";
 import { platformEnv, startPlatforms, startWithPlatforms, type Platforms } from "./helpers.ts";
@@ -21,7 +21,7 @@ const children: ChildProcess[] = [];
 function startWorker(): { child: ChildProcess; output: () => string } {
   const child = spawn(process.execPath, ["cli/persona.ts", "worker"], {
     cwd: root,
-    env: { ...process.env, ...platformEnv(platforms), DATABASE_URL: service.services.db.url, LOG_LEVEL: "info", LOG_PRETTY: "false", WORKER_POLL_INTERVAL_MS: "100", INTEGRATIONS_LEASE_MS: String(LEASE_MS) },
+    env: { ...process.env, ...platformEnv(platforms), ...databaseSettings(service.services.db.url), LOG_LEVEL: "info", LOG_PRETTY: "false", WORKER_POLL_INTERVAL_MS: "100", INTEGRATIONS_LEASE_MS: String(LEASE_MS) },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let log = "";

@@ -120,6 +120,7 @@ describe("explore", () => {
       category: "tutor",
       message_count: 42,
       creator_id: ann.id,
+      content_rating: "general",
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });

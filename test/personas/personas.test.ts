@@ -97,7 +97,9 @@ describe("creating a persona", () => {
       allow_client_system_messages: true,
       handle: expect.stringMatching(/^captain-nova(-\d+)?$/),
       model_settings: {},
+      provider_connection_id: null,
       creator_id: alice.id,
+      content_rating: "general",
       created_at: now.toISOString(),
       updated_at: now.toISOString(),
     });
@@ -337,10 +339,10 @@ describe("listing one's personas", () => {
     expect(body).toMatchObject({ total: made.length, limit: 20, offset: 0 });
     expect(ids(body.data)).toEqual(ids([...made].sort(byDesc("created_at"))));
     expect(Object.keys(body.data[0]!).sort()).toEqual(
-      ["id", "name", "description", "model", "avatar_url", "is_public", "category", "message_count", "created_at", "updated_at"].sort(),
+      ["id", "name", "description", "model", "avatar_url", "is_public", "category", "message_count", "content_rating", "created_at", "updated_at"].sort(),
     );
     const full = made.find((row) => row.id === body.data[0]!.id)!;
-    const { instructions: _i, greeting_message: _g, voice_id: _v, creator_id: _c, allow_client_system_messages: _s, handle: _h, model_settings: _m, ...summary } = full;
+    const { instructions: _i, greeting_message: _g, voice_id: _v, creator_id: _c, allow_client_system_messages: _s, handle: _h, model_settings: _m, provider_connection_id: _p, ...summary } = full;
     expect(body.data[0]).toEqual(summary);
   });
 

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { expect } from "vitest";
 import { root } from "../support/contract.ts";
 import { freePort } from "../support/ports.ts";
-import { createTestDatabase, databaseKind, jsonHeaders, type TestDatabase } from "../support/service.ts";
+import { createTestDatabase, databaseKind, databaseSettings, jsonHeaders, type TestDatabase } from "../support/service.ts";
 
 // Crash tests run the service as real processes (`persona serve`, `persona worker`) so that a
 // SIGKILL is a real one: no finally block, no graceful shutdown, no flushed buffers.
@@ -33,7 +33,7 @@ export interface Store {
 export async function freshStore(): Promise<Store> {
   if (databaseKind === "postgres") {
     const database = await createTestDatabase();
-    return { env: { DATABASE_URL: database.url! }, database, drop: database.drop };
+    return { env: databaseSettings(database.url!), database, drop: database.drop };
   }
   const dir = mkdtempSync(join(tmpdir(), "persona-crash-"));
   return { env: { DATABASE_URL: "", PERSONA_DATA_DIR: dir, EMBEDDED_DB_IN_MEMORY: "false" }, dir, drop: async () => rmSync(dir, { recursive: true, force: true }) };

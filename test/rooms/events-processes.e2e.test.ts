@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startAndWait, type RunningProcess } from "../support/processes.ts";
 import { freePort } from "../support/ports.ts";
-import { createTestDatabase, databaseKind, jsonHeaders, startTestService, type TestDatabase, type TestService } from "../support/service.ts";
+import { createTestDatabase, databaseKind, databaseSettings, jsonHeaders, startTestService, type TestDatabase, type TestService } from "../support/service.ts";
 import { readEvents, type EventReader } from "./event-reader.ts";
 
 // Fan-out across API processes: on PostgreSQL two real server processes (`node server/main.ts`) on
@@ -23,7 +23,7 @@ async function serverProcess(databaseUrl: string, worker: boolean): Promise<stri
   const running = await startAndWait("node", ["server/main.ts"], `${url}/healthz`, 120_000, {
     PORT: String(port),
     HOST: "127.0.0.1",
-    DATABASE_URL: databaseUrl,
+    ...databaseSettings(databaseUrl),
     LOG_LEVEL: "warn",
     WORKER_ENABLED: String(worker),
     AUTO_AVATARS: "false",

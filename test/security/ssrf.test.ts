@@ -20,6 +20,7 @@ import { call, useWorld, validRequest } from "./support.ts";
 /** Where each module that opens outbound connections gets its destination from. */
 const OUTBOUND: Record<string, string> = {
   "server/areas/webhooks/sender.ts": "a client's webhook URL: every connection resolves through the guard (guardedLookup)",
+  "server/toolkit/providers/llm/guarded-fetch.ts": "a user's provider connection URL (bring your own key): every connection resolves through the guard (guardedLookup)",
   "server/toolkit/providers/openai-client.ts": "the operator's OPENAI_BASE_URL (setting), never a client's input",
   "server/toolkit/providers/blobs/s3.ts": "the operator's S3_ENDPOINT / bucket (settings)",
   "server/toolkit/providers/email/smtp.ts": "the operator's SMTP_URL (setting)",

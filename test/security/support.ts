@@ -24,7 +24,7 @@ export function useWorld(options: TestServiceOptions & { strangers?: boolean } =
     fixture.receiver = await startReceiver();
     fixture.service = await startTestService({
       ...options,
-      env: { ...loopbackPlatforms(fixture.receiver.url), RATE_LIMIT_PER_MINUTE: "1000000", DEFAULT_PLAN: "creator", WEBHOOKS_ALLOW_PRIVATE_URLS: "true", ...options.env },
+      env: { ...loopbackPlatforms(fixture.receiver.url), RATE_LIMIT_PER_MINUTE: "1000000", DEFAULT_PLAN: "creator", WEBHOOKS_ALLOW_PRIVATE_URLS: "true", PROVIDER_CONNECTIONS_ALLOW_PRIVATE_URLS: "true", ...options.env },
     });
     fixture.world = await buildWorld(fixture.service, fixture.receiver.url, { strangers: options.strangers ?? false });
   }, 180_000);

@@ -11,13 +11,35 @@ export const testDatabaseUrl = process.env.TEST_DATABASE_URL || undefined;
 export const databaseKind = testDatabaseUrl ? "postgres" : "embedded";
 
 /**
+ * A pooler in transaction mode in front of TEST_DATABASE_URL's server (`TEST_DATABASE_POOLER_URL`,
+ * e.g. scripts/ci/pgbouncer.sh): the services then connect through it, with their LISTEN and
+ * session locks on a direct connection. The tests' own administration (creating and dropping
+ * databases, the template's lock) stays direct.
+ */
+export const testPoolerUrl = (testDatabaseUrl && process.env.TEST_DATABASE_POOLER_URL) || undefined;
+
+/**
+ * The settings that put a service (in process or spawned) on the database at `url`: DATABASE_URL,
+ * and behind the test pooler also DATABASE_POOLER and DATABASE_LISTEN_URL, the direct twin.
+ */
+export function databaseSettings(url: string): Record<string, string> {
+  if (!testPoolerUrl) return { DATABASE_URL: url };
+  const pooled = new URL(url);
+  const pooler = new URL(testPoolerUrl);
+  if (pooled.host !== pooler.host) return { DATABASE_URL: url };
+  const direct = new URL(testDatabaseUrl!);
+  direct.pathname = pooled.pathname;
+  return { DATABASE_URL: url, DATABASE_POOLER: "transaction", DATABASE_LISTEN_URL: direct.toString() };
+}
+
+/**
  * The prefix of this run's databases: the globalSetup's teardown drops what is left under it (a
  * service shared by a worker's files is never closed by a file).
  */
 export const RUN_DATABASE_PREFIX = `persona_test_${process.env.PERSONA_TEST_RUN ?? "local"}_`;
 
 export interface TestDatabase {
-  /** DATABASE_URL for the service, or undefined for the embedded default. */
+  /** DATABASE_URL for the service, or undefined for the embedded default (through the test pooler when there is one). */
   url: string | undefined;
   drop: () => Promise<void>;
 }
@@ -47,8 +69,8 @@ async function withAdmin<T>(run: (client: pg.Client) => Promise<T>): Promise<T> 
   }
 }
 
-function urlOf(name: string): string {
-  const url = new URL(testDatabaseUrl!);
+function urlOf(name: string, through: string = testDatabaseUrl!): string {
+  const url = new URL(through);
   url.pathname = `/${name}`;
   return url.toString();
 }
@@ -113,7 +135,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const name = `${RUN_DATABASE_PREFIX}${randomBytes(6).toString("hex")}`;
   await withAdmin((admin) => admin.query(`CREATE DATABASE ${name} TEMPLATE ${source}`));
   return {
-    url: urlOf(name),
+    url: urlOf(name, testPoolerUrl),
     drop: () => withAdmin((admin) => admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
   };
 }

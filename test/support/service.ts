@@ -5,9 +5,9 @@ import type { Logger } from "../../server/toolkit/logger.ts";
 import type { Providers } from "../../server/toolkit/providers/types.ts";
 import { startService, type RunningService } from "../../server/runtime.ts";
 import { createApiClient, type ApiClient } from "./api.ts";
-import { createTestDatabase, type TestDatabase } from "./database.ts";
+import { createTestDatabase, databaseSettings, type TestDatabase } from "./database.ts";
 
-export { createTestDatabase, databaseKind, testDatabaseUrl, type TestDatabase } from "./database.ts";
+export { createTestDatabase, databaseKind, databaseSettings, testDatabaseUrl, type TestDatabase } from "./database.ts";
 
 export interface TestServiceOptions {
   env?: Record<string, string>;
@@ -136,7 +136,7 @@ function shareKey(options: TestServiceOptions): string | undefined {
 
 async function startOwnService(options: TestServiceOptions): Promise<TestService> {
   const database = options.database ?? (await createTestDatabase());
-  const config = loadConfig({ ...TEST_SETTINGS, ...(database.url ? { DATABASE_URL: database.url } : {}), ...options.env }, options.overrides);
+  const config = loadConfig({ ...TEST_SETTINGS, ...(database.url ? databaseSettings(database.url) : {}), ...options.env }, options.overrides);
   const service = await startService(config, {
     ...(options.handlers ? { handlers: options.handlers } : {}),
     ...(options.extraTasks ? { extraTasks: options.extraTasks } : {}),

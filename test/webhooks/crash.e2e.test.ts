@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { outboxRow } from "../../server/toolkit/events/outbox.ts";
 import { root } from "../support/contract.ts";
-import { startTestService, type TestService } from "../support/service.ts";
+import { databaseSettings, startTestService, type TestService } from "../support/service.ts";
 import { registerUser } from "../support/users.ts";
 import { createWebhook } from "./helpers.ts";
 import { startReceiver, type Receiver } from "./receiver.ts";
@@ -23,7 +23,7 @@ function startWorker(): { child: ChildProcess; output: () => string } {
     cwd: root,
     env: {
       ...process.env,
-      DATABASE_URL: service.services.db.url,
+      ...databaseSettings(service.services.db.url),
       LOG_LEVEL: "warn",
       LOG_PRETTY: "false",
       WORKER_CONCURRENCY: "8",

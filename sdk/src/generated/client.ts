@@ -15,6 +15,7 @@ import { Social } from "../resources/social.ts";
 import { Studio } from "../resources/studio.ts";
 import { Voice } from "../resources/voice.ts";
 import { Webhooks } from "../resources/webhooks.ts";
+import { GeneratedModels, GeneratedProviderConnections, GeneratedSafety } from "./resources.ts";
 
 /** The client's areas, one property per first part of the contract's SDK method names (`@meta` `sdk`). */
 export class GeneratedClient {
@@ -32,10 +33,16 @@ export class GeneratedClient {
   readonly knowledge: Knowledge;
   /** Public listings: browse, rate, review, copy. */
   readonly marketplace: Marketplace;
+  /** The model registry a persona's model names, and users' own provider connections (bring your own key). */
+  readonly models: GeneratedModels;
   /** AI characters: create, list, update, delete, explore. */
   readonly personas: Personas;
+  /** The model registry a persona's model names, and users' own provider connections (bring your own key). */
+  readonly providerConnections: GeneratedProviderConnections;
   /** Group chats of users and personas. */
   readonly rooms: Rooms;
+  /** Trust and safety: reports, the actions on a user's content and their appeals, and the account's content settings. */
+  readonly safety: GeneratedSafety;
   /** Follows, likes, feed, profiles, shares. */
   readonly social: Social;
   /** Creator analytics, instruction versions, test chat, A/B variants, publication. */
@@ -53,8 +60,11 @@ export class GeneratedClient {
     this.integrations = new Integrations(core);
     this.knowledge = new Knowledge(core);
     this.marketplace = new Marketplace(core);
+    this.models = new GeneratedModels(core);
     this.personas = new Personas(core);
+    this.providerConnections = new GeneratedProviderConnections(core);
     this.rooms = new Rooms(core);
+    this.safety = new GeneratedSafety(core);
     this.social = new Social(core);
     this.studio = new Studio(core);
     this.voice = new Voice(core);

@@ -17,6 +17,7 @@ export const KEYED_ROUTES = [
   "POST /v1/marketplace/{id}/rate",
   "POST /v1/personas",
   "POST /v1/personas/import",
+  "POST /v1/provider-connections",
   "POST /v1/rooms",
   "POST /v1/rooms/{id}/messages",
   "POST /v1/studio/{persona_id}/variants",

@@ -871,6 +871,32 @@ export class GeneratedMarketplace {
 }
 
 /**
+ * `client.models`: The model registry a persona's model names, and users' own provider connections (bring your own key).
+ *
+ * The methods of its operations, generated from the contract.
+ */
+export class GeneratedModels {
+  /** What every resource shares: the raw client and the client's settings. */
+  protected readonly core: Core;
+
+  constructor(core: Core) {
+    this.core = core;
+  }
+
+  /**
+   * The models a persona may use, with their context windows, prices and capabilities (extension).
+   * Where each is reached and with which key stay the operator's.
+   *
+   * `GET /v1/models` (`models_list`).
+   * @example
+   * const { data } = await client.models.list();
+   */
+  list(options?: RequestOptions): APIPromise<ResponseOf<"models_list">> {
+    return unwrap(this.core.raw.GET("/v1/models", init(options)));
+  }
+}
+
+/**
  * `client.personas`: AI characters: create, list, update, delete, explore.
  *
  * The methods of its operations, generated from the contract.
@@ -1022,6 +1048,81 @@ export class GeneratedPersonasEmbed {
 }
 
 /**
+ * `client.providerConnections`: The model registry a persona's model names, and users' own provider connections (bring your own key).
+ *
+ * The methods of its operations, generated from the contract.
+ */
+export class GeneratedProviderConnections {
+  /** What every resource shares: the raw client and the client's settings. */
+  protected readonly core: Core;
+
+  constructor(core: Core) {
+    this.core = core;
+  }
+
+  /**
+   * The caller's provider connections, newest first, without their keys.
+   *
+   * `GET /v1/provider-connections` (`provider_connections_list`).
+   * @example
+   * const { data } = await client.providerConnections.list();
+   */
+  list(options?: RequestOptions): APIPromise<ResponseOf<"provider_connections_list">> {
+    return unwrap(this.core.raw.GET("/v1/provider-connections", init(options)));
+  }
+
+  /**
+   * Register a provider connection. The key is kept encrypted and answered never again: only its
+   * last characters, in `key_hint`.
+   *
+   * `POST /v1/provider-connections` (`provider_connections_create`).
+   * @throws {ConflictError} 409
+   * @example
+   * const connection = await client.providerConnections.create({ name: "My OpenRouter", base_url: "https://openrouter.ai/api/v1", api_key: key });
+   */
+  create(body: RequestBody<"provider_connections_create">, options?: IdempotentRequestOptions): APIPromise<ResponseOf<"provider_connections_create">> {
+    return unwrap(this.core.raw.POST("/v1/provider-connections", { body, ...init(options) }));
+  }
+
+  /**
+   * One of the caller's provider connections; another user's is 404.
+   *
+   * `GET /v1/provider-connections/{id}` (`provider_connections_get`).
+   * @throws {NotFoundError} 404
+   * @example
+   * const connection = await client.providerConnections.get(id);
+   */
+  get(id: string, options?: RequestOptions): APIPromise<ResponseOf<"provider_connections_get">> {
+    return unwrap(this.core.raw.GET("/v1/provider-connections/{id}", { params: { path: { id } }, ...init(options) }));
+  }
+
+  /**
+   * Change a provider connection; only the supplied fields change. A new `api_key` replaces the
+   * old one; `is_default: true` makes it the caller's default (another default stops being one).
+   *
+   * `PUT /v1/provider-connections/{id}` (`provider_connections_update`).
+   * @throws {NotFoundError} 404
+   * @example
+   * await client.providerConnections.update(id, { api_key: newKey });
+   */
+  update(id: string, body: RequestBody<"provider_connections_update">, options?: RequestOptions): APIPromise<ResponseOf<"provider_connections_update">> {
+    return unwrap(this.core.raw.PUT("/v1/provider-connections/{id}", { params: { path: { id } }, body, ...init(options) }));
+  }
+
+  /**
+   * Delete a provider connection and its key; personas that named it run on their model again.
+   *
+   * `DELETE /v1/provider-connections/{id}` (`provider_connections_delete`).
+   * @throws {NotFoundError} 404
+   * @example
+   * await client.providerConnections.delete(id);
+   */
+  delete(id: string, options?: RequestOptions): APIPromise<ResponseOf<"provider_connections_delete">> {
+    return unwrap(this.core.raw.DELETE("/v1/provider-connections/{id}", { params: { path: { id } }, ...init(options) }));
+  }
+}
+
+/**
  * `client.rooms`: Group chats of users and personas.
  *
  * The methods of its operations, generated from the contract.
@@ -1157,6 +1258,182 @@ export class GeneratedRooms {
    */
   removePersona(id: string, personaId: string, options?: RequestOptions): APIPromise<ResponseOf<"rooms_remove_persona">> {
     return unwrap(this.core.raw.DELETE("/v1/rooms/{id}/personas/{persona_id}", { params: { path: { id, persona_id: personaId } }, ...init(options) }));
+  }
+}
+
+/**
+ * `client.safety`: Trust and safety: reports, the actions on a user's content and their appeals, and the account's content settings.
+ *
+ * The methods of its operations, generated from the contract.
+ */
+export class GeneratedSafety {
+  /** What every resource shares: the raw client and the client's settings. */
+  protected readonly core: Core;
+
+  /** Trust and safety: reports, the actions on a user's content and their appeals, and the account's content settings. */
+  readonly contentSettings: GeneratedSafetyContentSettings;
+
+  /** Trust and safety: reports, the actions on a user's content and their appeals, and the account's content settings. */
+  readonly actions: GeneratedSafetyActions;
+
+  /** Trust and safety: reports, the actions on a user's content and their appeals, and the account's content settings. */
+  readonly reports: GeneratedSafetyReports;
+
+  constructor(core: Core) {
+    this.core = core;
+    this.contentSettings = new GeneratedSafetyContentSettings(core);
+    this.actions = new GeneratedSafetyActions(core);
+    this.reports = new GeneratedSafetyReports(core);
+  }
+
+  /**
+   * A suspended account's data export (extension): a suspended account cannot sign in, but keeps
+   * the right to its data. The e-mail and password are checked like a login (401 when wrong, and
+   * rate-limited alike); the download link is e-mailed as for `POST /v1/auth/export-data`. An
+   * account that is not suspended signs in and uses that operation instead (409).
+   *
+   * `POST /v1/auth/suspended/export-data` (`account_suspension_export_data`).
+   * @throws {ConflictError} 409
+   * @example
+   * await client.safety.exportSuspended({ email, password });
+   */
+  exportSuspended(body: RequestBody<"account_suspension_export_data">, options?: RequestOptions): APIPromise<ResponseOf<"account_suspension_export_data">> {
+    return unwrap(this.core.raw.POST("/v1/auth/suspended/export-data", { body, ...init(options) }));
+  }
+}
+
+/**
+ * `client.safety.actions`: Trust and safety: reports, the actions on a user's content and their appeals, and the account's content settings.
+ *
+ * The methods of its operations, generated from the contract.
+ */
+export class GeneratedSafetyActions {
+  /** What every resource shares: the raw client and the client's settings. */
+  protected readonly core: Core;
+
+  constructor(core: Core) {
+    this.core = core;
+  }
+
+  /**
+   * What operators and the moderation provider did to the caller's content and account, newest
+   * first, each with its reason, whether it still stands and its appeal (extension). Content taken
+   * down stays the owner's to read, change or delete; only the public places hide it.
+   *
+   * `GET /v1/moderation-actions` (`moderation_actions_list`), every page with `for await`.
+   * @example
+   * const { data } = await client.safety.actions.list();
+   */
+  list(query: QueryOf<"moderation_actions_list"> = {}, options?: RequestOptions): PageIterator<Schemas["ModerationAction"], ResponseOf<"moderation_actions_list">> {
+    return list((q) => this.core.raw.GET("/v1/moderation-actions", { params: { query: q }, ...init(options) }), query);
+  }
+
+  /**
+   * Appeal a takedown or hold of the caller's content, once (extension): an operator reverts it
+   * or upholds it. A second appeal, an appeal of a warning or of a reverted action is 409; someone
+   * else's action is 404.
+   *
+   * `POST /v1/moderation-actions/{id}/appeal` (`moderation_actions_appeal`).
+   * @throws {NotFoundError} 404
+   * @throws {ConflictError} 409
+   * @example
+   * await client.safety.actions.appeal(action.id, { message: "I rewrote the greeting." });
+   */
+  appeal(id: string, body: RequestBody<"moderation_actions_appeal">, options?: RequestOptions): APIPromise<ResponseOf<"moderation_actions_appeal">> {
+    return unwrap(this.core.raw.POST("/v1/moderation-actions/{id}/appeal", { params: { path: { id } }, body, ...init(options) }));
+  }
+}
+
+/**
+ * `client.safety.contentSettings`: Trust and safety: reports, the actions on a user's content and their appeals, and the account's content settings.
+ *
+ * The methods of its operations, generated from the contract.
+ */
+export class GeneratedSafetyContentSettings {
+  /** What every resource shares: the raw client and the client's settings. */
+  protected readonly core: Core;
+
+  constructor(core: Core) {
+    this.core = core;
+  }
+
+  /**
+   * Whether the caller sees personas and listings rated `mature` in explore, the marketplace, the
+   * feed and the model list (extension), and whether this server allows it at all.
+   *
+   * `GET /v1/auth/me/content-settings` (`content_settings_get`).
+   * @example
+   * const { show_mature } = await client.safety.contentSettings.get();
+   */
+  get(options?: RequestOptions): APIPromise<ResponseOf<"content_settings_get">> {
+    return unwrap(this.core.raw.GET("/v1/auth/me/content-settings", init(options)));
+  }
+
+  /**
+   * Opt in to (or out of) content rated `mature` (extension); opting in is 409 on a server that
+   * does not allow it (`MATURE_CONTENT=off`).
+   *
+   * `PUT /v1/auth/me/content-settings` (`content_settings_update`).
+   * @throws {ConflictError} 409
+   * @example
+   * await client.safety.contentSettings.update({ show_mature: true });
+   */
+  update(body: RequestBody<"content_settings_update">, options?: RequestOptions): APIPromise<ResponseOf<"content_settings_update">> {
+    return unwrap(this.core.raw.PUT("/v1/auth/me/content-settings", { body, ...init(options) }));
+  }
+}
+
+/**
+ * `client.safety.reports`: Trust and safety: reports, the actions on a user's content and their appeals, and the account's content settings.
+ *
+ * The methods of its operations, generated from the contract.
+ */
+export class GeneratedSafetyReports {
+  /** What every resource shares: the raw client and the client's settings. */
+  protected readonly core: Core;
+
+  constructor(core: Core) {
+    this.core = core;
+  }
+
+  /**
+   * The caller's own reports, newest first, with their state (extension).
+   *
+   * `GET /v1/reports` (`reports_list`), every page with `for await`.
+   * @example
+   * const { data } = await client.safety.reports.list({ status: "open" });
+   */
+  list(query: QueryOf<"reports_list"> = {}, options?: RequestOptions): PageIterator<Schemas["Report"], ResponseOf<"reports_list">> {
+    return list((q) => this.core.raw.GET("/v1/reports", { params: { query: q }, ...init(options) }), query);
+  }
+
+  /**
+   * Report a persona, listing, review, profile, room message, or a reply of someone else's persona
+   * in the caller's own conversation (extension). The target must be one the caller can see (404
+   * otherwise) and not the caller's own (400). What it shows now is kept with the report, so a
+   * later edit cannot hide it. One open report per reporter and target (409 while one is open);
+   * at most `REPORTS_PER_HOUR` reports an hour (429).
+   *
+   * `POST /v1/reports` (`reports_create`).
+   * @throws {NotFoundError} 404
+   * @throws {ConflictError} 409
+   * @example
+   * const report = await client.safety.reports.create({ target_type: "persona", target_id: persona.id, reason: "harassment" });
+   */
+  create(body: RequestBody<"reports_create">, options?: RequestOptions): APIPromise<ResponseOf<"reports_create">> {
+    return unwrap(this.core.raw.POST("/v1/reports", { body, ...init(options) }));
+  }
+
+  /**
+   * One of the caller's reports (extension); anyone else's is 404.
+   *
+   * `GET /v1/reports/{id}` (`reports_get`).
+   * @throws {NotFoundError} 404
+   * @example
+   * const report = await client.safety.reports.get(id);
+   */
+  get(id: string, options?: RequestOptions): APIPromise<ResponseOf<"reports_get">> {
+    return unwrap(this.core.raw.GET("/v1/reports/{id}", { params: { path: { id } }, ...init(options) }));
   }
 }
 

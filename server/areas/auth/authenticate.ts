@@ -1,6 +1,7 @@
 import type { Request, RequestHandler } from "express";
 import { operationsById } from "../../toolkit/contract.ts";
 import { missingScope, unauthorized } from "../../toolkit/http/error-catalogue.ts";
+import { suspendedRefusal } from "./users/suspension.ts";
 import { callerOf, setPrincipal, type Principal } from "../../toolkit/http/principal.ts";
 import { operationIdOf } from "../../toolkit/http/router.ts";
 import type { Services } from "../../toolkit/services.ts";
@@ -38,7 +39,7 @@ export function identifyCaller(services: Services): RequestHandler {
 
 /**
  * 401 for an operation that needs a credential and has no valid one; 403 when its scope is missing,
- * naming the scope and what grants it in each key vocabulary.
+ * naming the scope and what grants it in each key vocabulary, or the account is suspended.
  */
 export const requireCredential: RequestHandler = (req, _res, next) => {
   const operationId = operationIdOf(req);
@@ -46,6 +47,7 @@ export const requireCredential: RequestHandler = (req, _res, next) => {
   if (!op?.scope) return next();
   const principal = callerOf(req);
   if (!principal) return next(unauthorized("Credentials are missing, invalid, expired or revoked"));
+  if (principal.suspended) return next(suspendedRefusal(principal.suspended));
   if (!allows(principal, op)) {
     const { message, granting } = missingScopeRefusal({ ...op, scope: op.scope });
     return next(missingScope(message, op.scope, granting));
@@ -69,20 +71,23 @@ async function principalFor(services: Services, cache: CredentialCache, credenti
     return principal;
   }
   const epoch = cache.begin();
-  const principal = await resolveCredential(services, credential);
-  if (!principal) return undefined;
-  const validUntil = principal.expiresAt ?? (credential.kind === "access_token" ? tokenExpiry(credential.token) : Infinity);
+  const resolved = await resolveCredential(services, credential);
+  if (!resolved) return undefined;
+  const claims = credential.kind === "access_token" ? tokenClaims(credential.token) : undefined;
+  // A token's issue time tells read routing that its sign-in (or sign-up) was a write of the caller's.
+  const principal = claims?.issuedAt ? { ...resolved, issuedAt: claims.issuedAt } : resolved;
+  const validUntil = principal.expiresAt ?? (claims ? claims.expiresAt : Infinity);
   cache.store(key, { principal, validUntil, cachedAt: now, touchedAt: now }, epoch);
   return principal;
 }
 
-/** `exp` of a JWT that was just verified, in epoch ms. */
-function tokenExpiry(token: string): number {
+/** `exp` and `iat` of a JWT that was just verified, in epoch ms (0 and undefined when absent). */
+function tokenClaims(token: string): { expiresAt: number; issuedAt: number | undefined } {
   try {
-    const { exp } = JSON.parse(Buffer.from(token.split(".")[1] ?? "", "base64url").toString("utf8")) as { exp?: unknown };
-    return typeof exp === "number" ? exp * 1000 : 0;
+    const { exp, iat } = JSON.parse(Buffer.from(token.split(".")[1] ?? "", "base64url").toString("utf8")) as { exp?: unknown; iat?: unknown };
+    return { expiresAt: typeof exp === "number" ? exp * 1000 : 0, issuedAt: typeof iat === "number" ? iat * 1000 : undefined };
   } catch {
-    return 0;
+    return { expiresAt: 0, issuedAt: undefined };
   }
 }
 

@@ -28,3 +28,8 @@ export const area = defineArea({
 export { registerOAuthClient } from "./oauth/clients.ts";
 export { listOAuthClients, removeOAuthClient } from "./oauth/clients-admin.ts";
 export { listAccounts, setAccountPlan } from "./users/admin.ts";
+// What the safety area reads and changes (issue 41).
+export { findAccount, findAccountById, saveShowMature, setAccountSuspension, setProfileTakedown } from "./users/suspension.ts";
+export { exportSuspendedAccount } from "./account/suspended-export.ts";
+export { exportStartedBody } from "./account/views.ts";
+export type { UserRow } from "./users/service.ts";

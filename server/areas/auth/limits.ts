@@ -43,6 +43,8 @@ const LIMITED = new Map<OperationId, Rule>([
   ["auth_register", {}],
   ["auth_login", { account: emailOf }],
   ["auth_restore_me", { account: emailOf }],
+  // A suspended account's data export checks the password as a login does (issue 41).
+  ["account_suspension_export_data", { account: emailOf }],
   ["auth_forgot_password", { account: emailOf }],
   ["auth_delete_me", { account: callerAccount, counts: sendsPassword }],
   ["oauth_token", {}],

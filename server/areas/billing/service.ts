@@ -15,6 +15,7 @@ import { checkReturnUrls } from "./return-urls.ts";
 import { claimPlanChange, customerOf, keepCustomer, listInvoices, releasePlanChange, subscriptionOf, userEmail, type SubscriptionRow } from "./store.ts";
 import { applySubscription } from "./sync.ts";
 import { messagesSentIn, planOf, usagePeriod } from "../../quota/usage.ts";
+import { replyCostsOf } from "../conversations/index.ts";
 
 type CheckoutInput = components["schemas"]["CheckoutInput"];
 
@@ -207,10 +208,12 @@ export async function usageOf(services: Services, userId: string) {
   const { knex } = services.db;
   const [plan, period] = await Promise.all([planOf(services, userId), usagePeriod(services, userId)]);
   const limits = limitsOf(plan);
-  const [messages, personas, documents] = await Promise.all([
+  const [messages, personas, documents, costs] = await Promise.all([
     messagesSentIn(services, userId, period),
     countPlanPersonas(knex, userId),
     countPlanDocuments(knex, userId),
+    // The period's stored replies and what they cost (issue 40).
+    replyCostsOf(services, userId, period.start, period.end),
   ]);
-  return { plan, period, limits, messages, personas, documents };
+  return { plan, period, limits, messages, personas, documents, costs };
 }

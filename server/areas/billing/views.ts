@@ -2,6 +2,7 @@ import type { components } from "../../../generated/openapi.d.ts";
 import type { OfflineCheckout, ProviderCheckout } from "../../toolkit/providers/payments/types.ts";
 import type { PlanChangeResult, usageOf } from "./service.ts";
 import type { InvoiceRow, SubscriptionRow } from "./store.ts";
+import { usdOf } from "../../toolkit/models/index.ts";
 
 type Schemas = components["schemas"];
 
@@ -85,6 +86,20 @@ export function toUsage(usage: Awaited<ReturnType<typeof usageOf>>): Schemas["Us
       personas_limit: usage.limits.personas,
       knowledge_docs: usage.documents,
       knowledge_limit: usage.limits.knowledgeDocs,
+    },
+    costs: {
+      replies: usage.costs.replies,
+      own_key_replies: usage.costs.ownKeyReplies,
+      input_tokens: usage.costs.inputTokens,
+      output_tokens: usage.costs.outputTokens,
+      cost_usd: usdOf(usage.costs.costNanos),
+      by_model: usage.costs.byModel.map((model) => ({
+        model: model.model,
+        replies: model.replies,
+        input_tokens: model.inputTokens,
+        output_tokens: model.outputTokens,
+        cost_usd: usdOf(model.costNanos),
+      })),
     },
   };
 }

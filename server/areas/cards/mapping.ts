@@ -267,6 +267,11 @@ export function sourceOf(card: CardSource): CardSource {
 const CATEGORIES = new Set(["assistant", "tutor", "character", "coach", "companion", "creative", "developer", "other"]);
 const VOICES = new Set(["alloy", "echo", "fable", "nova", "onyx", "shimmer"]);
 
+/** The service's own extension of a card (an export of ours), or `{}`. */
+export function ownExtension(card: Pick<CardData, "extensions">): Record<string, unknown> {
+  return isObject(card.extensions[OWN_EXTENSION]) ? (card.extensions[OWN_EXTENSION] as Record<string, unknown>) : {};
+}
+
 /** Category and voice from the service's own extension (an export of ours); a character otherwise. */
 export function ownSettings(card: Pick<CardData, "extensions">): { category: Schemas["PersonaCategory"]; voice_id: Schemas["VoiceId"] } {
   const own = isObject(card.extensions[OWN_EXTENSION]) ? (card.extensions[OWN_EXTENSION] as Record<string, unknown>) : {};

@@ -7,10 +7,13 @@ import { imageFile } from "../images/index.ts";
 import { createPersona, requireVisiblePersona, type PersonaRow } from "../personas/index.ts";
 import type { Services } from "../../toolkit/services.ts";
 import type { CardContext } from "./lorebook.ts";
-import { instructionsOf, ownSettings, parseCard, publicDescription, sourceOf, toV2, type CardData, type CharacterCardV3 } from "./mapping.ts";
+import { instructionsOf, ownExtension, ownSettings, parseCard, publicDescription, sourceOf, toV2, type CardData, type CharacterCardV3 } from "./mapping.ts";
 import { encodePng, findText, isPng, plainPng, PngError, readPng, textChunk, withChunks, withoutText, type Chunk } from "./png.ts";
 import { cardAvatarFilesOf, findAlternateGreetings, findCardContext, findPersonaCard, insertCardAvatar, insertPersonaCard, type PersonaCardRow } from "./store.ts";
 import { toCardV3 } from "./views.ts";
+import { ratingOfTags } from "./rating.ts";
+import { modelOfCard, settingsOfCard } from "./model-settings.ts";
+import { modelRegistry } from "../../toolkit/models/index.ts";
 
 /** A card's JSON: 2 MB (MiB), as the contract says. */
 export const MAX_CARD_JSON_BYTES = 2 * 1024 * 1024;
@@ -90,6 +93,11 @@ export async function importCard(services: Services, userId: string, bytes: Uint
   const now = services.now();
   if (avatar && fileName) await services.providers.blobs.put(blobKey(fileName), { bytes: avatar, contentType: "image/png" });
   const { category, voice_id } = ownSettings(card);
+  const own = ownExtension(card);
+  const registry = modelRegistry(services.config.llm);
+  const named = modelOfCard(own);
+  const model = named !== undefined && registry.has(named) ? named : registry.defaultId;
+  const modelSettings = settingsOfCard(own);
   try {
     return await createPersona(
       services,
@@ -104,6 +112,11 @@ export async function importCard(services: Services, userId: string, bytes: Uint
         is_public: false,
         category,
         voice_id,
+        // An export of ours carries its model and generation settings: the model when this server has it, the settings within its limits.
+        model,
+        ...(Object.keys(modelSettings).length > 0 ? { model_settings: modelSettings } : {}),
+        // A card's NSFW tags make it `mature` (rating.ts).
+        content_rating: ratingOfTags(card.tags),
       },
       { onCreated: (trx, persona) => storeCard(trx, persona, card, fileName, now) },
     );

@@ -1,5 +1,6 @@
 import type { PersonaRow } from "../personas/index.ts";
 import { instructionsOf, OWN_EXTENSION, withName, type CardData, type CharacterCardV3 } from "./mapping.ts";
+import { tagsForRating } from "./rating.ts";
 import type { PersonaCardRow } from "./store.ts";
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
@@ -18,7 +19,7 @@ export function toCardV3(persona: PersonaRow, card: PersonaCardRow | undefined, 
     first_mes: persona.greeting_message ?? "",
     creator_notes: card?.creator_notes ?? "",
     alternate_greetings: card?.alternate_greetings ?? [],
-    tags: card?.tags ?? [],
+    tags: tagsForRating(card?.tags ?? [], persona.content_rating),
     creator: card?.creator ?? "",
     character_version: card?.character_version ?? "",
     group_only_greetings: [],
@@ -38,6 +39,9 @@ export function toCardV3(persona: PersonaRow, card: PersonaCardRow | undefined, 
     };
     return { spec: "chara_card_v3", spec_version: "3.0", data };
   }
+  // The owner's generation settings and model go with the card, for an import here to set them again (issue 40).
+  own.model = persona.model;
+  own.model_settings = persona.model_settings;
   const built = card && instructionsOf({ ...card.source, name: persona.name, extensions: card.extensions });
   // A card imported before instructions kept their macros has them with the name filled in.
   const unchanged = card !== undefined && (built === persona.instructions || withName(built!, persona.name) === persona.instructions);

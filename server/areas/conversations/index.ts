@@ -19,6 +19,10 @@ export { findStoredReply } from "./chat/turn.ts";
 export { followGeneration } from "./generations/follow.ts";
 export { stopGeneration } from "./generations/service.ts";
 export { deleteConversation, listMessages } from "./service.ts";
+// What a user may report (the safety area, issue 41).
+export { findOwnMessage } from "./service.ts";
+// What stored replies cost (issue 40): the usage endpoint's sums and the operator's report.
+export { costReport, replyCostsOf, type CostLine, type ReplyCosts } from "./costs.ts";
 
 export const area = defineArea({
   name: "conversations",

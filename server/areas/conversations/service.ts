@@ -11,6 +11,8 @@ import { START_MARK, STOP_MARK } from "./highlight.ts";
 import {
   countConversationsOf, deleteUserConversation, findMessage, findUserConversation, insertConversation, insertGreetings, listUserConversations, pageMessages,
   recentMessages, searchUserMessages, type ConversationRow,
+  findUserMessage,
+  type MessageRow,
 } from "./store.ts";
 
 /** Messages embedded in a single-conversation read (DECISIONS: the 50 most recent, oldest first). */
@@ -95,4 +97,9 @@ export async function listMessages(services: Services, userId: string, id: strin
 export async function searchMessages(services: Services, userId: string, q: string, window: PageWindow) {
   const page = await searchUserMessages(services.db.knex, userId, q, window, { start: START_MARK, stop: STOP_MARK });
   return { ...page, rows: await shownMessages(services, userId, page.rows) };
+}
+
+/** A message of one of the caller's own conversations, by id; undefined otherwise (issue 41: what a user may report). */
+export async function findOwnMessage(services: Services, userId: string, messageId: string): Promise<MessageRow | undefined> {
+  return isUuid(messageId) ? findUserMessage(services.db.knex, userId, messageId) : undefined;
 }

@@ -7,7 +7,9 @@ import type { PageWindow } from "../../toolkit/http/paging.ts";
 import { cardContextSql, type cardContextFromRow } from "../cards/index.ts";
 import { hasKnowledgeSql } from "../knowledge/index.ts";
 import type { Citation } from "../replies/index.ts";
-import { variantInstructionsSql } from "../studio/index.ts";
+import { variantInstructionsSql, variantSettingsSql } from "../studio/index.ts";
+import { QUOTA_NOT_EXEMPT, REPLY_CONNECTION_CTES, REPLY_CONNECTION_SELECT, type ReplyConnectionRow } from "../models/index.ts";
+import type { ModelSettings } from "../personas/index.ts";
 import { alternativeColumns, parentOf, pathCte, pathQuery } from "./tree/path-sql.ts";
 import { preparedOn } from "../../toolkit/db/prepared.ts";
 import { runStatement } from "../../toolkit/db/positional.ts";
@@ -47,6 +49,14 @@ export interface MessageRow {
   citations: CitationRecord[] | null;
   /** A reply stopped on request (issue 21). */
   stopped: boolean;
+  /** A reply's registry model (issue 40): the persona's, or the fallback that answered for it. */
+  model_id?: string | null;
+  /** The persona's model when it failed before answering and `model_id` answered for it. */
+  fallback_from?: string | null;
+  /** The reply ran on the user's own provider connection. */
+  own_key?: boolean;
+  /** What the reply cost at the registry's prices, in nano-USD (bigint: text from pg); 0 on the user's own key. */
+  cost_nanos?: number | string | null;
   created_at: Date;
   /** The previous message on its path; null for a first message. */
   parent_id: string | null;
@@ -62,7 +72,7 @@ export const CONVERSATION_COLUMNS = [
 ] as const;
 export const MESSAGE_COLUMNS = [
   "id", "conversation_id", "user_id", "persona_id", "role", "content", "content_tokens", "model", "input_tokens",
-  "output_tokens", "citations", "stopped", "created_at", "parent_id", "depth",
+  "output_tokens", "citations", "stopped", "created_at", "parent_id", "depth", "model_id", "fallback_from", "own_key", "cost_nanos",
 ] as const;
 
 /**
@@ -268,9 +278,15 @@ export interface TurnRow extends ReservationOutcome {
   /** The caller's conversation; null for another user's or an unknown one. */
   conversation: ConversationRow | null;
   /** Its persona while the caller may still see it; null otherwise (nothing was reserved then). */
-  persona: { id: string; name: string; model: string; instructions: string } | null;
+  persona: { id: string; name: string; model: string; instructions: string; model_settings: ModelSettings; provider_connection_id: string | null } | null;
   /** The instructions of the A/B variant the conversation was assigned, if any. */
   variant_instructions: string | null;
+  /** That variant's generation settings (`{}`: none), over the persona's. */
+  variant_settings: ModelSettings | null;
+  /** The user's own provider connection the reply runs on (issue 40); null: the persona's model. */
+  connection: ReplyConnectionRow | null;
+  /** The reply runs on the user's own key and the operator does not count such replies: nothing was reserved, and none is owed. */
+  quota_exempt: boolean;
   /** The most recent messages of the history path after its summary, newest first (a greeting at depth 0). */
   history: { id: string; role: "user" | "assistant"; content: string; content_tokens: number; depth: number }[];
   /** The latest rolling summary of the history path's prefix, when one was written. */
@@ -301,6 +317,8 @@ export interface TurnQuery {
   quota: ReservationQuery;
   /** On PostgreSQL the statement is prepared once per connection (db/prepared.ts). */
   databaseKind: "embedded" | "postgres";
+  /** The bindings of the models area's connection CTEs (its `replyConnectionBindings`). */
+  connection: readonly [boolean, string, boolean];
 }
 
 /**
@@ -318,7 +336,8 @@ const pathSteps = (historyWindow: number) => Math.trunc(historyWindow) * 2 + 1;
  * are there, so that a 404 costs no quota). Plan, limit and the count come back too, so a 402 needs no second query.
  */
 export async function loadTurn(knex: Knex, q: TurnQuery): Promise<TurnRow> {
-  const reservation = reservationCtes(q.quota, "EXISTS (SELECT 1 FROM p)");
+  // Nothing is reserved without the conversation and persona, nor for a reply on the user's own key that the quota exempts.
+  const reservation = reservationCtes(q.quota, `EXISTS (SELECT 1 FROM p) AND ${QUOTA_NOT_EXEMPT}`);
   // No greeting: a conversation's is its first stored message, read with the history.
   const sql =
     `WITH RECURSIVE c AS (SELECT ${CONVERSATION_COLUMNS.join(", ")} FROM conversations WHERE id = ? AND user_id = ?),
@@ -338,7 +357,9 @@ export async function loadTurn(knex: Knex, q: TurnQuery): Promise<TurnRow> {
        UNION ALL
        (SELECT s.through_message_id, s.through_depth, s.content, s.content_tokens FROM conversation_summaries s
          JOIN far ON far.id = s.through_message_id WHERE s.conversation_id = (SELECT id FROM c) ORDER BY s.through_depth DESC LIMIT 1)),
-     p AS (SELECT vp.id, vp.name, vp.model, vp.instructions, vp.model_settings FROM (${q.visiblePersonas.sql}) AS vp WHERE vp.id = (SELECT persona_id FROM c)),
+     p AS (SELECT vp.id, vp.name, vp.model, vp.instructions, vp.model_settings, vp.provider_connection_id FROM (${q.visiblePersonas.sql}) AS vp WHERE vp.id = (SELECT persona_id FROM c)),
+     -- The user's own provider connection the reply runs on, if any (the models area's rule).
+     ${REPLY_CONNECTION_CTES},
      -- One message of the monthly quota, reserved only when conversation and persona are there.
      ${reservation.sql}
      SELECT
@@ -354,12 +375,15 @@ export async function loadTurn(knex: Knex, q: TurnQuery): Promise<TurnRow> {
        ${hasKnowledgeSql("(SELECT id FROM p)")} AS has_knowledge,
        ${cardContextSql("(SELECT id FROM p)")} AS card,
        (SELECT row_to_json(m) FROM (SELECT ${MESSAGE_COLUMNS.join(", ")} FROM messages
-         WHERE id = ? AND conversation_id = (SELECT id FROM c)) m) AS stored`;
+         WHERE id = ? AND conversation_id = (SELECT id FROM c)) m) AS stored,
+       ${variantSettingsSql("(SELECT id FROM c)")} AS variant_settings,
+       ${REPLY_CONNECTION_SELECT}`;
   // Named by its whole text, the persona rule's included: the shape of both is fixed.
   const result = await runStatement(knex, sql, [
     q.conversationId, q.userId,
     q.historyFrom !== undefined, q.historyFrom ?? null,
     ...q.visiblePersonas.bindings,
+    ...q.connection,
     ...reservation.bindings,
     q.historyWindow,
     q.userId,
@@ -373,4 +397,9 @@ export async function loadTurn(knex: Knex, q: TurnQuery): Promise<TurnRow> {
     conversation: conversation && { ...conversation, created_at: new Date(conversation.created_at), updated_at: new Date(conversation.updated_at) },
     stored: stored && { ...stored, created_at: new Date(stored.created_at) },
   };
+}
+
+/** A message of one of `userId`'s conversations by id, on any path (the safety area's reports, issue 41). */
+export async function findUserMessage(knex: Knex, userId: string, id: string): Promise<MessageRow | undefined> {
+  return knex("messages as m").select([...MESSAGE_COLUMNS].map((column) => `m.${column}`)).where({ "m.id": id, "m.user_id": userId }).first();
 }

@@ -1,22 +1,24 @@
 import { pageBody, pageWindow } from "../../toolkit/http/paging.ts";
+import { callerOf } from "../../toolkit/http/principal.ts";
 import type { Handler, HandlerMap } from "../../toolkit/http/router.ts";
 import * as marketplace from "./service.ts";
 import { toCopy, toFeatured, toListing, toListingDetail, toRating, toReview } from "./views.ts";
 
-const marketplace_list: Handler<"marketplace_list"> = async ({ services, query }) => {
+// The marketplace's reads need no credential; a caller who sends one is shown what its content settings allow.
+const marketplace_list: Handler<"marketplace_list"> = async ({ services, req, query }) => {
   const window = pageWindow(query);
-  const page = await marketplace.list(services, { category: query.category, q: query.q }, query.sort ?? "popular", window);
+  const page = await marketplace.list(services, callerOf(req)?.userId, { category: query.category, q: query.q }, query.sort ?? "popular", window);
   return { status: 200, body: pageBody(page, window, (row) => toListing(row, services.config)) };
 };
 
-const marketplace_featured: Handler<"marketplace_featured"> = async ({ services }) => ({
+const marketplace_featured: Handler<"marketplace_featured"> = async ({ services, req }) => ({
   status: 200,
-  body: { data: (await marketplace.featured(services)).map((item) => toFeatured(item, services.config)) },
+  body: { data: (await marketplace.featured(services, callerOf(req)?.userId)).map((item) => toFeatured(item, services.config)) },
 });
 
-const marketplace_categories: Handler<"marketplace_categories"> = async ({ services }) => ({
+const marketplace_categories: Handler<"marketplace_categories"> = async ({ services, req }) => ({
   status: 200,
-  body: { data: (await marketplace.categories(services)) as never },
+  body: { data: (await marketplace.categories(services, callerOf(req)?.userId)) as never },
 });
 
 const marketplace_get: Handler<"marketplace_get"> = async ({ services, params }) => {

@@ -12,3 +12,5 @@ export type { ListingView } from "./store.ts";
 
 export const area = defineArea({ name: "marketplace", handlers, accountData: marketplaceAccountData, tables: ["marketplace_listings", "marketplace_search", "marketplace_trending", "marketplace_category_counts", "ratings"] });
 export { feature, unfeature } from "./service.ts";
+// What the safety area reads and changes (issue 41).
+export { findListingForModeration, findReviewForModeration, setListingTakedown, setReviewTakedown } from "./service.ts";

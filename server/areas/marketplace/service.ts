@@ -6,7 +6,8 @@ import { listingPageLink } from "../../toolkit/person-links.ts";
 import { conflict, forbidden, notFound, planLimit } from "../../toolkit/http/error-catalogue.ts";
 import type { PageWindow } from "../../toolkit/http/paging.ts";
 import { isUuid } from "../../toolkit/http/text.ts";
-import { createPersona, requireOwnPersona, requireVisiblePersona, updatePersona } from "../personas/index.ts";
+import { createPersona, ratingsShownTo, requireOwnPersona, requireVisiblePersona, updatePersona, type ContentRating } from "../personas/index.ts";
+import { holdForReview, screen } from "../../toolkit/moderation.ts";
 import { activeVersionOf } from "../personas/index.ts";
 import type { Services } from "../../toolkit/services.ts";
 import { SHELVES, shelfOfPersonaCategory, type Shelf } from "./shelves.ts";
@@ -14,6 +15,10 @@ import {
   countsByCategory,
   creatorReplies,
   featuredListings,
+  findAnyListing,
+  findAnyReview,
+  setListingTakenDown,
+  setReviewTakenDown,
   findVisibleListing,
   findVisibleListingOfPersona,
   incrementUseCount,
@@ -77,9 +82,11 @@ export async function publish(services: Services, userId: string, personaId: str
   }, { keepCategory: input.category === undefined });
 }
 
-export async function list(services: Services, filter: { category?: string; q?: string }, sort: ListingSort, page: PageWindow) {
+/** Listed listings of the ratings `viewerId` is shown (anonymous: `general` only; personas' ratings.ts). */
+export async function list(services: Services, viewerId: string | undefined, filter: { category?: string; q?: string }, sort: ListingSort, page: PageWindow) {
   const q = filter.q?.trim();
-  return listListings(services.db.knex, { category: filter.category, q: q ? q : undefined }, sort, page);
+  const ratings = await ratingsShownTo(services, viewerId);
+  return listListings(services.db.knex, { category: filter.category, q: q ? q : undefined, ratings }, sort, page);
 }
 
 export async function requireListing(services: Services, id: string): Promise<ListingView> {
@@ -93,13 +100,18 @@ export async function visibleListingOfPersona(services: Services, personaId: str
   return isUuid(personaId) ? findVisibleListingOfPersona(visible(services), personaId) : undefined;
 }
 
-/** Curated listings; when none is curated, the best rated with enough ratings, then the most used. */
-export async function featured(services: Services): Promise<{ listing: ListingView; reason: string }[]> {
-  const curated = await featuredListings(visible(services), FEATURED_SIZE);
+/**
+ * Curated listings; when none is curated, the best rated with enough ratings, then the most used;
+ * of the ratings `viewerId` is shown.
+ */
+export async function featured(services: Services, viewerId: string | undefined): Promise<{ listing: ListingView; reason: string }[]> {
+  const ratings = await ratingsShownTo(services, viewerId);
+  const shown = () => visible(services).whereIn("l.content_rating", ratings);
+  const curated = await featuredListings(shown(), FEATURED_SIZE);
   if (curated.length > 0) return curated.map((listing) => ({ listing, reason: listing.featured_reason ?? "" }));
-  const rated = await topRatedListings(visible(services), FEATURED_FALLBACK_MIN_RATINGS, FEATURED_SIZE);
+  const rated = await topRatedListings(shown(), FEATURED_FALLBACK_MIN_RATINGS, FEATURED_SIZE);
   if (rated.length > 0) return rated.map((listing) => ({ listing, reason: `Top rated in ${SHELVES[listing.category as Shelf]?.name ?? "the marketplace"}` }));
-  const { rows } = await list(services, {}, "popular", { limit: FEATURED_SIZE, offset: 0 });
+  const { rows } = await list(services, viewerId, {}, "popular", { limit: FEATURED_SIZE, offset: 0 });
   return rows.map((listing) => ({ listing, reason: "Most used" }));
 }
 
@@ -112,9 +124,9 @@ export async function unfeature(services: Services, listingId: string): Promise<
   return isUuid(listingId) && setFeatured(services.db.knex, listingId, null, null);
 }
 
-/** Every shelf with its name, description and count of visible listings. */
-export async function categories(services: Services) {
-  const counts = await countsByCategory(services.db.knex);
+/** Every shelf with its name, description and count of the visible listings of the ratings `viewerId` is shown. */
+export async function categories(services: Services, viewerId: string | undefined) {
+  const counts = await countsByCategory(services.db.knex, await ratingsShownTo(services, viewerId));
   return (Object.entries(SHELVES) as [Shelf, (typeof SHELVES)[Shelf]][]).map(([slug, info]) => ({ slug, ...info, count: counts.get(slug) ?? 0 }));
 }
 
@@ -133,10 +145,16 @@ export async function sampleMessages(services: Services, listing: ListingView): 
 export async function rate(services: Services, userId: string, listingId: string, input: { rating: number; review?: string }) {
   const listing = await requireListing(services, listingId);
   if (listing.creator_id === userId) throw forbidden("You cannot rate your own listing");
+  // Review text is checked before it is published (issue 41); a held review is saved hidden.
+  const flag = await screen(services, { label: "The review", texts: [input.review], holdable: true });
   const now = services.now();
-  return services.db.knex.transaction((trx) =>
-    saveRating(trx, listing.id, { id: uuidv7(), listing_id: listing.id, user_id: userId, rating: input.rating, review: input.review ?? null, created_at: now, updated_at: now }),
-  );
+  return services.db.knex.transaction(async (trx) => {
+    const saved = await saveRating(trx, listing.id, {
+      id: uuidv7(), listing_id: listing.id, user_id: userId, rating: input.rating, review: input.review ?? null, created_at: now, updated_at: now, ...(flag ? { taken_down_at: now } : {}),
+    });
+    if (flag) await holdForReview(trx, { targetType: "review", targetId: saved.rating.id, ownerId: userId, flag });
+    return saved;
+  });
 }
 
 export async function reviews(services: Services, listingId: string, sort: ReviewSortKey, page: PageWindow) {
@@ -174,3 +192,27 @@ export async function use(services: Services, userId: string, listingId: string)
     { sourceListingId: listing.id, onCreated: (trx) => incrementUseCount(trx, listing.id) },
   );
 }
+
+// ---------------------------------------------------------------- trust and safety (issue 41)
+
+/** Any listing by id, whatever its state (the safety area's snapshots); undefined when none. */
+export async function findListingForModeration(services: Services, listingId: string): Promise<ListingView | undefined> {
+  return isUuid(listingId) ? findAnyListing(services.db.knex, listingId) : undefined;
+}
+
+/** Takes a listing off the marketplace (`at`) or puts it back (null); false when none. */
+export async function setListingTakedown(services: Services, listingId: string, at: Date | null): Promise<boolean> {
+  return isUuid(listingId) && setListingTakenDown(services.db.knex, listingId, at);
+}
+
+/** A review by id whatever its state, with its listing's creator; undefined when none. */
+export async function findReviewForModeration(services: Services, reviewId: string) {
+  return isUuid(reviewId) ? findAnyReview(services.db.knex, reviewId) : undefined;
+}
+
+/** Hides a review from its listing's reviews (`at`) or shows it again (null); false when none. */
+export async function setReviewTakedown(services: Services, reviewId: string, at: Date | null): Promise<boolean> {
+  return isUuid(reviewId) && setReviewTakenDown(services.db.knex, reviewId, at);
+}
+
+export type { ContentRating };

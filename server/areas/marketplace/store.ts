@@ -1,6 +1,7 @@
 import type { Knex } from "knex";
 import { offsetPage } from "../../toolkit/db/paging.ts";
 import type { PageWindow } from "../../toolkit/http/paging.ts";
+import type { ContentRating } from "../personas/index.ts";
 
 export interface ListingRow {
   id: string;
@@ -22,6 +23,8 @@ export interface ListingRow {
   published_at: Date;
   created_at: Date;
   updated_at: Date;
+  /** Its persona's rating, copied by a trigger (migration 0034). */
+  content_rating: ContentRating;
 }
 
 /** A listing with what the marketplace shows of its persona and creator. */
@@ -43,12 +46,15 @@ export interface RatingRow {
   review: string | null;
   created_at: Date;
   updated_at: Date;
+  /** When the review was taken down or held for review (issue 41): left out of the reviews shown. */
+  taken_down_at?: Date | null;
 }
 
 // The listing's own columns; the search copies and `listed` (migration 0014) stay in the database.
 const LISTING_COLUMNS = [
   "id", "persona_id", "creator_id", "category", "tags", "pricing", "use_count", "review_count", "rating_sum",
   "rating_1", "rating_2", "rating_3", "rating_4", "rating_5", "featured_reason", "featured_at", "published_at", "created_at", "updated_at",
+  "content_rating",
 ] as const;
 
 export type ListingSort = "popular" | "recent" | "trending" | "top_rated";
@@ -77,8 +83,10 @@ export async function upsertListing(
 
 /**
  * Listings anyone may see, over `marketplace_listings as l` joined to `personas as p` and
- * `users as u`: `listed`, which triggers keep equal to "the persona is public and its creator's
- * account live" (migration 0014), the rule of every public place (server/areas/personas/store.ts, byLiveCreator).
+ * `users as u`: `listed`, which triggers keep equal to "the persona is public and not taken down,
+ * its creator's account live (neither deleted nor suspended), the listing not taken down"
+ * (migrations 0014 and 0034, `marketplace_listed`), the rule of every public place
+ * (server/areas/personas/shown.ts, byLiveCreator).
  */
 export function visibleListings(knex: Knex): Knex.QueryBuilder {
   return withShownFields(knex, knex("marketplace_listings as l").where("l.listed", true));
@@ -115,36 +123,43 @@ const LISTING_ORDER: Record<ListingSort, string> = {
  * listing's tsvector of name, description and tags (web-search syntax, English stemming) in
  * `marketplace_search as s`, against its GIN index.
  */
-function matchingListings(knex: Knex, filter: { category?: string; q?: string }): Knex.QueryBuilder {
-  const query = knex("marketplace_listings as l").where("l.listed", true);
+function matchingListings(knex: Knex, filter: ListingFilter): Knex.QueryBuilder {
+  const query = knex("marketplace_listings as l").where("l.listed", true).whereIn("l.content_rating", filter.ratings);
   if (filter.category) query.where("l.category", filter.category);
   if (filter.q !== undefined) query.join("marketplace_search as s", "s.listing_id", "l.id").whereRaw("s.document @@ websearch_to_tsquery('english', ?)", [filter.q]);
   return query;
 }
 
-/** How many listed listings match `q` (and the category): the narrow search table alone. */
-async function countMatches(knex: Knex, q: string, category?: string): Promise<number> {
-  const query = knex("marketplace_search as s").where("s.listed", true).whereRaw("s.document @@ websearch_to_tsquery('english', ?)", [q]);
+/** What a list is filtered by: the shelf, free text, and the ratings its viewer is shown. */
+export interface ListingFilter {
+  category?: string;
+  q?: string;
+  ratings: readonly ContentRating[];
+}
+
+/** How many listed listings match `q` (and the category and ratings): the narrow search table alone. */
+async function countMatches(knex: Knex, q: string, ratings: readonly ContentRating[], category?: string): Promise<number> {
+  const query = knex("marketplace_search as s").where("s.listed", true).whereIn("s.content_rating", ratings).whereRaw("s.document @@ websearch_to_tsquery('english', ?)", [q]);
   if (category) query.where("s.category", category);
   const [row] = await query.count<{ count: string | number }[]>({ count: "*" });
   return Number(row?.count ?? 0);
 }
 
-/** Listed listings of one category or all, from the counters triggers keep (migration 0014). */
-async function countListed(knex: Knex, category?: string): Promise<number> {
-  const query = knex("marketplace_category_counts");
+/** Listed listings of one category or all, of these ratings, from the counters triggers keep (migrations 0014, 0034). */
+async function countListed(knex: Knex, ratings: readonly ContentRating[], category?: string): Promise<number> {
+  const query = knex("marketplace_category_counts").whereIn("content_rating", ratings);
   if (category) query.where({ category });
   const row = await query.sum<{ total: string | number | null }[]>({ total: "listings" });
   return Number(row[0]?.total ?? 0);
 }
 
 /** One page in `sort` and the number of matches: the counters without `q`, the search table with it. */
-export async function listListings(knex: Knex, filter: { category?: string; q?: string }, sort: ListingSort, page: PageWindow): Promise<{ rows: ListingView[]; total: number }> {
+export async function listListings(knex: Knex, filter: ListingFilter, sort: ListingSort, page: PageWindow): Promise<{ rows: ListingView[]; total: number }> {
   const listings = matchingListings(knex, filter);
   if (sort === "trending") listings.join("marketplace_trending as t", "t.listing_id", "l.id");
   const [rows, total] = await Promise.all([
     withShownFields(knex, listings).orderByRaw(LISTING_ORDER[sort]).limit(page.limit).offset(page.offset) as Promise<ListingView[]>,
-    filter.q === undefined ? countListed(knex, filter.category) : countMatches(knex, filter.q, filter.category),
+    filter.q === undefined ? countListed(knex, filter.ratings, filter.category) : countMatches(knex, filter.q, filter.ratings, filter.category),
   ]);
   return { rows, total };
 }
@@ -167,8 +182,8 @@ export async function topRatedListings(base: Knex.QueryBuilder, minRatings: numb
   return base.clone().where("l.review_count", ">=", minRatings).orderByRaw(LISTING_ORDER.top_rated).limit(limit);
 }
 
-export async function countsByCategory(knex: Knex): Promise<Map<string, number>> {
-  const rows: { category: string; listings: number }[] = await knex("marketplace_category_counts").select("category", "listings");
+export async function countsByCategory(knex: Knex, ratings: readonly ContentRating[]): Promise<Map<string, number>> {
+  const rows: { category: string; listings: number }[] = await knex("marketplace_category_counts").whereIn("content_rating", ratings).groupBy("category").select("category").sum({ listings: "listings" });
   return new Map(rows.map((row) => [row.category, Number(row.listings)]));
 }
 
@@ -194,7 +209,9 @@ export async function saveRating(
   };
   let saved: RatingRow;
   if (previous) {
-    [saved] = await trx("ratings").where({ id: previous.id }).update({ rating: row.rating, review: row.review, updated_at: row.updated_at }).returning("*");
+    // A review held for review stays held when it is replaced; a replacement held now is hidden.
+    const held = row.taken_down_at ? { taken_down_at: row.taken_down_at } : {};
+    [saved] = await trx("ratings").where({ id: previous.id }).update({ rating: row.rating, review: row.review, updated_at: row.updated_at, ...held }).returning("*");
     bump("rating_sum", row.rating - previous.rating);
     if (previous.rating !== row.rating) {
       bump(`rating_${previous.rating}`, -1);
@@ -217,9 +234,12 @@ const REVIEW_ORDER: Record<ReviewSortKey, string> = {
 };
 
 export async function listReviews(knex: Knex, listingId: string, sort: ReviewSortKey, page: PageWindow) {
+  // A review taken down (or held for review), or by a suspended account, is not shown (issue 41).
   const query = knex("ratings as r")
     .join("users as u", "u.id", "r.user_id")
     .where("r.listing_id", listingId)
+    .whereNull("r.taken_down_at")
+    .whereNull("u.suspended_at")
     .select("r.*", knex.raw("coalesce(u.display_name, u.username) as user_name"));
   return offsetPage<RatingRow & { user_name: string }>(query, REVIEW_ORDER[sort], page);
 }
@@ -237,4 +257,26 @@ export async function creatorReplies(knex: Knex, personaId: string, creatorId: s
     .limit(limit)
     .select("content");
   return rows.map((row) => row.content);
+}
+
+// ---------------------------------------------------------------- trust and safety (issue 41)
+
+/** Any listing with its persona's name and description, whatever its state (the safety area's snapshots). */
+export async function findAnyListing(knex: Knex, id: string): Promise<ListingView | undefined> {
+  return withShownFields(knex, knex("marketplace_listings as l")).where("l.id", id).first();
+}
+
+/** Takes the listing down (`at`) or puts it back (null); `listed` follows by trigger (migration 0034). */
+export async function setListingTakenDown(knex: Knex, id: string, at: Date | null): Promise<boolean> {
+  return (await knex("marketplace_listings").where({ id }).update({ taken_down_at: at })) > 0;
+}
+
+/** A review (a rating with its text) by id, whatever its state, with its listing's creator. */
+export async function findAnyReview(knex: Knex, id: string): Promise<(RatingRow & { listing_creator_id: string }) | undefined> {
+  return knex("ratings as r").join("marketplace_listings as l", "l.id", "r.listing_id").where("r.id", id).first("r.*", "l.creator_id as listing_creator_id");
+}
+
+/** Takes the review down (`at`) or puts it back (null). */
+export async function setReviewTakenDown(knex: Knex, id: string, at: Date | null): Promise<boolean> {
+  return (await knex("ratings").where({ id }).update({ taken_down_at: at })) > 0;
 }

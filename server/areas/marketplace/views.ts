@@ -33,6 +33,7 @@ export function toListing(row: ListingView, where: Where): S["Listing"] {
     review_count: row.review_count,
     use_count: row.use_count,
     avatar_url: shownLink(where, row.avatar_url),
+    content_rating: row.content_rating,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };

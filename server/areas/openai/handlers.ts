@@ -7,17 +7,20 @@ import { openai_responses_create } from "./responses.ts";
 import { beginCompletion, listModels, requireModel } from "./service.ts";
 import { modelNameOf } from "../personas/index.ts";
 import { streamCompletion } from "./stream.ts";
+import { modelRegistry } from "../../toolkit/models/index.ts";
 import { completionHead, toCompletion, toModel } from "./views.ts";
 
-const openai_list_models: Handler<"openai_list_models"> = async ({ services, principal }) => ({
-  status: 200,
+const openai_list_models: Handler<"openai_list_models"> = async ({ services, principal }) => {
+  const registry = modelRegistry(services.config.llm);
   // The list is the caller's own personas: each is named by its handle.
-  body: { object: "list", data: (await listModels(services, principal.userId)).map((row) => toModel(row, row.handle)) },
-});
+  const data = (await listModels(services, principal.userId)).map((row) => toModel(row, row.handle, registry.budget(row.model).contextTokens));
+  return { status: 200, body: { object: "list", data } };
+};
 
 const openai_get_model: Handler<"openai_get_model"> = async ({ services, principal, params }) => {
   const persona = await requireModel(services, principal.userId, params.model);
-  return { status: 200, body: toModel(persona, await modelNameOf(services, principal.userId, persona)) };
+  const contextLength = modelRegistry(services.config.llm).budget(persona.model).contextTokens;
+  return { status: 200, body: toModel(persona, await modelNameOf(services, principal.userId, persona), contextLength) };
 };
 
 /**

@@ -2,6 +2,8 @@ import type { components } from "../../../generated/openapi.d.ts";
 import type { ModelSettings } from "../personas/index.ts";
 import type { ModelOptions, ResponseFormat } from "../../toolkit/providers/llm/types.ts";
 import { openaiRefusal } from "./errors.ts";
+import type { ModelRegistry } from "../../toolkit/models/index.ts";
+import { inputTooLong, type ReplyConnection } from "../replies/index.ts";
 
 type CompletionRequest = components["schemas"]["OpenAIChatCompletionRequest"];
 type ModelParameter = components["schemas"]["ModelParameter"];
@@ -121,4 +123,23 @@ function responseFormat(format: NonNullable<CompletionRequest["response_format"]
     ...(schema ? { schema: schema as Record<string, unknown> } : {}),
     ...(strict !== undefined ? { strict } : {}),
   };
+}
+
+/**
+ * What the persona's model cannot honour, refused before anything runs (issue 40, item 3): tools
+ * or a JSON reply from a model without the capability, and a prompt over the model's own context
+ * (OpenAI's `context_length_exceeded`). On the caller's own connection the provider answers for
+ * itself: only its context window applies.
+ */
+export function refuseBeyondModel(registry: ModelRegistry, model: string, options: ModelOptions, prompt: string, connection: ReplyConnection | undefined): void {
+  const entry = registry.resolve(model);
+  if (!connection) {
+    if (options.tools?.length && !entry.capabilities.tools) throw openaiRefusal(400, "unsupported", `The persona's model \`${entry.id}\` cannot call tools`, "tools");
+    if (options.responseFormat && options.responseFormat.type !== "text" && !entry.capabilities.jsonMode) {
+      throw openaiRefusal(400, "unsupported", `The persona's model \`${entry.id}\` cannot answer in JSON`, "response_format");
+    }
+  }
+  const budget = registry.budget(model, connection);
+  const tooLong = inputTooLong(registry.source === "file" ? { ...budget, model: entry.id } : budget, prompt);
+  if (tooLong) throw openaiRefusal(400, "context_length_exceeded", tooLong.message, "messages");
 }

@@ -5,14 +5,16 @@ import { conversationReply } from "../conversations/index.ts";
 import { requireOwnConversation } from "../conversations/index.ts";
 import { ApiError } from "../../toolkit/http/errors.ts";
 import type { ModelOptions } from "../../toolkit/providers/llm/types.ts";
-import { findPersonaByModelName, listOwnPersonas, personaByModelNameSql, type PersonaRow } from "../personas/index.ts";
-import { beginReply, inputTooLong } from "../replies/index.ts";
+import { findPersonaByModelName, listOwnPersonas, personaByModelNameSql, ratingsShownTo, type PersonaRow } from "../personas/index.ts";
+import { beginReply, inputTooLong, unreservedMessage, type ReplyConnection } from "../replies/index.ts";
+import { openConnection, replyConnectionBindings } from "../models/index.ts";
+import { modelRegistry } from "../../toolkit/models/index.ts";
 import { personaKnowledge } from "../replies/index.ts";
 import type { ContextSource, Reply, ReplySink } from "../replies/index.ts";
 import type { Services } from "../../toolkit/services.ts";
 import { modelNotFound, openaiRefusal } from "./errors.ts";
 import { readMessages, type ClientExchange } from "./messages.ts";
-import { completionParameters } from "./parameters.ts";
+import { completionParameters, refuseBeyondModel } from "./parameters.ts";
 import { loadCompletionStart } from "./store.ts";
 
 type CompletionRequest = components["schemas"]["OpenAIChatCompletionRequest"];
@@ -20,9 +22,10 @@ type CompletionRequest = components["schemas"]["OpenAIChatCompletionRequest"];
 /** OpenAI's model list has no paging: the newest this many of the caller's personas are listed. */
 export const MODEL_LIST_CAP = 1000;
 
+/** The caller's personas as models, of the ratings the caller is shown (issue 41: the lists' one rule). */
 export async function listModels(services: Services, userId: string): Promise<PersonaRow[]> {
-  const page = await listOwnPersonas(services, userId, "created_at", { limit: MODEL_LIST_CAP, offset: 0 });
-  return page.rows;
+  const [page, ratings] = await Promise.all([listOwnPersonas(services, userId, "created_at", { limit: MODEL_LIST_CAP, offset: 0 }), ratingsShownTo(services, userId)]);
+  return page.rows.filter((persona) => ratings.includes(persona.content_rating));
 }
 
 /** A persona the caller may chat with (their own or a public one), by id, handle or `<username>/<handle>`; anything else is `model_not_found`. */
@@ -68,13 +71,17 @@ export async function beginCompletion(
     persona: personaByModelNameSql(services, userId, request.model),
     quota,
     databaseKind: services.db.kind,
+    connection: replyConnectionBindings(services, userId),
   });
   const { persona } = start;
   if (!persona) throw modelNotFound(request.model);
-  const reserved = start.reserved === null ? undefined : heldMessage(services, userId, start.period_start, quota.lease.replyId);
+  // A reply on the caller's own key that the quota exempts reserved nothing (issue 40).
+  const reserved = start.reserved !== null ? heldMessage(services, userId, start.period_start, quota.lease.replyId) : start.quota_exempt ? unreservedMessage(quota.lease.replyId) : undefined;
   let checked: { modelOptions: ModelOptions; maxTokens: number | undefined; sink: ReplySink };
+  let connection: ReplyConnection | undefined;
   try {
-    checked = await checkAgainstPersona(services, userId, persona, exchange, request);
+    connection = start.connection ? await openConnection(services, start.connection) : undefined;
+    checked = await checkAgainstPersona(services, userId, persona, exchange, request, connection);
     if (!reserved) throw planLimitExceeded("messagesPerMonth", start.plan, start.messages_limit, start.used);
   } catch (error) {
     await reserved?.release().catch((failure: unknown) => services.log.error({ err: failure }, "could not give back a message quota"));
@@ -92,7 +99,7 @@ export async function beginCompletion(
   };
   const reply = await beginReply(services, {
     userId,
-    persona: { id: persona.id, name: persona.name, model: persona.model, instructions: persona.instructions },
+    persona: { id: persona.id, name: persona.name, model: persona.model, instructions: persona.instructions, connection },
     context,
     // The card context, read by the completion's statement.
     card: Promise.resolve(cardContextFromRow(start.card)),
@@ -117,10 +124,13 @@ async function checkAgainstPersona(
   persona: PersonaRow,
   exchange: ClientExchange,
   request: CompletionRequest & { conversationId?: string | undefined },
+  connection: ReplyConnection | undefined,
 ): Promise<{ modelOptions: ModelOptions; maxTokens: number | undefined; sink: ReplySink }> {
   const { options: modelOptions, maxTokens } = completionParameters(request, persona.model_settings);
   const refused = services.providers.llm.refuses?.(modelOptions);
   if (refused) throw openaiRefusal(400, "unsupported", refused.message, refused.option === "tools" ? "tools" : refused.option);
+  // What the persona's model cannot do or take (its capabilities, its context): refused as OpenAI refuses.
+  refuseBeyondModel(modelRegistry(services.config.llm), persona.model, modelOptions, [exchange.input, ...exchange.trailing.map((turn) => turn.content)].join("\n"), connection);
   const clientSystem = exchange.system.length > 0 || exchange.trailing.some((turn) => turn.role === "system");
   if (clientSystem && !persona.allow_client_system_messages) {
     throw openaiRefusal(400, "system_messages_not_allowed", "This persona's owner does not allow system messages from clients", "messages");

@@ -29,7 +29,7 @@ export async function streamCompletion(res: Response, reply: Reply, head: Comple
         sse.data(toChunk(head, { tool_calls: [toToolCallDelta(event.call)] }));
       } else if (event.type === "done") {
         sse.data(toChunk(head, {}, event.reply.finishReason));
-        if (settings.includeUsage) sse.data(toUsageChunk(head, event.reply.usage));
+        if (settings.includeUsage) sse.data(toUsageChunk(head, event.reply.usage, event.reply.costNanos));
         sse.data("[DONE]");
       } else {
         if (settings.signal.aborted) settings.log.info("client disconnected; upstream call aborted");

@@ -2,6 +2,7 @@ import type { components } from "../../../generated/openapi.d.ts";
 import type { PersonaRow } from "../personas/index.ts";
 import type { ReplyRecord } from "../replies/index.ts";
 import type { ToolCall, ToolCallDelta, TokenUsage } from "../../toolkit/providers/llm/types.ts";
+import { usdOf } from "../../toolkit/models/index.ts";
 
 // Personas and replies as OpenAI's wire objects.
 
@@ -11,13 +12,22 @@ type FinishReason = Schemas["OpenAIFinishReason"];
 
 const seconds = (at: Date) => Math.floor(at.getTime() / 1000);
 
-/** A persona as a model, under the name the caller would send as `model` (its handle, or `<username>/<handle>`). */
-export function toModel(row: PersonaRow, name: string): Schemas["OpenAIModel"] {
-  return { id: name, object: "model", created: seconds(row.created_at), owned_by: row.creator_id, name: row.name, persona_id: row.id };
+/**
+ * A persona as a model, under the name the caller would send as `model` (its handle, or
+ * `<username>/<handle>`), with its model's context window as `context_length`.
+ */
+export function toModel(row: PersonaRow, name: string, contextLength: number): Schemas["OpenAIModel"] {
+  return { id: name, object: "model", created: seconds(row.created_at), owned_by: row.creator_id, name: row.name, persona_id: row.id, context_length: contextLength };
 }
 
-export function toUsage(usage: TokenUsage): Schemas["OpenAIUsage"] {
-  return { prompt_tokens: usage.inputTokens, completion_tokens: usage.outputTokens, total_tokens: usage.inputTokens + usage.outputTokens };
+/** OpenAI's usage, with the reply's cost in USD (an extension field) when it is known. */
+export function toUsage(usage: TokenUsage, costNanos?: number): Schemas["OpenAIUsage"] {
+  return {
+    prompt_tokens: usage.inputTokens,
+    completion_tokens: usage.outputTokens,
+    total_tokens: usage.inputTokens + usage.outputTokens,
+    ...(costNanos !== undefined ? { cost_usd: usdOf(costNanos) } : {}),
+  };
 }
 
 /** What every object of one completion repeats. */
@@ -36,7 +46,7 @@ function toToolCall(call: ToolCall): Schemas["OpenAIToolCall"] {
 }
 
 /** A whole reply: its text (null when the model only called tools), its tool calls and why it ended. */
-export function toCompletion(head: CompletionHead, reply: Pick<ReplyRecord, "content" | "usage" | "finishReason" | "toolCalls">, storedId: string | null): Schemas["OpenAIChatCompletion"] {
+export function toCompletion(head: CompletionHead, reply: Pick<ReplyRecord, "content" | "usage" | "finishReason" | "toolCalls" | "costNanos">, storedId: string | null): Schemas["OpenAIChatCompletion"] {
   const toolCalls = reply.toolCalls?.map(toToolCall);
   const message: Schemas["OpenAIAssistantMessage"] = {
     role: "assistant",
@@ -48,7 +58,7 @@ export function toCompletion(head: CompletionHead, reply: Pick<ReplyRecord, "con
     ...head,
     object: "chat.completion",
     choices: [{ index: 0, message, finish_reason: reply.finishReason, logprobs: null }],
-    usage: toUsage(reply.usage),
+    usage: toUsage(reply.usage, reply.costNanos),
     persona_message_id: storedId,
   };
 }
@@ -70,6 +80,6 @@ export function toToolCallDelta(call: ToolCallDelta): Schemas["OpenAIToolCallDel
 }
 
 /** The usage chunk of `stream_options.include_usage`: no choices. */
-export function toUsageChunk(head: CompletionHead, usage: TokenUsage): Chunk {
-  return { ...head, object: "chat.completion.chunk", choices: [], usage: toUsage(usage) };
+export function toUsageChunk(head: CompletionHead, usage: TokenUsage, costNanos?: number): Chunk {
+  return { ...head, object: "chat.completion.chunk", choices: [], usage: toUsage(usage, costNanos) };
 }

@@ -1,6 +1,8 @@
 import { readFileSync } from "node:fs";
 import { contractPath } from "../../toolkit/contract.ts";
 import { HANDLED, type Handler, type HandlerMap } from "../../toolkit/http/router.ts";
+import { answerMetricsRequest } from "../../toolkit/metrics/exposition.ts";
+import { readiness } from "../../toolkit/metrics/readiness.ts";
 import { apiReference } from "./api-reference.ts";
 
 // The service documents itself from the contract it was built from, read once per process.
@@ -37,21 +39,19 @@ const ops_docs: Handler<"ops_docs"> = async ({ res, log }) => {
 
 const ops_healthz: Handler<"ops_healthz"> = async () => ({ status: 200, body: { status: "ok" } });
 
-const ops_readyz: Handler<"ops_readyz"> = async ({ services, res, log }) => {
-  let database: "ok" | "error" = "ok";
-  try {
-    await services.db.ping();
-  } catch (error) {
-    log.warn({ err: error }, "readiness: database check failed");
-    database = "error";
-  }
-  const worker = services.health.worker;
-  if (database === "ok" && worker !== "error") {
-    return { status: 200, body: { status: "ready", checks: { database, worker } } };
-  }
+/** The readiness checks and their meaning are the metrics module's (toolkit/metrics/readiness.ts, docs/operations.md). */
+const ops_readyz: Handler<"ops_readyz"> = async ({ services, res }) => {
+  const { ready, body } = await readiness(services);
+  if (ready) return { status: 200, body: body as Extract<typeof body, { status: "ready" }> };
   // The contract's 503 for this operation carries the readiness shape, not the error envelope.
-  res.status(503).json({ status: "not_ready", checks: { database, worker } });
+  res.status(503).json(body);
   return HANDLED;
 };
 
-export const handlers = { ops_index, ops_docs, ops_openapi_yaml, ops_openapi_json, ops_healthz, ops_readyz } satisfies Partial<HandlerMap>;
+/** Prometheus metrics for a scraper with METRICS_TOKEN (404 when it is not set). */
+const ops_metrics: Handler<"ops_metrics"> = async ({ services, req, res }) => {
+  await answerMetricsRequest(services.config, req, res);
+  return HANDLED;
+};
+
+export const handlers = { ops_index, ops_docs, ops_openapi_yaml, ops_openapi_json, ops_healthz, ops_readyz, ops_metrics } satisfies Partial<HandlerMap>;

@@ -26,9 +26,9 @@ const personas_list: Handler<"personas_list"> = async ({ services, principal, qu
   return { status: 200, body: pageBody(page, window, (row) => toSummary(row, services.config)) };
 };
 
-const personas_explore: Handler<"personas_explore"> = async ({ services, query }) => {
+const personas_explore: Handler<"personas_explore"> = async ({ services, principal, query }) => {
   const window = pageWindow(query);
-  const page = await explorePersonas(services, { category: query.category, q: query.q }, query.sort ?? "popular", window);
+  const page = await explorePersonas(services, principal.userId, { category: query.category, q: query.q }, query.sort ?? "popular", window);
   return { status: 200, body: pageBody(page, window, (row) => toExplorePersona(row, services.config)) };
 };
 

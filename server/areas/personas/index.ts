@@ -17,12 +17,19 @@ export {
   requireVisiblePersona,
   updatePersona,
   visiblePersonasSql,
+  findAnyPersona,
+  setPersonaTakedown,
+  changePersonaRating,
   type PersonaRow,
 } from "./service.ts";
+export { ratingsShownTo } from "./ratings.ts";
+export { onlyLiveCreators } from "./service.ts";
+export type { ContentRating } from "./store.ts";
 export { activateVersion, activeVersionOf, createDraftVersion, listVersions, requireVersion, type InstructionVersionRow } from "./versions.ts";
 export { toPersona } from "./views.ts";
 export { findPersonaByModelName, modelNameOf, personaByModelNameSql } from "./model-names.ts";
 export { personaFromJson } from "./store.ts";
+export { settingsOver } from "./model-limits.ts";
 export type { ModelSettings } from "./store.ts";
 export { greetingNow } from "./greeting-job.ts";
 

@@ -4,7 +4,7 @@ import type { PageWindow } from "../../toolkit/http/paging.ts";
 import { v7 as uuidv7 } from "uuid";
 import type { components } from "../../../generated/openapi.d.ts";
 import { assertUnderCountLimit } from "../../quota/usage.ts";
-import { conflict, forbidden, invalidFields, notFound } from "../../toolkit/http/error-catalogue.ts";
+import { conflict, forbidden, notFound } from "../../toolkit/http/error-catalogue.ts";
 import { isUniqueViolation } from "../../toolkit/db/rows.ts";
 import { freeHandleFor } from "./handles.ts";
 import { storedLink } from "../../toolkit/links.ts";
@@ -12,7 +12,12 @@ import type { Services } from "../../toolkit/services.ts";
 import { autoAvatars, enqueueAvatar } from "./avatar-job.ts";
 import { enqueueGreeting } from "./greeting-job.ts";
 import { isUuid } from "../../toolkit/http/text.ts";
+import { holdForReview, screen, type ModerationFlag } from "../../toolkit/moderation.ts";
+import { ratingsShownTo } from "./ratings.ts";
 import { recordActiveVersion } from "./versions.ts";
+import { checkModel } from "./model-limits.ts";
+import { checkPersonaConnection } from "../models/index.ts";
+import { modelRegistry } from "../../toolkit/models/index.ts";
 import type { Knex } from "knex";
 import {
   byLiveCreator,
@@ -27,7 +32,10 @@ import {
   listPersonasOf,
   personaIdsOf,
   personaNames,
+  setPersonaRating,
+  setPersonaTakenDown,
   updateOwnPersona,
+  type ContentRating,
   type ExploreFilter,
   type ExploreSortKey,
   type PersonaChanges,
@@ -83,13 +91,6 @@ async function requireChangeablePersona(services: Services, userId: string, pers
   return row;
 }
 
-/** The model must be one the server is configured to run; the contract cannot know the list. */
-function checkModel(services: Services, model: string | undefined): void {
-  const allowed = services.config.llm.models;
-  if (model === undefined || allowed.includes(model)) return;
-  const errors = [{ path: "/body/model", message: `must be one of: ${allowed.join(", ")}` }];
-  throw invalidFields(`/body/model must be one of: ${allowed.join(", ")}`, errors);
-}
 
 /** The personas counted against the plan's limit: the creation's 402 check and `GET /v1/billing/usage` both count with this. */
 export function countPlanPersonas(knex: Knex, userId: string): Promise<number> {
@@ -103,6 +104,9 @@ export function countPlanPersonas(knex: Knex, userId: string): Promise<number> {
  */
 export async function createPersona(services: Services, userId: string, input: PersonaCreate, copy?: PersonaCopyOf): Promise<PersonaRow> {
   if (!copy) checkModel(services, input.model);
+  const model = input.model ?? modelRegistry(services.config.llm).defaultId;
+  // A new public persona is checked before it is published (issue 41); a private one when it is made public.
+  const flag = input.is_public ? await screenPersona(services, input) : undefined;
   const now = services.now();
   const row = await services.db.knex.transaction(async (trx) => {
     await assertUnderCountLimit(trx, userId, "personas", () => countPlanPersonas(trx, userId));
@@ -115,7 +119,9 @@ export async function createPersona(services: Services, userId: string, input: P
       model_settings: input.model_settings ?? {},
       description: input.description ?? "",
       instructions: input.instructions,
-      model: input.model ?? services.config.llm.model,
+      model,
+      // A provider connection is named once the persona exists (PUT): none at creation.
+      provider_connection_id: null,
       // A link to one of this service's images is kept as its path (server/toolkit/links.ts).
       avatar_url: input.avatar_url ? storedLink(services.config, input.avatar_url) : null,
       is_public: input.is_public ?? false,
@@ -128,7 +134,10 @@ export async function createPersona(services: Services, userId: string, input: P
       updated_at: now,
       published_at: input.is_public ? now : null,
       source_listing_id: copy?.sourceListingId ?? null,
+      content_rating: input.content_rating ?? "general",
+      taken_down_at: flag ? now : null,
     });
+    if (flag) await holdForReview(trx, { targetType: "persona", targetId: inserted.id, ownerId: userId, flag });
     if (copy) await copy.onCreated(trx, inserted);
     await recordActiveVersion(trx, inserted.id, inserted.instructions, now);
     if (inserted.greeting_message === null) await enqueueGreeting(trx, inserted.id);
@@ -160,7 +169,14 @@ const CHANGEABLE = [
   "allow_client_system_messages",
   "handle",
   "model_settings",
+  "content_rating",
+  "provider_connection_id",
 ] as const;
+
+/** The persona's public text, for the moderation provider (toolkit/moderation.ts). */
+function screenPersona(services: Services, text: { name?: string; description?: string; instructions?: string; greeting_message?: string | null }) {
+  return screen(services, { label: "The persona", texts: [text.name, text.description, text.instructions, text.greeting_message], holdable: true });
+}
 
 /** A handle another of the creator's personas has: 409, whichever statement found it. */
 function handleTaken(error: unknown): never {
@@ -172,6 +188,7 @@ function handleTaken(error: unknown): never {
 export async function updatePersona(services: Services, userId: string, personaId: string, input: PersonaUpdate): Promise<PersonaRow> {
   const current = await requireChangeablePersona(services, userId, personaId);
   checkModel(services, input.model);
+  await checkPersonaConnection(services, userId, input.provider_connection_id);
   const changes: PersonaChanges = {};
   for (const key of CHANGEABLE) {
     if (input[key] !== undefined) (changes as Record<string, unknown>)[key] = input[key];
@@ -181,8 +198,15 @@ export async function updatePersona(services: Services, userId: string, personaI
   const now = services.now();
   // Made public again: the feed shows it as new from now.
   if (changes.is_public && !current.is_public) changes.published_at = now;
+  const flag = await screenChange(services, current, changes);
   const row = await services.db.knex.transaction(async (trx) => {
     const updated = await updateOwnPersona(trx, current.id, userId, { ...changes, updated_at: now });
+    // Held for review: hidden at once, in the queue once the hold task runs.
+    if (updated && flag && !updated.taken_down_at) {
+      await setPersonaTakenDown(trx, updated.id, now);
+      updated.taken_down_at = now;
+      await holdForReview(trx, { targetType: "persona", targetId: updated.id, ownerId: userId, flag });
+    }
     // New instructions are a new active version
     // (docs/adr/0104-instruction-versions-the-active-version-is-the-persona-s.md).
     if (updated && changes.instructions !== undefined && changes.instructions !== current.instructions) {
@@ -204,10 +228,42 @@ export async function listOwnPersonas(services: Services, userId: string, sort: 
   return listPersonasOf(services.db.knex, userId, sort, page);
 }
 
-/** Public personas of every creator, the caller's own included. Blank free text filters nothing. */
-export async function explorePersonas(services: Services, filter: ExploreFilter, sort: ExploreSortKey, page: PageWindow) {
+/**
+ * Public personas of every creator, the caller's own included, of the ratings the caller is shown
+ * (ratings.ts). Blank free text filters nothing.
+ */
+export async function explorePersonas(services: Services, viewerId: string, filter: Omit<ExploreFilter, "ratings">, sort: ExploreSortKey, page: PageWindow) {
   const q = filter.q?.trim();
-  return explorePublicPersonas(services.db.knex, { ...filter, q: q ? q : undefined }, sort, page);
+  const ratings = await ratingsShownTo(services, viewerId);
+  return explorePublicPersonas(services.db.knex, { ...filter, q: q ? q : undefined, ratings }, sort, page);
+}
+
+/**
+ * A change to check before it is saved: one that leaves the persona public and makes it public or
+ * changes its text (what others read). The text checked is the persona as it will be.
+ */
+async function screenChange(services: Services, current: PersonaRow, changes: PersonaChanges): Promise<ModerationFlag | undefined> {
+  const publicAfter = changes.is_public ?? current.is_public;
+  const textChanged = (["name", "description", "instructions", "greeting_message"] as const).some((key) => changes[key] !== undefined && changes[key] !== current[key]);
+  if (!publicAfter || (current.is_public && !textChanged)) return undefined;
+  return screenPersona(services, { ...current, ...changes });
+}
+
+// ---------------------------------------------------------------- trust and safety (issue 41)
+
+/** Any persona by id, whatever its state (the safety area's snapshots and takedowns); undefined when none. */
+export async function findAnyPersona(services: Services, personaId: string): Promise<PersonaRow | undefined> {
+  return isUuid(personaId) ? findPersona(services.db.knex, personaId) : undefined;
+}
+
+/** Takes a persona down from every public place (`at`) or puts it back (null); false when it does not exist. */
+export async function setPersonaTakedown(services: Services, personaId: string, at: Date | null): Promise<boolean> {
+  return isUuid(personaId) && setPersonaTakenDown(services.db.knex, personaId, at);
+}
+
+/** An operator's change of a persona's rating; its listing follows (migration 0034). Undefined when it does not exist. */
+export async function changePersonaRating(services: Services, personaId: string, rating: ContentRating): Promise<PersonaRow | undefined> {
+  return isUuid(personaId) ? setPersonaRating(services.db.knex, personaId, rating) : undefined;
 }
 
 // `personas as p` limited to what the viewer may see (their own, or public with a live creator).
@@ -223,7 +279,10 @@ export function visiblePersonasSql(services: Services, viewerId: string): SqlFra
   return visibleToViewer(services.db.knex, { viewer: viewerId });
 }
 
-/** Limits `query` over `personas as <alias>` to personas of live accounts, as every public place does. */
+/**
+ * Limits `query` over `personas as <alias>` to personas that may be shown beyond their owner: not
+ * taken down, of live (neither deleted nor suspended) accounts, as every public place does.
+ */
 export function onlyLiveCreators(query: Knex.QueryBuilder, alias = "p"): Knex.QueryBuilder {
   return byLiveCreator(query, alias);
 }

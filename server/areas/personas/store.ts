@@ -2,6 +2,7 @@ import type { Knex } from "knex";
 import { offsetPage } from "../../toolkit/db/paging.ts";
 import type { PageWindow } from "../../toolkit/http/paging.ts";
 import type { components } from "../../../generated/openapi.d.ts";
+import { byLiveCreator } from "./shown.ts";
 import { TRENDING_ORDER, TRENDING_SCORES } from "./trending-store.ts";
 
 export type ModelSettings = components["schemas"]["PersonaModelSettings"];
@@ -31,11 +32,19 @@ export interface PersonaRow {
   published_at: Date | null;
   /** The marketplace listing this persona was copied from with `use`; null otherwise. */
   source_listing_id?: string | null;
+  /** One of the owner's provider connections their own chats with it run on (issue 40); null: the model's provider. */
+  provider_connection_id?: string | null;
+  /** `general` or `mature` (issue 41): lists show `mature` ones only to accounts that opted in (ratings.ts). */
+  content_rating: ContentRating;
+  /** When an operator took it down or the moderation provider held it (issue 41): hidden from every public place, still its owner's. */
+  taken_down_at?: Date | null;
 }
+
+export type ContentRating = "general" | "mature";
 
 /** The columns an owner may change; everything else is the service's to set. */
 export type PersonaChanges = Partial<
-  Pick<PersonaRow, "name" | "description" | "instructions" | "model" | "avatar_url" | "is_public" | "category" | "greeting_message" | "voice_id" | "allow_client_system_messages" | "published_at" | "handle" | "model_settings">
+  Pick<PersonaRow, "name" | "description" | "instructions" | "model" | "avatar_url" | "is_public" | "category" | "greeting_message" | "voice_id" | "allow_client_system_messages" | "published_at" | "handle" | "model_settings" | "content_rating" | "provider_connection_id">
 >;
 
 export type PersonaSortKey = "created_at" | "updated_at" | "name";
@@ -53,16 +62,7 @@ export async function personaNames(knex: Knex, ids: readonly string[]): Promise<
   return new Map(rows.map((row) => [row.id, row.name]));
 }
 
-/**
- * Limits `query` (over `personas as <alias>`) to personas whose creator's account is live. A
- * deleted account is disabled at once (DECISIONS: Account deletion), so everything it published
- * leaves every public place from that moment, through the 30-day grace period until the purge.
- */
-export function byLiveCreator(query: Knex.QueryBuilder, alias = "p"): Knex.QueryBuilder {
-  return query.whereNotExists((deleted) =>
-    deleted.select(deleted.client.raw("1")).from("users as creator").whereRaw(`creator.id = ${alias}.creator_id`).whereNotNull("creator.deleted_at"),
-  );
-}
+export { byLiveCreator } from "./shown.ts";
 
 /** Ids of every persona of this creator. */
 export async function personaIdsOf(knex: Knex, creatorId: string): Promise<string[]> {
@@ -197,6 +197,8 @@ export async function listPersonasOf(
 
 export interface ExploreFilter {
   category?: string;
+  /** The ratings the viewer is shown (ratings.ts). */
+  ratings: readonly ContentRating[];
   /** Free text: full-text match over name and description, or a substring of the name. */
   q?: string;
 }
@@ -207,7 +209,7 @@ function likeSubstring(text: string): string {
 }
 
 function publicMatching(knex: Knex, filter: ExploreFilter): Knex.QueryBuilder {
-  const query = byLiveCreator(knex("personas as p").where("p.is_public", true));
+  const query = byLiveCreator(knex("personas as p").where("p.is_public", true)).whereIn("p.content_rating", filter.ratings);
   if (filter.category) query.where("p.category", filter.category);
   if (filter.q !== undefined) {
     const q = filter.q;
@@ -240,4 +242,23 @@ export async function explorePublicPersonas(
   const query = publicMatching(knex, filter).select("p.*");
   if (sort === "trending") query.leftJoin(`${TRENDING_SCORES} as t`, "t.persona_id", "p.id");
   return offsetPage(query, EXPLORE_ORDER[sort], page);
+}
+
+// ---------------------------------------------------------------- trust and safety (issue 41)
+
+/** Takes the persona down (`at`) or puts it back (null), whoever owns it; false when it does not exist. */
+export async function setPersonaTakenDown(knex: Knex, id: string, at: Date | null): Promise<boolean> {
+  return (await knex("personas").where({ id }).update({ taken_down_at: at })) > 0;
+}
+
+/** An operator's change of the persona's rating; `updated_at` stays (its owner changed nothing). */
+export async function setPersonaRating(knex: Knex, id: string, rating: ContentRating): Promise<PersonaRow | undefined> {
+  const [row] = await knex("personas").where({ id }).update({ content_rating: rating }).returning("*");
+  return row as PersonaRow | undefined;
+}
+
+/** Whether the account opted in to mature content (`users.show_mature`, set through the safety area). */
+export async function showsMature(knex: Knex, userId: string): Promise<boolean> {
+  const row: { show_mature: boolean } | undefined = await knex("users").where({ id: userId }).first("show_mature");
+  return row?.show_mature === true;
 }

@@ -1,4 +1,5 @@
 import type { Knex } from "knex";
+import { byLiveCreator } from "./shown.ts";
 
 // SQL of the trending definition (server/areas/personas/trending.ts): scores are summed from the hourly
 // message rollup that a trigger on messages keeps (migration 0007) by the refresh task only; the
@@ -47,13 +48,11 @@ export async function refreshTrendingScores(knex: Knex, sinceHour: number): Prom
   });
 }
 
-/** The first `size` public personas (of live accounts) in the trending order with at least `minMessages`. */
+/** The first `size` public personas (shown beyond their owners: store.ts, byLiveCreator) in the trending order with at least `minMessages`. */
 function topTrending(knex: Knex, sinceHour: number, minMessages: number, size: number): Knex.QueryBuilder {
-  return knex("personas as p")
+  return byLiveCreator(knex("personas as p"))
     .join(recentActivity(knex, sinceHour).as("t"), "t.persona_id", "p.id")
-    .join("users as u", "u.id", "p.creator_id")
     .where("p.is_public", true)
-    .whereNull("u.deleted_at")
     .where("t.score", ">=", minMessages)
     .select("p.id as persona_id", "t.score as score")
     .orderByRaw(TRENDING_ORDER)

@@ -1,4 +1,5 @@
 import type { Knex } from "knex";
+import type { ModelSettings } from "./store.ts";
 
 export interface InstructionVersionRow {
   id: string;
@@ -10,6 +11,8 @@ export interface InstructionVersionRow {
   created_at: Date;
   activated_at: Date | null;
   deactivated_at: Date | null;
+  /** Generation settings that go with these instructions (issue 40): set over the persona's when it is activated; `{}` sets none. */
+  model_settings: ModelSettings;
 }
 
 export async function listVersionsOf(knex: Knex, personaId: string): Promise<InstructionVersionRow[]> {
@@ -40,7 +43,7 @@ export async function nextVersionNumber(trx: Knex.Transaction, personaId: string
 }
 
 export async function insertVersion(trx: Knex.Transaction, row: InstructionVersionRow): Promise<InstructionVersionRow> {
-  const [inserted] = await trx("instruction_versions").insert(row).returning("*");
+  const [inserted] = await trx("instruction_versions").insert({ ...row, model_settings: JSON.stringify(row.model_settings) }).returning("*");
   return inserted as InstructionVersionRow;
 }
 
@@ -54,7 +57,13 @@ export async function markActive(trx: Knex.Transaction, id: string, now: Date): 
   return row as InstructionVersionRow;
 }
 
-/** The persona's live instructions follow the active version; `updated_at` records the change. */
-export async function setPersonaInstructions(trx: Knex.Transaction, personaId: string, instructions: string, now: Date): Promise<void> {
-  await trx("personas").where({ id: personaId }).update({ instructions, updated_at: now });
+/**
+ * The persona's live instructions follow the active version, and so do the settings it sets: each
+ * field of the version's replaces the persona's (jsonb `||`), the others stay; `updated_at`
+ * records the change.
+ */
+export async function setPersonaInstructions(trx: Knex.Transaction, personaId: string, instructions: string, now: Date, settings: ModelSettings = {}): Promise<void> {
+  const changes: Record<string, unknown> = { instructions, updated_at: now };
+  if (Object.keys(settings).length > 0) changes.model_settings = trx.raw("model_settings || ?::jsonb", [JSON.stringify(settings)]);
+  await trx("personas").where({ id: personaId }).update(changes);
 }

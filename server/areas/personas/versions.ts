@@ -15,6 +15,7 @@ import {
   setPersonaInstructions,
   type InstructionVersionRow,
 } from "./versions-store.ts";
+import type { ModelSettings } from "./store.ts";
 
 export type { InstructionVersionRow } from "./versions-store.ts";
 
@@ -41,6 +42,8 @@ export async function recordActiveVersion(trx: Knex.Transaction, personaId: stri
     created_at: now,
     activated_at: now,
     deactivated_at: null,
+    // Recorded from a persona's own change: its settings are the persona's already.
+    model_settings: {},
   });
 }
 
@@ -59,8 +62,8 @@ export async function requireVersion(services: Services, personaId: string, vers
   return row;
 }
 
-/** A draft with the persona's next number, numbered under the persona's row lock. */
-export async function createDraftVersion(services: Services, personaId: string, instructions: string, changelog: string): Promise<InstructionVersionRow> {
+/** A draft with the persona's next number, numbered under the persona's row lock; `modelSettings` go with it (checked by the caller). */
+export async function createDraftVersion(services: Services, personaId: string, instructions: string, changelog: string, modelSettings: ModelSettings = {}): Promise<InstructionVersionRow> {
   const now = services.now();
   return services.db.knex.transaction(async (trx) => {
     if (!(await lockPersonaForVersions(trx, personaId))) throw notFound("Persona");
@@ -75,14 +78,16 @@ export async function createDraftVersion(services: Services, personaId: string, 
       created_at: now,
       activated_at: null,
       deactivated_at: null,
+      model_settings: modelSettings,
     });
   });
 }
 
 /**
  * Makes the version the active one in one transaction: the previous active version becomes
- * inactive with `deactivated_at`, and the persona's `instructions` take the text, which every
- * conversation's next reply reads. Activating the active version changes nothing.
+ * inactive with `deactivated_at`, and the persona's `instructions` take the text (and its
+ * `model_settings` the fields the version sets), which every conversation's next reply reads.
+ * Activating the active version changes nothing.
  */
 export async function activateVersion(services: Services, personaId: string, versionId: string): Promise<InstructionVersionRow> {
   if (!isUuid(versionId)) throw notFound("Version");
@@ -94,7 +99,7 @@ export async function activateVersion(services: Services, personaId: string, ver
     if (version.status === "active") return version;
     await deactivateActive(trx, personaId, now);
     const active = await markActive(trx, version.id, now);
-    await setPersonaInstructions(trx, personaId, active.instructions, now);
+    await setPersonaInstructions(trx, personaId, active.instructions, now, active.model_settings);
     return active;
   });
 }

@@ -24,7 +24,10 @@ export function toPersona(row: PersonaRow, viewerId: string, where: Where): Sche
     allow_client_system_messages: row.allow_client_system_messages,
     // Like the instructions, the owner's settings are the owner's.
     model_settings: row.creator_id === viewerId ? row.model_settings : {},
+    // Which of the owner's connections runs their chats is the owner's to know.
+    provider_connection_id: row.creator_id === viewerId ? (row.provider_connection_id ?? null) : null,
     creator_id: row.creator_id,
+    content_rating: row.content_rating,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };
@@ -40,6 +43,7 @@ export function toSummary(row: PersonaRow, where: Where): Schemas["PersonaSummar
     is_public: row.is_public,
     category: row.category as Schemas["PersonaCategory"],
     message_count: row.message_count,
+    content_rating: row.content_rating,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };

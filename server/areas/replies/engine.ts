@@ -2,10 +2,12 @@ import { v7 as uuidv7 } from "uuid";
 import { reserveMessage, type MessageReservation } from "../../quota/usage.ts";
 import { getUser } from "../auth/index.ts";
 import { cardContextOf, type CardContext } from "../cards/index.ts";
-import { internalError, providerFailure } from "../../toolkit/http/error-catalogue.ts";
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from "../../toolkit/db/unavailable.ts";
+import { internalError, providerFailure, serviceUnavailable } from "../../toolkit/http/error-catalogue.ts";
 import { ApiError } from "../../toolkit/http/errors.ts";
-import { countChatTokens, countTokens } from "../../toolkit/providers/llm/tokens.ts";
-import type { ChatRequest, FinishReason, ToolCall, TokenUsage } from "../../toolkit/providers/llm/types.ts";
+import { modelRegistry, type ModelBudget } from "../../toolkit/models/index.ts";
+import { countChatTokensAs, countTokens, countTokensAs } from "../../toolkit/providers/llm/tokens.ts";
+import type { ChatRequest, FinishReason, ModelRoute, ToolCall, TokenUsage } from "../../toolkit/providers/llm/types.ts";
 import { ToolCallCollector } from "./tool-calls.ts";
 import { settingsOptions } from "./model-settings.ts";
 import { UpstreamError } from "../../toolkit/providers/errors.ts";
@@ -25,7 +27,8 @@ import type { Citation, InputRecord, PastTurn, Reply, ReplyContext, ReplyEvent, 
  */
 export async function beginReply(services: Services, request: ReplyRequest): Promise<Reply> {
   const text = typeof request.input === "string" ? request.input : request.input.content;
-  const tooLong = inputTooLong(services.config.llm, text);
+  // The persona's model's own limit (or its connection's): at most the server's, which callers checked.
+  const tooLong = inputTooLong(limitOf(services, request), text);
   if (tooLong) {
     await request.reserved?.release();
     throw tooLong;
@@ -79,6 +82,18 @@ function needsUser(card: CardContext | undefined, history: ReplyContext["history
   return history.some((turn) => turn.role === "assistant" && mentionsUser(turn.content));
 }
 
+/** The budget of a reply: its persona's model's (the smallest of it and its fallbacks'), or the user's connection's window. */
+function budgetOf(services: Services, request: Pick<ReplyRequest, "persona">): ModelBudget {
+  return modelRegistry(services.config.llm).budget(request.persona.model, request.persona.connection);
+}
+
+/** The input limit of a reply's model, named after it when the registry is a models file. */
+function limitOf(services: Services, request: Pick<ReplyRequest, "persona">) {
+  const registry = modelRegistry(services.config.llm);
+  const budget = budgetOf(services, request);
+  return registry.source === "file" ? { ...budget, model: registry.resolve(request.persona.model).id } : budget;
+}
+
 /** What a reply runs on: the loaded context and the names its macros stand for. */
 type LoadedContext = ReplyContext & { names: MacroNames };
 
@@ -91,6 +106,11 @@ async function* run(services: Services, request: ReplyRequest, reservation: Mess
   let ended = false;
   try {
     const { call, citations } = modelRequest(services, request, context, input);
+    // Which model answered: the persona's, a fallback's, or the user's own connection (router.ts).
+    let route: ModelRoute | undefined;
+    call.onRoute = (served) => {
+      route = served;
+    };
     let text = "";
     let model = call.model;
     let usage: TokenUsage | undefined;
@@ -126,7 +146,11 @@ async function* run(services: Services, request: ReplyRequest, reservation: Mess
       }
       // A stop that came after the last delta changes nothing: the reply is whole.
       stopped = request.stop?.aborted === true && usage === undefined;
-      if (stopped) usage = { inputTokens: countChatTokens(call.messages), outputTokens: countTokens(text) };
+      if (stopped) {
+        // Counted as the model that answered counts (its family's encoding), for what the reply cost.
+        const { tokenizer } = modelRegistry(services.config.llm).resolve(route?.modelId ?? request.persona.model);
+        usage = { inputTokens: countChatTokensAs(tokenizer, call.messages), outputTokens: countTokensAs(tokenizer, text) };
+      }
       toolCalls = collector.calls();
     } else {
       const completion = await services.providers.llm.complete(call);
@@ -137,6 +161,7 @@ async function* run(services: Services, request: ReplyRequest, reservation: Mess
     }
     await storingInput;
     if (signal?.aborted) throw signal.reason;
+    const cost = replyCost(services, request, route, usage ?? { inputTokens: 0, outputTokens: countTokens(text) });
     const reply: ReplyRecord = {
       // Decided with the reservation: its lease sweep looks for this id.
       id: reservation.replyId,
@@ -145,6 +170,7 @@ async function* run(services: Services, request: ReplyRequest, reservation: Mess
       tokens: countTokens(text),
       createdAt: services.now(),
       model,
+      ...cost,
       usage: usage ?? { inputTokens: 0, outputTokens: countTokens(text) },
       citations,
       ...(stopped ? { stopped } : {}),
@@ -198,7 +224,7 @@ function inputRecord(content: string, at: Date): InputRecord {
  * client's system text and knowledge as they are.
  */
 function modelRequest(services: Services, request: ReplyRequest, context: LoadedContext, input: InputRecord): { call: ChatRequest & { model: string }; citations: Citation[] } {
-  const { llm } = services.config;
+  const budget = budgetOf(services, request);
   const fill = (text: string) => fillMacros(text, context.names);
   const assembled = assembleContext({
     instructions: fill(request.persona.instructions),
@@ -209,16 +235,17 @@ function modelRequest(services: Services, request: ReplyRequest, context: Loaded
     ...(context.trailing?.length ? { trailing: context.trailing } : {}),
     knowledge: context.knowledge,
     ...(context.summary ? { summary: context.summary } : {}),
-    budget: llm.contextTokens - llm.maxOutputTokens,
+    budget: budget.budget,
     ...(context.card ? { card: context.card, fill } : {}),
   });
   return {
     call: {
       model: request.persona.model,
       messages: assembled.turns,
-      maxOutputTokens: Math.min(llm.maxOutputTokens, request.maxOutputTokens ?? request.persona.model_settings?.max_tokens ?? llm.maxOutputTokens),
+      maxOutputTokens: Math.min(budget.maxOutputTokens, request.maxOutputTokens ?? request.persona.model_settings?.max_tokens ?? budget.maxOutputTokens),
       purpose: "reply",
       options: request.options ?? settingsOptions(request.persona.model_settings),
+      ...(request.persona.connection ? { connection: request.persona.connection } : {}),
       ...(callSignal(request) ? { signal: callSignal(request)! } : {}),
     },
     citations: assembled.used.map(({ chunk_id, document_id, filename, chunk_index, similarity }) => ({ chunk_id, document_id, filename, chunk_index, similarity })),
@@ -240,9 +267,34 @@ function callSignal(request: ReplyRequest): AbortSignal | undefined {
   return request.signal ?? request.stop;
 }
 
-/** What the caller is told when the model provider fails; never the provider's own text, which may carry secrets. */
+/**
+ * Which registry model answered and what it cost: the route the provider reported, else the
+ * persona's model (a provider that reports none: the tests' fakes) on the connection it was given.
+ * A reply on the user's own key costs the server nothing (docs/adr/0365).
+ */
+function replyCost(services: Services, request: ReplyRequest, route: ModelRoute | undefined, usage: TokenUsage): Pick<ReplyRecord, "modelId" | "fallbackFrom" | "ownKey" | "costNanos"> {
+  const registry = modelRegistry(services.config.llm);
+  const modelId = route?.modelId ?? registry.resolve(request.persona.model).id;
+  const ownKey = route?.ownKey ?? request.persona.connection !== undefined;
+  return { modelId, ...(route?.fallbackFrom ? { fallbackFrom: route.fallbackFrom } : {}), ownKey, costNanos: ownKey ? 0 : registry.cost(modelId, usage) };
+}
+
+/**
+ * A message that counts against no quota: a reply on the user's own key that the operator does not
+ * count (PROVIDER_CONNECTIONS_COUNT_QUOTA). `replyId` is the reply's id, as a reservation's lease's is.
+ */
+export function unreservedMessage(replyId: string = uuidv7()): MessageReservation {
+  return { replyId, release: async () => {}, settle: async () => {} };
+}
+
+/**
+ * What the caller is told when the model provider fails; never the provider's own text, which may
+ * carry secrets. A database out of reach while the reply was stored (a failover) is a 503 to retry.
+ */
 function upstreamFailure(error: unknown): ApiError {
-  return error instanceof UpstreamError ? providerFailure(error) : internalError("The reply could not be generated");
+  if (error instanceof UpstreamError) return providerFailure(error);
+  if (isDatabaseUnavailable(error)) return serviceUnavailable("The database is unreachable; retry shortly", DATABASE_RETRY_AFTER_SECONDS);
+  return internalError("The reply could not be generated");
 }
 
 function stopFailure(reason: unknown): ApiError {

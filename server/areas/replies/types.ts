@@ -3,7 +3,7 @@ import type { CardContext } from "../cards/index.ts";
 import type { ApiError } from "../../toolkit/http/errors.ts";
 import type { RetrievedChunk } from "../knowledge/index.ts";
 import type { components } from "../../../generated/openapi.d.ts";
-import type { ChatTurn, FinishReason, ModelOptions, ToolCall, ToolCallDelta, TokenUsage } from "../../toolkit/providers/llm/types.ts";
+import type { ChatTurn, ConnectionEndpoint, FinishReason, ModelOptions, ToolCall, ToolCallDelta, TokenUsage } from "../../toolkit/providers/llm/types.ts";
 
 type PersonaModelSettings = components["schemas"]["PersonaModelSettings"];
 
@@ -16,6 +16,12 @@ export interface ReplyPersona {
   instructions: string;
   /** The owner's sampling defaults (a stored persona's `model_settings`), used when the request brings no options of its own. */
   model_settings?: PersonaModelSettings;
+  /**
+   * The replying user's own provider connection the persona runs on for them (bring your own key),
+   * read by the caller's statement; its `contextWindow`, when set, is the budget's window instead
+   * of the model's (issue 40).
+   */
+  connection?: ReplyConnection | undefined;
 }
 
 /**
@@ -100,6 +106,14 @@ export interface ReplyRecord {
   createdAt: Date;
   /** The model that answered (the provider's name for it when it says). */
   model: string;
+  /** The registry model that answered: the persona's, or its fallback's when it failed before answering. */
+  modelId: string;
+  /** The persona's model when it failed before answering and `modelId` is its fallback. */
+  fallbackFrom?: string;
+  /** It ran on the user's own provider connection: it cost the server nothing. */
+  ownKey: boolean;
+  /** What it cost at the registry's prices, in nano-USD (0 on the user's own key). */
+  costNanos: number;
   usage: TokenUsage;
   citations: Citation[];
   /** Ended early by the `stop` signal: `content` is what the model had produced until then. */
@@ -186,6 +200,9 @@ export interface ReplyRequest {
    */
   userName?: string;
 }
+
+/** A user's own connection as a reply runs on it. */
+export type ReplyConnection = ConnectionEndpoint & { contextWindow?: number | undefined };
 
 /** A reply that is ready to run: the quota is reserved and the context loaded. Iterate it once. */
 export interface Reply extends AsyncIterable<ReplyEvent> {

@@ -6,3 +6,5 @@ import { roomEventsCrontab, roomEventTasks } from "./jobs.ts";
 
 export const area = defineArea({ name: "rooms", handlers, tasks: roomEventTasks, crontab: roomEventsCrontab, accountData: roomAccountData, tables: ["rooms", "room_members", "room_personas", "room_messages", "room_events"], repliesStoredIn: ["room_messages"] });
 export { createRoomHub } from "./hub.ts";
+// What the safety area reads and changes (issue 41).
+export { findRoomMessageForModeration, setRoomMessageTakedown, visibleRoomMessage } from "./service.ts";

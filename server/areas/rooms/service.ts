@@ -6,6 +6,7 @@ import { conflict, forbidden, invalidField, notFound } from "../../toolkit/http/
 import type { ApiError } from "../../toolkit/http/errors.ts";
 import type { PageWindow } from "../../toolkit/http/paging.ts";
 import { isUuid } from "../../toolkit/http/text.ts";
+import { screen } from "../../toolkit/moderation.ts";
 import { requireVisiblePersona } from "../personas/index.ts";
 import { countTokens } from "../../toolkit/providers/llm/tokens.ts";
 import { beginReply, requireInputFits } from "../replies/index.ts";
@@ -31,6 +32,8 @@ import {
   listRoomPersonas,
   listRoomsOf,
   lockRoom,
+  findRoomMessage,
+  setRoomMessageTakenDown,
   updateRoom as updateRoomRow,
   userName,
   type MemberRow,
@@ -158,7 +161,7 @@ export async function deleteRoom(services: Services, userId: string, roomId: str
 
 export async function listMessages(services: Services, userId: string, roomId: string, before: string | undefined, window: PageWindow) {
   const { room } = await requireVisibleRoom(services, userId, roomId);
-  return listRoomMessages(services.db.knex, room.id, before === undefined ? undefined : new Date(before), window);
+  return listRoomMessages(services.db.knex, room.id, userId, before === undefined ? undefined : new Date(before), window);
 }
 
 /** The personas that answer `content` under the room's reply mode, in the order they answer. */
@@ -196,6 +199,9 @@ export async function sendMessage(services: Services, userId: string, roomId: st
     roomKey ? lastSpoken(knex, roomKey) : new Map<string, Date>(),
     userName(knex, userId),
   ]);
+  // Checked before it is stored (issue 41): a room message shows the moment it is sent, so a
+  // flagged one is refused, never held.
+  await screen(services, { label: "The message", texts: [content], holdable: false });
   const answering = responders(room, content, personas, spoken);
   const now = services.now();
   const row: RoomMessageRow = {
@@ -324,4 +330,26 @@ export async function removePersona(services: Services, userId: string, roomId: 
 export async function openEvents(services: Services, userId: string, roomId: string, lastEventId: string | undefined): Promise<{ roomId: string; cursor: string }> {
   const { room } = await requireMember(services, userId, roomId);
   return { roomId: room.id, cursor: lastEventId ?? (await lastRoomEventId(services.db.knex, room.id)) };
+}
+
+// ---------------------------------------------------------------- trust and safety (issue 41)
+
+/** A room message `userId` can see (a member's room, or a public room) and that is not taken down; undefined otherwise. */
+export async function visibleRoomMessage(services: Services, userId: string, messageId: string): Promise<RoomMessageView | undefined> {
+  const message = isUuid(messageId) ? await findRoomMessage(services.db.knex, messageId) : undefined;
+  if (!message || (message.taken_down_at && message.user_id !== userId)) return undefined;
+  const found = await findRoomWithRole(services.db.knex, message.room_id, userId);
+  if (!found || (!found.role && !found.room.is_public)) return undefined;
+  const { room_is_public: _public, ...view } = message;
+  return view;
+}
+
+/** A room message by id, whatever its state (operators' review); undefined when none. */
+export async function findRoomMessageForModeration(services: Services, messageId: string): Promise<RoomMessageView | undefined> {
+  return isUuid(messageId) ? findRoomMessage(services.db.knex, messageId) : undefined;
+}
+
+/** Takes a room message down (`at`: shown to its sender only) or puts it back (null); false when none. */
+export async function setRoomMessageTakedown(services: Services, messageId: string, at: Date | null): Promise<boolean> {
+  return isUuid(messageId) && setRoomMessageTakenDown(services.db.knex, messageId, at);
 }

@@ -1,6 +1,7 @@
 import type { Knex } from "knex";
 import { offsetPage } from "../../toolkit/db/paging.ts";
 import type { PageWindow } from "../../toolkit/http/paging.ts";
+import { onlyLiveCreators } from "../personas/index.ts";
 
 export type RoomRole = "owner" | "member";
 export type ReplyMode = "natural" | "mentions_only" | "all";
@@ -51,6 +52,8 @@ export interface RoomMessageRow {
   input_tokens: number | null;
   output_tokens: number | null;
   created_at: Date;
+  /** When an operator took the message down (issue 41): shown to its sender only. */
+  taken_down_at?: Date | null;
 }
 
 /** A stored message with its author's current name. */
@@ -64,13 +67,11 @@ export interface RoomListRow extends RoomRow {
 }
 
 /**
- * Personas whose creator's account is live: a persona of a deleted account is not visible, so it
- * neither shows in a room nor answers there (the personas area's rule for public personas).
+ * Personas that may be shown beyond their owner (the personas area's one rule): a persona taken
+ * down, or of a deleted or suspended account, neither shows in a room nor answers there.
  */
 function liveCreator(query: Knex.QueryBuilder): Knex.QueryBuilder {
-  return query.whereNotExists((deleted) =>
-    deleted.select(deleted.client.raw("1")).from("users as creator").whereRaw("creator.id = p.creator_id").whereNotNull("creator.deleted_at"),
-  );
+  return onlyLiveCreators(query);
 }
 
 export async function insertRoom(
@@ -245,15 +246,15 @@ function messagesWithNames(knex: Knex, roomId: string): Knex.QueryBuilder {
     .select("rm.*", knex.raw("coalesce(nullif(u.display_name, ''), u.username, p.name, rm.persona_name) AS sender_name"));
 }
 
-/** History newest first; the id orders messages of the same instant. */
-export async function listRoomMessages(knex: Knex, roomId: string, before: Date | undefined, window: PageWindow): Promise<{ rows: RoomMessageView[]; total: number }> {
-  const query = messagesWithNames(knex, roomId);
+/** History newest first; the id orders messages of the same instant. A message taken down is its sender's only (issue 41). */
+export async function listRoomMessages(knex: Knex, roomId: string, viewerId: string, before: Date | undefined, window: PageWindow): Promise<{ rows: RoomMessageView[]; total: number }> {
+  const query = messagesWithNames(knex, roomId).where((shown) => shown.whereNull("rm.taken_down_at").orWhere("rm.user_id", viewerId));
   if (before) query.where("rm.created_at", "<", before);
   return offsetPage<RoomMessageView>(query, "rm.created_at DESC, rm.id DESC", window);
 }
 
 export async function recentRoomMessages(knex: Knex, roomId: string, limit: number): Promise<RoomMessageView[]> {
-  return messagesWithNames(knex, roomId).orderByRaw("rm.created_at DESC, rm.id DESC").limit(limit);
+  return messagesWithNames(knex, roomId).whereNull("rm.taken_down_at").orderByRaw("rm.created_at DESC, rm.id DESC").limit(limit);
 }
 
 /**
@@ -323,4 +324,22 @@ export async function purgeRoomEvents(knex: Knex, before: Date): Promise<number>
 export async function memberIdsOf(knex: Knex, roomId: string): Promise<Set<string> | undefined> {
   const [room, members] = await Promise.all([knex("rooms").where({ id: roomId }).first("id"), knex("room_members").where({ room_id: roomId }).pluck("user_id")]);
   return room ? new Set(members as string[]) : undefined;
+}
+
+// ---------------------------------------------------------------- trust and safety (issue 41)
+
+/** A room message by id with its room's publicness, whatever its state (the safety area's reports). */
+export async function findRoomMessage(knex: Knex, id: string): Promise<(RoomMessageView & { room_is_public: boolean }) | undefined> {
+  const row = await knex("room_messages as rm")
+    .join("rooms as r", "r.id", "rm.room_id")
+    .leftJoin("users as u", "u.id", "rm.user_id")
+    .leftJoin("personas as p", "p.id", "rm.persona_id")
+    .where("rm.id", id)
+    .first("rm.*", "r.is_public as room_is_public", knex.raw("coalesce(nullif(u.display_name, ''), u.username, p.name, rm.persona_name) AS sender_name"));
+  return row as (RoomMessageView & { room_is_public: boolean }) | undefined;
+}
+
+/** Takes a room message down (`at`) or puts it back (null); false when none. */
+export async function setRoomMessageTakenDown(knex: Knex, id: string, at: Date | null): Promise<boolean> {
+  return (await knex("room_messages").where({ id }).update({ taken_down_at: at })) > 0;
 }

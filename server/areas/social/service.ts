@@ -5,7 +5,7 @@ import { personaPageLink } from "../../toolkit/person-links.ts";
 import type { PageWindow } from "../../toolkit/http/paging.ts";
 import { invalidField, notFound } from "../../toolkit/http/error-catalogue.ts";
 import { isUuid } from "../../toolkit/http/text.ts";
-import { requireVisiblePersona } from "../personas/index.ts";
+import { ratingsShownTo, requireVisiblePersona } from "../personas/index.ts";
 import type { PersonaRow } from "../personas/index.ts";
 import type { Services } from "../../toolkit/services.ts";
 import { shareOpenCounter } from "./share-opens.ts";
@@ -108,8 +108,9 @@ export async function listLiked(services: Services, userId: string, window: Page
   return listLikes(services.db.knex, userId, window);
 }
 
+/** The caller's feed, of the ratings the caller is shown (issue 41). */
 export async function feed(services: Services, userId: string, window: PageWindow) {
-  return feedPage(services.db.knex, userId, window);
+  return feedPage(services.db.knex, userId, await ratingsShownTo(services, userId), window);
 }
 
 /** Where a share code lives on this service. */

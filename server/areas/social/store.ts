@@ -3,8 +3,9 @@ import { insertOrFind } from "../../toolkit/db/rows.ts";
 import { offsetPage } from "../../toolkit/db/paging.ts";
 import type { PageWindow } from "../../toolkit/http/paging.ts";
 
-// All SQL of the social area. A deleted account (deleted_at set, grace period included) is absent
-// from every read here: its follows, likes and personas are joined away, never counted.
+// All SQL of the social area. A deleted account (deleted_at set, grace period included) and a
+// suspended one (suspended_at set, issue 41) are absent from every read here: their follows, likes
+// and personas are joined away, never counted. A taken-down profile or persona is not shown either.
 
 export interface FollowRow {
   id: string;
@@ -81,9 +82,9 @@ const count = (value: unknown) => Number(value ?? 0);
 
 // ---------------------------------------------------------------- users
 
-/** Whether the user exists and is not deleted. */
+/** Whether the user exists and is neither deleted nor suspended. */
 export async function isLiveUser(knex: Knex, id: string): Promise<boolean> {
-  return Boolean(await knex("users").where({ id }).whereNull("deleted_at").first("id"));
+  return Boolean(await knex("users").where({ id }).whereNull("deleted_at").whereNull("suspended_at").first("id"));
 }
 
 /** The profile of a live user with its exact counts, or undefined. */
@@ -91,13 +92,15 @@ export async function findProfile(knex: Knex, id: string): Promise<ProfileRow | 
   const row = await knex("users as u")
     .where("u.id", id)
     .whereNull("u.deleted_at")
+    .whereNull("u.suspended_at")
+    .whereNull("u.profile_taken_down_at")
     .first(
       "u.id",
       "u.username",
       "u.bio",
       "u.avatar_url",
       "u.created_at",
-      knex("personas").where("creator_id", id).where("is_public", true).count("*").as("persona_count"),
+      knex("personas").where("creator_id", id).where("is_public", true).whereNull("taken_down_at").count("*").as("persona_count"),
       liveCount(knex, "following_id", "follower_id", id).as("follower_count"),
       liveCount(knex, "follower_id", "following_id", id).as("following_count"),
     );
@@ -107,16 +110,16 @@ export async function findProfile(knex: Knex, id: string): Promise<ProfileRow | 
 
 /** Follows where `side` is `id`, counting only those whose other side is a live account. */
 function liveCount(knex: Knex, side: "following_id" | "follower_id", other: "following_id" | "follower_id", id: string) {
-  return knex("follows as f").join("users as o", "o.id", `f.${other}`).where(`f.${side}`, id).whereNull("o.deleted_at").count("*");
+  return knex("follows as f").join("users as o", "o.id", `f.${other}`).where(`f.${side}`, id).whereNull("o.deleted_at").whereNull("o.suspended_at").count("*");
 }
 
 /**
- * "The account behind `column` is deleted", for NOT EXISTS: deleted accounts are few and have their
- * own partial index, so counting live rows checks them against that small set instead of visiting
- * one users row per follow or like counted. Every user id here has a users row (foreign keys).
+ * "The account behind `column` is deleted or suspended", for NOT EXISTS: such accounts are few, so
+ * counting live rows checks them against that small set instead of visiting one users row per
+ * follow or like counted. Every user id here has a users row (foreign keys).
  */
 function deletedUser(column: string): string {
-  return `SELECT 1 FROM users d WHERE d.id = ${column} AND d.deleted_at IS NOT NULL`;
+  return `SELECT 1 FROM users d WHERE d.id = ${column} AND (d.deleted_at IS NOT NULL OR d.suspended_at IS NOT NULL)`;
 }
 
 /** LIKE treats `%`, `_` and the escape character itself as special; a search for them means them. */
@@ -142,7 +145,8 @@ export async function searchUsers(knex: Knex, q: string, limit: number): Promise
                    WHEN u.username ILIKE :starts ESCAPE '\\' OR u.display_name ILIKE :starts ESCAPE '\\' THEN 1
                    ELSE 2 END AS tier
          FROM users u
-        WHERE u.deleted_at IS NULL AND (u.username ILIKE :contains ESCAPE '\\' OR u.display_name ILIKE :contains ESCAPE '\\')
+        WHERE u.deleted_at IS NULL AND u.suspended_at IS NULL AND u.profile_taken_down_at IS NULL
+          AND (u.username ILIKE :contains ESCAPE '\\' OR u.display_name ILIKE :contains ESCAPE '\\')
      ), last_tier AS (
        SELECT coalesce((SELECT tier FROM matches ORDER BY tier OFFSET :limit - 1 LIMIT 1), 2) AS tier
      ), page AS (
@@ -186,6 +190,7 @@ export async function listFollows(
     .join("users as u", "u.id", `f.${theirs}`)
     .where(`f.${mine}`, userId)
     .whereNull("u.deleted_at")
+    .whereNull("u.suspended_at")
     .select("u.id", "u.username", "u.avatar_url", "f.created_at as followed_at");
   return offsetPage(query, "f.created_at DESC, f.id DESC", window);
 }
@@ -216,7 +221,7 @@ export async function listLikes(knex: Knex, userId: string, window: PageWindow):
     .join("users as c", "c.id", "p.creator_id")
     .where("l.user_id", userId)
     .whereNull("c.deleted_at")
-    .where((visible) => visible.where("p.is_public", true).orWhere("p.creator_id", userId))
+    .where((visible) => visible.where((shown) => shown.where("p.is_public", true).whereNull("p.taken_down_at").whereNull("c.suspended_at")).orWhere("p.creator_id", userId))
     .select(
       "l.persona_id",
       "p.name",
@@ -242,17 +247,17 @@ export async function listLikes(knex: Knex, userId: string, window: PageWindow):
  * they are distinct, and merging in the trending set only moves items earlier), so only those are
  * merged with the trending set. Display columns and likes are read for the page only.
  */
-export async function feedPage(knex: Knex, userId: string, window: PageWindow): Promise<{ rows: FeedRow[]; total: number }> {
+export async function feedPage(knex: Knex, userId: string, ratings: readonly string[], window: PageWindow): Promise<{ rows: FeedRow[]; total: number }> {
   const result = await knex.raw<{ rows: (Omit<FeedRow, "like_count"> & { persona_id: string | null; total: string; like_count: string })[] }>(
     `WITH mine AS MATERIALIZED (
        SELECT p.id AS persona_id, coalesce(p.published_at, p.created_at) AS at
          FROM follows f
-         JOIN personas p ON p.creator_id = f.following_id AND p.is_public
+         JOIN personas p ON p.creator_id = f.following_id AND p.is_public AND p.taken_down_at IS NULL AND p.content_rating = ANY(:ratings)
         WHERE f.follower_id = :userId AND NOT EXISTS (${deletedUser("f.following_id")})
      ), trending AS MATERIALIZED (
        SELECT t.persona_id, t.trending_since AS at
          FROM persona_trending t
-         JOIN personas p ON p.id = t.persona_id AND p.is_public
+         JOIN personas p ON p.id = t.persona_id AND p.is_public AND p.taken_down_at IS NULL AND p.content_rating = ANY(:ratings)
         WHERE NOT EXISTS (${deletedUser("p.creator_id")})
      ), candidates AS (
        (SELECT persona_id, 'new_persona' AS type, at FROM mine ORDER BY at DESC, persona_id DESC LIMIT :reach)
@@ -274,7 +279,7 @@ export async function feedPage(knex: Knex, userId: string, window: PageWindow): 
          JOIN personas p ON p.id = page.persona_id
          JOIN users c ON c.id = p.creator_id) ON true
       ORDER BY page.at DESC, page.persona_id DESC`,
-    { userId, reach: window.offset + window.limit, limit: window.limit, offset: window.offset },
+    { userId, ratings: [...ratings], reach: window.offset + window.limit, limit: window.limit, offset: window.offset },
   );
   const total = count(result.rows[0]?.total);
   const rows = result.rows
@@ -314,7 +319,9 @@ export async function findOpenableShare(
     .join("users as sharer", "sharer.id", "s.user_id")
     .where("s.code", code)
     .where("p.is_public", true)
+    .whereNull("p.taken_down_at")
     .whereNull("c.deleted_at")
+    .whereNull("c.suspended_at")
     .whereNull("sharer.deleted_at")
     .where((live) => live.whereNull("s.expires_at").orWhere("s.expires_at", ">", now))
     .first("s.id", "s.persona_id", "s.expires_at");

@@ -1,6 +1,7 @@
 import { v7 as uuidv7 } from "uuid";
 import type { Services } from "../../toolkit/services.ts";
-import { dailyMessages, ratingsMean, senderFigures } from "./store.ts";
+import { usdOf } from "../../toolkit/models/index.ts";
+import { dailyMessages, ratingsMean, replyCostNanos, senderFigures } from "./store.ts";
 
 /*
  * Analytics of a persona over the last 7, 30 or 90 UTC days, today included, read from the daily
@@ -21,10 +22,11 @@ export async function analytics(services: Services, personaId: string, period: P
   const fromDay = today - days + 1;
   const splitDay = fromDay + Math.floor(days / 2);
   const { knex } = services.db;
-  const [messages, users, mean] = await Promise.all([
+  const [messages, users, mean, cost] = await Promise.all([
     dailyMessages(knex, personaId, fromDay, today),
     senderFigures(knex, personaId, fromDay, splitDay, today),
     ratingsMean(knex, personaId, new Date(fromDay * DAY_MS), now),
+    replyCostNanos(knex, personaId, new Date(fromDay * DAY_MS), now),
   ]);
   const daily_breakdown = Array.from({ length: days }, (_, i) => {
     const day = fromDay + i;
@@ -39,6 +41,8 @@ export async function analytics(services: Services, personaId: string, period: P
     avg_rating: mean === null ? null : Math.round(mean * 100) / 100,
     retention_rate: users.firstHalf === 0 ? null : users.retained / users.firstHalf,
     daily_breakdown,
+    // What the period's replies cost at the registry's prices (issue 40).
+    cost_usd: usdOf(cost),
     generated_at: now.toISOString(),
   };
 }

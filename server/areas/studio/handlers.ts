@@ -35,7 +35,7 @@ const studio_create_variant: Handler<"studio_create_variant"> = async ({ service
 
 const studio_update_variant: Handler<"studio_update_variant"> = async ({ services, principal, params, body }) => ({
   status: 200,
-  body: toVariant(await studio.changeVariant(services, principal.userId, params.persona_id, params.variant_id, body.traffic_percentage)),
+  body: toVariant(await studio.changeVariant(services, principal.userId, params.persona_id, params.variant_id, body)),
 });
 
 const studio_test_chat: Handler<"studio_test_chat"> = async ({ services, principal, params, body }) => {

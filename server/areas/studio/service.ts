@@ -4,7 +4,7 @@ import type { Services } from "../../toolkit/services.ts";
 import { analytics, type Period } from "./analytics.ts";
 import { testChat } from "./test-chat.ts";
 import { createVariant, listVariants, updateVariant } from "./variants.ts";
-import { requireOwnPersona } from "../personas/index.ts";
+import { requireOwnPersona, type ModelSettings } from "../personas/index.ts";
 import { activateVersion, createDraftVersion, listVersions, type InstructionVersionRow } from "../personas/index.ts";
 
 type PublishInput = components["schemas"]["PublishInput"];
@@ -24,10 +24,10 @@ export async function createVersion(
   services: Services,
   userId: string,
   personaId: string,
-  input: { instructions: string; changelog?: string },
+  input: { instructions: string; changelog?: string; model_settings?: ModelSettings },
 ): Promise<InstructionVersionRow> {
   const persona = await requireOwnPersona(services, userId, personaId);
-  return createDraftVersion(services, persona.id, input.instructions, input.changelog ?? "");
+  return createDraftVersion(services, persona.id, input.instructions, input.changelog ?? "", input.model_settings ?? {});
 }
 
 export async function activate(services: Services, userId: string, personaId: string, versionId: string): Promise<InstructionVersionRow> {
@@ -46,17 +46,28 @@ export async function variantsOf(services: Services, userId: string, personaId: 
   return listVariants(services, persona.id);
 }
 
-export async function addVariant(services: Services, userId: string, personaId: string, input: { name: string; instructions: string; traffic_percentage: number }) {
+export async function addVariant(
+  services: Services,
+  userId: string,
+  personaId: string,
+  input: { name: string; instructions: string; traffic_percentage: number; model_settings?: ModelSettings },
+) {
   const persona = await requireOwnPersona(services, userId, personaId);
   return createVariant(services, persona.id, input);
 }
 
-export async function changeVariant(services: Services, userId: string, personaId: string, variantId: string, share: number) {
+export async function changeVariant(
+  services: Services,
+  userId: string,
+  personaId: string,
+  variantId: string,
+  changes: { traffic_percentage?: number; model_settings?: ModelSettings },
+) {
   const persona = await requireOwnPersona(services, userId, personaId);
-  return updateVariant(services, persona.id, variantId, share);
+  return updateVariant(services, persona.id, variantId, changes);
 }
 
-export async function runTestChat(services: Services, userId: string, personaId: string, input: { message: string; version_id?: string }) {
+export async function runTestChat(services: Services, userId: string, personaId: string, input: { message: string; version_id?: string; model_settings?: ModelSettings }) {
   const persona = await requireOwnPersona(services, userId, personaId);
   return testChat(services, userId, persona, input);
 }

@@ -1,4 +1,5 @@
 import type { Knex } from "knex";
+import type { ModelSettings } from "../personas/index.ts";
 
 /**
  * An SQL scalar: the instructions of the A/B variant the conversation `conversation` (an SQL
@@ -6,6 +7,10 @@ import type { Knex } from "knex";
  */
 export const variantInstructionsSql = (conversation: string) =>
   `(SELECT v.instructions FROM variant_assignments a JOIN persona_variants v ON v.id = a.variant_id WHERE a.conversation_id = ${conversation})`;
+
+/** `variantInstructionsSql`'s companion: the variant's generation settings (`{}`: none), or null without a variant (issue 40). */
+export const variantSettingsSql = (conversation: string) =>
+  `(SELECT v.model_settings FROM variant_assignments a JOIN persona_variants v ON v.id = a.variant_id WHERE a.conversation_id = ${conversation})`;
 
 export interface VariantRow {
   id: string;
@@ -15,6 +20,8 @@ export interface VariantRow {
   traffic_percentage: number;
   created_at: Date;
   updated_at: Date | null;
+  /** Over the persona's settings in the variant's conversations (issue 40); `{}`: none. */
+  model_settings: ModelSettings;
 }
 
 export interface VariantMetricsRow {
@@ -56,13 +63,30 @@ export async function fitsWithin100(trx: Knex.Transaction, sum: string, share: n
 }
 
 export async function insertVariant(trx: Knex.Transaction, row: VariantRow): Promise<VariantRow> {
-  const [inserted] = await trx("persona_variants").insert({ ...row, traffic_percentage: String(row.traffic_percentage) }).returning("*");
+  const [inserted] = await trx("persona_variants").insert({ ...row, traffic_percentage: String(row.traffic_percentage), model_settings: JSON.stringify(row.model_settings) }).returning("*");
   return fromDb(inserted);
 }
 
-export async function updateVariantShare(trx: Knex.Transaction, id: string, share: number, now: Date): Promise<VariantRow> {
-  const [row] = await trx("persona_variants").where({ id }).update({ traffic_percentage: String(share), updated_at: now }).returning("*");
+/** Changes a variant's share, its settings, or both. */
+export async function updateVariantRow(trx: Knex.Transaction, id: string, changes: { share?: number | undefined; settings?: ModelSettings | undefined }, now: Date): Promise<VariantRow> {
+  const values: Record<string, unknown> = { updated_at: now };
+  if (changes.share !== undefined) values.traffic_percentage = String(changes.share);
+  if (changes.settings !== undefined) values.model_settings = JSON.stringify(changes.settings);
+  const [row] = await trx("persona_variants").where({ id }).update(values).returning("*");
   return fromDb(row);
+}
+
+/**
+ * What the persona's replies of [from, to] cost, in nano-USD, from the stored replies (issue 40;
+ * the `messages (persona_id, created_at)` index): replies on users' own keys are stored at 0.
+ */
+export async function replyCostNanos(knex: Knex, personaId: string, from: Date, to: Date): Promise<number> {
+  const row = await knex("messages")
+    .where({ persona_id: personaId, role: "assistant" })
+    .whereBetween("created_at", [from, to])
+    .select(knex.raw("coalesce(sum(cost_nanos), 0)::text AS nanos"))
+    .first();
+  return Number(row?.nanos ?? 0);
 }
 
 export async function insertAssignment(knex: Knex, row: { conversation_id: string; variant_id: string; user_id: string; created_at: Date }): Promise<void> {

@@ -5,6 +5,7 @@ import { invalidField, notFound } from "../../toolkit/http/error-catalogue.ts";
 import type { ApiError } from "../../toolkit/http/errors.ts";
 import { isUuid } from "../../toolkit/http/text.ts";
 import type { Services } from "../../toolkit/services.ts";
+import { settingsOver, type ModelSettings } from "../personas/index.ts";
 import {
   assignedVariant,
   findVariant,
@@ -14,7 +15,7 @@ import {
   listVariantsOf,
   lockPersonaForVariants,
   trafficSum,
-  updateVariantShare,
+  updateVariantRow,
   variantMetrics,
   type VariantMetricsRow,
   type VariantRow,
@@ -42,24 +43,46 @@ export async function listVariants(services: Services, personaId: string): Promi
   return rows.map((row) => ({ ...row, metrics: metrics.get(row.id) ?? EMPTY }));
 }
 
-export async function createVariant(services: Services, personaId: string, input: { name: string; instructions: string; traffic_percentage: number }): Promise<VariantWithMetrics> {
+export async function createVariant(
+  services: Services,
+  personaId: string,
+  input: { name: string; instructions: string; traffic_percentage: number; model_settings?: ModelSettings | undefined },
+): Promise<VariantWithMetrics> {
   const now = services.now();
   const row = await services.db.knex.transaction(async (trx) => {
     await lockPersonaForVariants(trx, personaId);
     if (!(await fitsWithin100(trx, await trafficSum(trx, personaId), input.traffic_percentage))) throw sumExceeded();
-    return insertVariant(trx, { id: uuidv7(), persona_id: personaId, name: input.name, instructions: input.instructions, traffic_percentage: input.traffic_percentage, created_at: now, updated_at: null });
+    return insertVariant(trx, {
+      id: uuidv7(),
+      persona_id: personaId,
+      name: input.name,
+      instructions: input.instructions,
+      traffic_percentage: input.traffic_percentage,
+      created_at: now,
+      updated_at: null,
+      model_settings: input.model_settings ?? {},
+    });
   });
   return { ...row, metrics: EMPTY };
 }
 
-export async function updateVariant(services: Services, personaId: string, variantId: string, share: number): Promise<VariantWithMetrics> {
+/** Changes a variant's share (within the 100 of all shares), its settings, or both; only what is given. */
+export async function updateVariant(
+  services: Services,
+  personaId: string,
+  variantId: string,
+  changes: { traffic_percentage?: number | undefined; model_settings?: ModelSettings | undefined },
+): Promise<VariantWithMetrics> {
   if (!isUuid(variantId)) throw notFound("Variant");
   const now = services.now();
+  const share = changes.traffic_percentage;
+  if (share === undefined && changes.model_settings === undefined) throw invalidField("/body/traffic_percentage", "is required unless model_settings is given");
   const row = await services.db.knex.transaction(async (trx) => {
     await lockPersonaForVariants(trx, personaId);
-    if (!(await findVariant(trx, personaId, variantId))) throw notFound("Variant");
-    if (!(await fitsWithin100(trx, await trafficSum(trx, personaId, variantId), share))) throw sumExceeded();
-    return updateVariantShare(trx, variantId, share, now);
+    const current = await findVariant(trx, personaId, variantId);
+    if (!current) throw notFound("Variant");
+    if (share !== undefined && !(await fitsWithin100(trx, await trafficSum(trx, personaId, variantId), share))) throw sumExceeded();
+    return updateVariantRow(trx, variantId, { share, settings: changes.model_settings }, now);
   });
   const metrics = await variantMetrics(services.db.knex, [row.id], now);
   return { ...row, metrics: metrics.get(row.id) ?? EMPTY };
@@ -88,8 +111,8 @@ export async function assignConversation(trx: Knex.Transaction, conversation: { 
   if (variant) await insertAssignment(trx, { conversation_id: conversation.id, variant_id: variant.id, user_id: conversation.user_id, created_at: conversation.created_at });
 }
 
-/** The persona as a conversation's replies see it: with its variant's instructions when it has one. */
-export async function personaForConversation<P extends { instructions: string }>(services: Services, persona: P, conversationId: string): Promise<P> {
+/** The persona as a conversation's replies see it: with its variant's instructions (and settings) when it has one. */
+export async function personaForConversation<P extends { instructions: string; model_settings?: ModelSettings }>(services: Services, persona: P, conversationId: string): Promise<P> {
   const variant = await assignedVariant(services.db.knex, conversationId);
-  return variant ? { ...persona, instructions: variant.instructions } : persona;
+  return variant ? { ...persona, instructions: variant.instructions, model_settings: settingsOver(persona.model_settings, variant.model_settings) } : persona;
 }

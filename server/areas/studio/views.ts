@@ -14,6 +14,7 @@ export function toVersion(row: InstructionVersionRow): InstructionVersion {
     created_at: row.created_at.toISOString(),
     activated_at: row.activated_at ? row.activated_at.toISOString() : null,
     ...(row.deactivated_at ? { deactivated_at: row.deactivated_at.toISOString() } : {}),
+    model_settings: row.model_settings ?? {},
   };
 }
 
@@ -26,5 +27,6 @@ export function toVariant(row: VariantWithMetrics): components["schemas"]["Varia
     metrics: row.metrics,
     created_at: row.created_at.toISOString(),
     ...(row.updated_at ? { updated_at: row.updated_at.toISOString() } : {}),
+    model_settings: row.model_settings ?? {},
   };
 }

@@ -2,7 +2,9 @@ import type { Knex } from "knex";
 import { getUser } from "../auth/index.ts";
 import { recordEvent } from "../../toolkit/events/outbox.ts";
 import { addJobIn } from "../../toolkit/db/jobs.ts";
+import { webhookAttempted } from "../../toolkit/metrics/webhooks.ts";
 import type { Services } from "../../toolkit/services.ts";
+import { annotateSpan, inSpan, withTraceHeaders, type SpanSpec } from "../../toolkit/tracing/spans.ts";
 import { postOnce } from "./sender.ts";
 import { secretBox } from "./secrets.ts";
 import { signatureHeaders } from "./signing.ts";
@@ -75,11 +77,24 @@ export async function deliverDue(services: Services, filter: ClaimFilter = {}, b
     const now = services.now();
     const claimed = await claimDue(services.db.knex, now, new Date(now.getTime() + leaseMs(services)), BATCH, filter);
     if (claimed.length === 0) return attempted;
-    const outcomes = await Promise.all(claimed.map((delivery) => attempt(services, delivery)));
+    const outcomes = await Promise.all(claimed.map((delivery) => inSpan(attemptSpan(delivery), () => attempt(services, delivery))));
     await recordSuccesses(services.db.knex, outcomes.filter((outcome) => outcome !== undefined));
     attempted += claimed.length;
     if (filter.deliveryId || Date.now() - started > budgetMs) return attempted;
   }
+}
+
+/**
+ * An attempt's span, while traces are on: a child of the job's, linked to the span that recorded
+ * the event (its request); the receiver gets its `traceparent`.
+ */
+function attemptSpan(delivery: ClaimedDelivery): SpanSpec {
+  return {
+    name: "webhook delivery",
+    kind: "producer",
+    links: [delivery.trace_context],
+    attributes: { "persona.webhook.id": delivery.webhook_id, "persona.webhook.delivery_id": delivery.id, "persona.webhook.event_id": delivery.event_id, "persona.webhook.attempt": delivery.attempts },
+  };
 }
 
 /** One attempt; a success is answered for the caller to record with the rest of its batch, anything else is recorded here. */
@@ -89,17 +104,20 @@ async function attempt(services: Services, delivery: ClaimedDelivery): Promise<{
   if (!delivery.active) {
     // Paused or disabled since the event: not sent, and not counted as the receiver's failure.
     await recordAttempt(knex, delivery.id, { status: "failed", responseStatus: null, latencyMs: null, error: "webhook inactive", nextAttemptAt: null });
+    webhookAttempted("skipped", delivery.created_at, null);
     return undefined;
   }
   let result;
   try {
     const secret = (await secretBox(knex, config.secretsKey)).open(delivery.secret_encrypted);
-    const headers = signatureHeaders(secret, delivery.event_id, delivery.body, new Date());
+    const headers = withTraceHeaders(signatureHeaders(secret, delivery.event_id, delivery.body, new Date()));
     result = await postOnce(new URL(delivery.url), delivery.body, headers, { timeoutMs: config.webhooks.timeoutMs, allowPrivate: config.webhooks.allowPrivateUrls });
   } catch (error) {
     services.log.error({ err: error, delivery_id: delivery.id }, "webhook delivery could not be attempted");
     result = { ok: false, status: null, latencyMs: 0, error: "internal error" };
   }
+  annotateSpan({ "http.response.status_code": result.status ?? undefined, "persona.webhook.delivered": result.ok }, result.ok ? undefined : (result.error ?? "not delivered"));
+  webhookAttempted(result.ok ? "delivered" : delivery.attempts < MAX_ATTEMPTS ? "retry" : "failed", delivery.created_at, result.latencyMs);
   if (result.ok) {
     if (delivery.consecutive_failures > 0) await resetFailures(knex, delivery.webhook_id);
     return { id: delivery.id, status: result.status!, latencyMs: result.latencyMs };

@@ -49,6 +49,10 @@ export interface ClaimedDelivery {
   secret_encrypted: string;
   active: boolean;
   consecutive_failures: number;
+  /** When the delivery was made (its event fanned out, or a redelivery asked for). */
+  created_at: Date;
+  /** The `traceparent` of the span that recorded its event (null while traces were off): the attempt's span links to it. */
+  trace_context: string | null;
 }
 
 // ------------------------------------------------------------------ registrations
@@ -189,7 +193,8 @@ export async function claimDue(knex: Knex, now: Date, leaseUntil: Date, limit: n
         SET locked_until = ?, attempts = d.attempts + 1, last_attempt_at = ?
        FROM webhooks w
       WHERE d.id IN (?) AND w.id = d.webhook_id
-  RETURNING d.id, d.webhook_id, d.user_id, d.event_id, d.body, d.attempts, w.url, w.secret_encrypted, w.active, w.consecutive_failures`,
+  RETURNING d.id, d.webhook_id, d.user_id, d.event_id, d.body, d.attempts, d.created_at, w.url, w.secret_encrypted, w.active, w.consecutive_failures,
+            (SELECT e.trace_context FROM event_outbox e WHERE e.id = d.event_id) AS trace_context`,
     [leaseUntil, now, due],
   );
   return (result as { rows: ClaimedDelivery[] }).rows;

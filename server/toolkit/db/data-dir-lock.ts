@@ -39,6 +39,7 @@ export class DataDirLock {
     for (let round = 0; round < 2; round++) {
       try {
         writeFileSync(path, JSON.stringify(holder), { flag: "wx", mode: 0o600 });
+        held.add(path);
         return new DataDirLock(path, holder);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
@@ -49,7 +50,7 @@ export class DataDirLock {
         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
         current = readHolder(path);
       }
-      if (current && isAlive(current.pid)) return current;
+      if (current && isAlive(current.pid) && !isEarlierSelf(path, current)) return current;
       removeIfUnchanged(path, current);
     }
     const current = readHolder(path);
@@ -65,8 +66,19 @@ export class DataDirLock {
 
   release(): void {
     removeIfUnchanged(this.path, this.#holder);
+    held.delete(this.path);
   }
 }
+
+/** The locks this process took (and has not released). */
+const held = new Set<string>();
+
+/**
+ * A lock naming this very PID that this process never took was left by an earlier process that had
+ * the same PID: in a container the server is PID 1 at every start, so a lock left by a kill -9 would
+ * otherwise name a live process forever.
+ */
+const isEarlierSelf = (path: string, holder: LockHolder) => holder.pid === process.pid && !held.has(path);
 
 export const lockPath = (dataDir: string) => `${dataDir.replace(/(?<!\/)\/+$/, "")}.lock`;
 

@@ -5,7 +5,11 @@ import type { Logger } from "../logger.ts";
 import { clusterNotifications } from "./cluster-notifications.ts";
 import { startEmbeddedDatabase, type EmbeddedDatabase } from "./embedded.ts";
 import { migrationSource } from "./migrations/index.ts";
+import { listenReachesDatabase } from "./listen-check.ts";
 import { localNotifications, postgresNotifications, type Notifications } from "./notifications.ts";
+import { sendUnnamed } from "./statement-names.ts";
+import { preparesStatements } from "./prepared.ts";
+import { readRouting, type ReadRouting } from "./read-routing.ts";
 import { StartupError } from "./startup-error.ts";
 
 export { StartupError };
@@ -18,9 +22,21 @@ export interface Database {
   kind: "embedded" | "postgres";
   /** Connection URL (for graphile-worker and the rate limiter's pool). */
   url: string;
+  /**
+   * A direct (session) connection URL to the same database: `DATABASE_LISTEN_URL`, else `url`. What
+   * a pooler in transaction mode cannot carry goes there: LISTEN, session advisory locks.
+   */
+  listenUrl: string;
   knex: Knex;
   /** A small pg pool for code that speaks pg directly. */
   pool: pg.Pool;
+  /**
+   * A pool on `listenUrl`, for code that needs one server session for longer than a transaction
+   * (the job worker's LISTEN and its liveness locks); `pool` itself when there is no pooler.
+   */
+  sessionPool: pg.Pool;
+  /** Where lag-tolerant reads run: present when `DATABASE_REPLICA_URLS` names hot standbys (read-routing.ts). */
+  reads: ReadRouting | undefined;
   /** Cross-process signals: LISTEN/NOTIFY on PostgreSQL, an in-process bus on the embedded default. */
   notifications: Notifications;
   migrate: () => Promise<void>;
@@ -38,6 +54,8 @@ export async function openDatabase(
   options: { embedded?: Promise<EmbeddedDatabase>; sharedEmbeddedUrl?: string } = {},
 ): Promise<Database> {
   let url = config.databaseUrl ?? options.sharedEmbeddedUrl;
+  // Only a real server's URL has a direct twin; on the embedded database every connection is one session anyway.
+  const listenUrl = config.databaseUrl ? (config.databaseListenUrl ?? config.databaseUrl) : undefined;
   let stopEmbedded: (() => Promise<void>) | undefined;
   if (!url) {
     const embedded = await (options.embedded ?? startEmbeddedDatabase(config));
@@ -51,7 +69,11 @@ export async function openDatabase(
   const knex = knexFactory({
     client: "pg",
     connection: url,
-    pool: { min: 0, max: config.databasePoolMax },
+    pool: {
+      min: 0,
+      max: config.databasePoolMax,
+      ...(config.databasePreparedStatements ? {} : { afterCreate: (connection: pg.Client, done: (error: Error | null, connection: pg.Client) => void) => done(null, unnamed(connection)) }),
+    },
     migrations: { migrationSource, tableName: "knex_migrations" },
     // knex logs to the console by default; its warnings (e.g. a refused connection) go to pino instead.
     log: {
@@ -61,14 +83,28 @@ export async function openDatabase(
       debug: (message: unknown) => log.debug({ component: "knex" }, String(message)),
     },
   });
-  const pool = new pg.Pool({ connectionString: url, max: config.databasePoolMax });
-  pool.on("error", (error) => log.warn({ err: error }, "idle database connection failed"));
-  // A connection that breaks while checked out must not crash the process; its query fails instead.
-  pool.on("connect", (client) => client.on("error", (error) => log.warn({ err: error }, "database connection failed")));
+  // Statements the chat path repeats are prepared once per connection, on PostgreSQL only (prepared.ts),
+  // unless DATABASE_PREPARED_STATEMENTS is off (a transaction pooler): then the connections below
+  // also send unnamed whatever a caller or a library names.
+  if (config.databaseUrl && config.databasePreparedStatements) preparesStatements(knex);
+  const openPool = (connectionString: string) => {
+    const opened = new pg.Pool({ connectionString, max: config.databasePoolMax });
+    opened.on("error", (error) => log.warn({ err: error }, "idle database connection failed"));
+    opened.on("connect", (client) => {
+      // A connection that breaks while checked out must not crash the process; its query fails instead.
+      client.on("error", (error) => log.warn({ err: error }, "database connection failed"));
+      if (!config.databasePreparedStatements) unnamed(client);
+    });
+    return opened;
+  };
+  const pool = openPool(url);
+  const sessionPool = listenUrl && listenUrl !== url ? openPool(listenUrl) : pool;
   // A worker of `serve --processes N` on the embedded database shares the primary's PGlite server.
-  const notifications = config.databaseUrl ? postgresNotifications(url, knex, log) : options.sharedEmbeddedUrl ? clusterNotifications() : localNotifications();
+  const notifications = listenUrl ? postgresNotifications(listenUrl, knex, log) : options.sharedEmbeddedUrl ? clusterNotifications() : localNotifications();
+  let reads: ReadRouting | undefined;
   const close = async () => {
-    await Promise.allSettled([notifications.close(), knex.destroy(), endPool(pool, log)]);
+    await reads?.close();
+    await Promise.allSettled([notifications.close(), knex.destroy(), endPool(pool, log), ...(sessionPool === pool ? [] : [endPool(sessionPool, log)])]);
     await stopEmbedded?.();
   };
   try {
@@ -78,11 +114,20 @@ export async function openDatabase(
     throw new StartupError(`Cannot connect to the database at ${redact(url)}: ${(error as Error).message}`);
   }
   if (config.databaseUrl) await requireVector(knex, url, close);
+  if (listenUrl && listenUrl !== url) await requireListenReach(knex, notifications, listenUrl, close);
+  // Lag-tolerant reads on hot standbys, when there are any (read-routing.ts).
+  if (config.databaseReplicaUrls.length > 0) {
+    const replicas = { replicaUrls: config.databaseReplicaUrls, maxLagMs: config.databaseReplicaMaxLagMs, poolMax: config.databasePoolMax };
+    reads = readRouting({ primary: knex, ...replicas, notifications, log });
+  }
   return {
+    reads,
     kind: config.databaseUrl ? "postgres" : "embedded",
     url,
+    listenUrl: listenUrl ?? url,
     knex,
     pool,
+    sessionPool,
     notifications,
     migrate: async () => {
       if (await upToDate(knex)) return;
@@ -123,6 +168,19 @@ async function requireVector(knex: Knex, url: string, close: () => Promise<void>
     `The PostgreSQL server at ${redact(url)} does not have the pgvector extension ("vector"). ` +
       "Install pgvector 0.8 for this server (e.g. the postgresql-15-pgvector package, or build it from source) and restart.",
   );
+}
+
+/** `connection`, sending its statements unnamed (DATABASE_PREPARED_STATEMENTS off). */
+function unnamed<C extends pg.ClientBase>(connection: C): C {
+  sendUnnamed(connection);
+  return connection;
+}
+
+async function requireListenReach(knex: Knex, notifications: Notifications, listenUrl: string, close: () => Promise<void>): Promise<void> {
+  const problem = await listenReachesDatabase(knex, notifications).catch((error: unknown) => `cannot listen there: ${(error as Error).message}`);
+  if (!problem) return;
+  await close();
+  throw new StartupError(`DATABASE_LISTEN_URL (${redact(listenUrl)}): ${problem}`);
 }
 
 function redact(url: string): string {

@@ -1,4 +1,5 @@
 import type { Knex } from "knex";
+import { withTraceparent } from "../tracing/carrier.ts";
 
 export interface JobOptions {
   runAt?: Date;
@@ -19,7 +20,8 @@ export interface JobOptions {
 export async function addJobIn(trx: Knex.Transaction, task: string, payload: Record<string, unknown>, options: JobOptions = {}): Promise<void> {
   await trx.raw("SELECT graphile_worker.add_job(?, ?::json, run_at => ?, max_attempts => ?, job_key => ?, queue_name => ?)", [
     task,
-    JSON.stringify(payload),
+    // The job's span links to the request or job queueing it (tracing/carrier.ts).
+    JSON.stringify(withTraceparent(payload)),
     options.runAt ?? null,
     options.maxAttempts ?? null,
     options.jobKey ?? null,

@@ -69,6 +69,8 @@ export function localNotifications(): Notifications {
 /**
  * One dedicated connection per process LISTENs on every channel any subscriber asked for, opened on
  * the first `listen`; it reconnects with backoff and listens again, then calls the reconnect hooks.
+ * `url` is a direct connection (DATABASE_LISTEN_URL): a pooler in transaction mode would hand the
+ * LISTEN's server connection to other clients. Notifications are sent through `knex` (any pooler).
  */
 export function postgresNotifications(url: string, knex: Knex, log: Logger): Notifications {
   const handlers = new Map<string, Set<NotificationHandler>>();
@@ -97,8 +99,16 @@ export function postgresNotifications(url: string, knex: Knex, log: Logger): Not
         lost(next);
       });
       next.on("end", () => lost(next));
-      await next.connect();
-      for (const channel of handlers.keys()) await next.query(`LISTEN ${channel}`);
+      try {
+        await next.connect();
+        for (const channel of handlers.keys()) await next.query(`LISTEN ${channel}`);
+      } catch (error) {
+        // Not kept (a LISTEN refused by a standby that a failover's proxy still routes to): closed,
+        // or every retry would leave a connection open.
+        next.removeAllListeners("notification");
+        void next.end().catch(() => {});
+        throw error;
+      }
       client = next;
       attempt = 0;
       return next;

@@ -1,5 +1,6 @@
 import type { Knex } from "knex";
 import type pg from "pg";
+import { timedStatement } from "../metrics/database.ts";
 
 /** Texts converted so far, by their `?` text; bounded, as a statement's text varies with its row count. */
 const converted = new Map<string, string>();
@@ -40,7 +41,7 @@ export async function runStatement(knex: Knex, sql: string, bindings: readonly K
   const client = knex.client as { acquireConnection(): Promise<pg.PoolClient>; releaseConnection(connection: pg.PoolClient): Promise<void> };
   const connection = await client.acquireConnection();
   try {
-    return await connection.query({ text: positional(sql), values: bindings as unknown[], ...options });
+    return await timedStatement(connection.query({ text: positional(sql), values: bindings as unknown[], ...options }));
   } finally {
     await client.releaseConnection(connection);
   }

@@ -4,8 +4,10 @@
  * clients back off and retry, and the service recovers by itself when the database is back.
  */
 
-// SQLSTATE class 08 (connection exception) and 57P01-57P03 (shut down, crashed, not accepting yet).
-const SQLSTATE = /^(08|57P0[123])/;
+// SQLSTATE class 08 (connection exception), 57P01-57P03 (shut down, crashed, not accepting yet), and
+// 25006 (read-only transaction): a write reached a standby, which happens when a failover's proxy
+// routes to the node being promoted a moment before it accepts writes (docs/operations.md, Failover).
+const SQLSTATE = /^(08|57P0[123]|25006)/;
 const SOCKET_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTCONN"]);
 // pg and knex report a lost or unobtainable connection in their messages only.
 const MESSAGES = [

@@ -1,4 +1,5 @@
 import type { NextFunction, RequestHandler, Response } from "express";
+import { refused } from "../metrics/http.ts";
 import { EXEMPT, overloaded } from "./load-shedding.ts";
 
 export interface AdmissionLimits {
@@ -57,7 +58,10 @@ export function admission(limits: AdmissionLimits): RequestHandler {
   return (req, res, next) => {
     if (EXEMPT.has(req.path)) return next();
     if (inFlight < limits.maxInFlight) return enter(res, next);
-    if (queue.length >= limits.maxQueue || limits.queueMs <= 0) return next(overloaded());
+    if (queue.length >= limits.maxQueue || limits.queueMs <= 0) {
+      refused("admission_full");
+      return next(overloaded());
+    }
     const waiter: Waiter = {
       admit: () => {
         clearTimeout(waiter.timer);
@@ -66,6 +70,7 @@ export function admission(limits: AdmissionLimits): RequestHandler {
       },
       timer: setTimeout(() => {
         leaveQueue();
+        refused("admission_timeout");
         next(overloaded());
       }, limits.queueMs),
     };

@@ -23,6 +23,9 @@ export function summarize(errors: readonly FieldError[]): string {
 
 // 400 invalid_request
 
+/** The moderation provider flagged the text and the server refuses flagged content (issue 41); `details`: `categories`, `provider`. */
+export const contentFlagged = (message: string, details: ErrorDetails) => new ApiError(400, "content_flagged", message, details);
+
 /** A request the service refuses as a whole, in its own words. */
 export const invalidRequest = (message: string, details?: ErrorDetails) => new ApiError(400, "invalid_request", message, details);
 
@@ -66,6 +69,14 @@ export const forbidden = (message: string) => new ApiError(403, "forbidden", mes
  * and whether `POST /v1/auth/me/restore` can still undo it.
  */
 export const accountPendingDeletion = (message: string, details: ErrorDetails) => new ApiError(403, "account_pending_deletion", message, details);
+
+// 403 account_suspended
+
+/**
+ * A login, a refresh or any credential of a suspended account (issue 41): `details` say since when,
+ * why, and which operation still exports its data.
+ */
+export const accountSuspended = (message: string, details: ErrorDetails) => new ApiError(403, "account_suspended", message, details);
 
 /** The credential lacks the operation's scope: `details` names it and every scope that grants it. */
 export const missingScope = (message: string, requiredScope: string, grantingScopes: string[]) =>

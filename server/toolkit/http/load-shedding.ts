@@ -1,12 +1,13 @@
 import type { RequestHandler } from "express";
 import { monitorEventLoopDelay } from "node:perf_hooks";
+import { refused } from "../metrics/http.ts";
 import { rateLimited } from "./error-catalogue.ts";
 import type { ApiError } from "./errors.ts";
 
 const WINDOW_MS = 250;
 const RETRY_AFTER_SECONDS = 1;
 // Probes and documentation carry no 429 in the contract, and a load balancer must still see them.
-export const EXEMPT = new Set(["/", "/healthz", "/readyz", "/docs", "/openapi.yaml", "/openapi.json"]);
+export const EXEMPT = new Set(["/", "/healthz", "/readyz", "/metrics", "/docs", "/openapi.yaml", "/openapi.json"]);
 
 /**
  * Refuses new requests with 429 and Retry-After, before any work (even the rate limiter's database
@@ -27,6 +28,7 @@ export function loadShedding(thresholdMs: number): RequestHandler {
   timer.unref();
   return (req, _res, next) => {
     if (!shedding || EXEMPT.has(req.path)) return next();
+    refused("load_shed");
     next(overloaded());
   };
 }

@@ -15,6 +15,10 @@ export interface Principal {
   clientId?: string;
   /** When the credential itself expires (epoch ms), if it does; the credential cache keeps it no longer. */
   expiresAt?: number;
+  /** Set when the account is suspended (issue 41): every operation that needs a credential refuses it. */
+  suspended?: { at: string; reason: string | null };
+  /** When the credential was issued (epoch ms), when it says (a token of a sign-up, sign-in or refresh). */
+  issuedAt?: number;
 }
 
 // Kept as `req.principal`, which client-identity.ts also reads to key the rate limit by user.

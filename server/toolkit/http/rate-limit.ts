@@ -1,6 +1,7 @@
 import type { NextFunction, RequestHandler, Response } from "express";
 import type pg from "pg";
 import { RateLimiterPostgres } from "rate-limiter-flexible";
+import { refused } from "../metrics/http.ts";
 import type { Services } from "../services.ts";
 import { clientIdentity } from "./client-identity.ts";
 import { rateLimited } from "./error-catalogue.ts";
@@ -27,6 +28,7 @@ export function rateLimit(services: Services): RequestHandler {
   const decide = (decision: RateDecision, res: Response, next: NextFunction) => {
     setHeaders(res, limit, decision);
     if (decision.allowed) return next();
+    refused("rate_limit");
     const retryAfter = Math.max(1, Math.ceil(decision.msBeforeNext / 1000));
     next(
       rateLimited(`Too many requests; retry in ${retryAfter} s`, retryAfter),

@@ -2,7 +2,10 @@ import type { Request, RequestHandler, Response } from "express";
 import type { operations } from "../../../generated/openapi.d.ts";
 import type { Logger } from "../logger.ts";
 import type { Services } from "../services.ts";
-import { principalOf, type Principal } from "./principal.ts";
+import type { Knex } from "knex";
+import { operationsById } from "../contract.ts";
+import type { ReadRouting } from "../db/read-routing.ts";
+import { callerOf, principalOf, type Principal } from "./principal.ts";
 import { notFoundExplained, notImplemented } from "./error-catalogue.ts";
 import { sendJson } from "./send-json.ts";
 
@@ -128,13 +131,36 @@ async function handle<K extends OperationId>(handlers: HandlerMap, operationId: 
   else sendJson(res, status, body);
 }
 
-/** Runs the handler of `operationId`, whose route matched the request and whose checks it passed. */
+/**
+ * Runs the handler of `operationId`, whose route matched the request and whose checks it passed. An
+ * operation whose reads may lag (`replicaRead`), with replicas configured, gets the services reading
+ * from the database `read-routing.ts` picks for its caller.
+ */
 export function dispatch(handlers: HandlerMap, services: Services, operationId: OperationId): RequestHandler {
+  const reads = operationsById.get(operationId)?.replicaRead ? services.db.reads : undefined;
   return async (req, res, next) => {
     try {
-      await handle(handlers, operationId, req, res, services);
+      await handle(handlers, operationId, req, res, reads ? servicesReadingFrom(services, readerFor(reads, req)) : services);
     } catch (error) {
       next(error);
     }
   };
+}
+
+/** The database a lag-tolerant read of this request's caller runs on. */
+function readerFor(reads: ReadRouting, req: Request): Knex {
+  const caller = callerOf(req);
+  return reads.reader(caller?.userId, caller?.issuedAt);
+}
+
+// The services of a request read from a replica: one object per database, made on first use.
+const readingFrom = new WeakMap<Services, WeakMap<Knex, Services>>();
+
+function servicesReadingFrom(services: Services, knex: Knex): Services {
+  if (knex === services.db.knex) return services;
+  let byKnex = readingFrom.get(services);
+  if (!byKnex) readingFrom.set(services, (byKnex = new WeakMap()));
+  let reading = byKnex.get(knex);
+  if (!reading) byKnex.set(knex, (reading = { ...services, db: { ...services.db, knex } }));
+  return reading;
 }

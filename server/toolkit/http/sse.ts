@@ -1,6 +1,7 @@
 import type { Response } from "express";
 import { leaveAdmission } from "./admission.ts";
 import { holdsStreamPlace } from "./stream-limits.ts";
+import { streamOpened } from "../metrics/http.ts";
 
 /**
  * Aborts with `reason` when the connection closes before the response has ended: the client left.
@@ -53,6 +54,7 @@ export class SSEWriter {
     });
     res.flushHeaders();
     leaveAdmission(res);
+    streamOpened(res);
     res.socket?.setNoDelay(true);
     res.once("close", () => this.#stop());
     this.#keepAlive = setInterval(() => this.comment("keep-alive"), options.keepAliveMs);

@@ -1,4 +1,5 @@
 import type { Response } from "express";
+import { refused } from "../metrics/http.ts";
 import { rateLimited } from "./error-catalogue.ts";
 
 /**
@@ -56,6 +57,7 @@ export function takeStreamPlace(services: { config: { streamsPerUser: number }; 
   const limit = services.config.streamsPerUser;
   const own = services.streamPlaces;
   if (!own.take(owner, limit)) {
+    refused("stream_limit");
     throw rateLimited(`At most ${limit} streams may be open at once per user; close one, or retry in ${STREAM_RETRY_AFTER_SECONDS} s`, STREAM_RETRY_AFTER_SECONDS);
   }
   response[PLACED] = true;

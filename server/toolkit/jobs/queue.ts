@@ -2,6 +2,7 @@ import { makeWorkerUtils, type WorkerUtils } from "graphile-worker";
 import type { Database } from "../db/database.ts";
 import type { JobOptions } from "../db/jobs.ts";
 import type { Logger } from "../logger.ts";
+import { withTraceparent } from "../tracing/carrier.ts";
 import { workerLogger } from "./logger.ts";
 
 /** Puts work on the graphile-worker queue; any worker process sharing the database runs it. */
@@ -17,7 +18,8 @@ export async function openJobQueue(db: Database, log: Logger): Promise<JobQueue 
   return {
     utils,
     add: async (task, payload, options = {}) => {
-      const job = await utils.addJob(task, payload, {
+      // The job's span links to the request or job queueing it (tracing/carrier.ts).
+      const job = await utils.addJob(task, withTraceparent(payload), {
         ...(options.runAt ? { runAt: options.runAt } : {}),
         ...(options.maxAttempts ? { maxAttempts: options.maxAttempts } : {}),
         ...(options.jobKey ? { jobKey: options.jobKey } : {}),

@@ -31,17 +31,28 @@ const unlock = (pool: pg.Pool, workerIds: string[]) =>
 export interface LivenessLocks {
   /** Marks a worker pool of this process as alive for as long as the process lives. */
   hold: (poolId: string) => Promise<void>;
+  /** Marks pools of this process as dead (their runner stopped on its own) and frees their jobs. */
+  release: (poolIds: readonly string[]) => Promise<void>;
   stop: () => Promise<void>;
 }
 
-export async function freeDeadWorkersLocks(db: Database, log: Logger): Promise<LivenessLocks> {
+export async function freeDeadWorkersLocks(database: Database, log: Logger): Promise<LivenessLocks> {
+  // Session advisory locks: on the direct connection, never through a transaction-mode pooler.
+  const db = { kind: database.kind, pool: database.sessionPool };
   if (db.kind === "embedded") {
     const pools = (await lockedPools(db.pool, null)).rows.map((row) => row.locked_by);
     if (pools.length > 0) {
       await unlock(db.pool, pools);
       log.warn({ workers: pools }, "freed the jobs of workers that died before this start");
     }
-    return { hold: async () => undefined, stop: async () => undefined };
+    // The only process on this database: a pool of its own that stopped has nobody else running its jobs.
+    return {
+      hold: async () => undefined,
+      release: async (poolIds) => {
+        if (poolIds.length > 0) await unlock(db.pool, [...poolIds]);
+      },
+      stop: async () => undefined,
+    };
   }
   const held: string[] = [];
   let holder = await db.pool.connect();
@@ -115,6 +126,13 @@ export async function freeDeadWorkersLocks(db: Database, log: Logger): Promise<L
         probe.release();
       }
       await sweep();
+    },
+    release: async (poolIds) => {
+      if (poolIds.length === 0) return;
+      for (const id of poolIds) if (held.includes(id)) held.splice(held.indexOf(id), 1);
+      // A connection lost meanwhile took the locks with it; on the one held now they are let go.
+      for (const id of poolIds) await holder.query("SELECT pg_advisory_unlock($1, hashtext($2))", [LOCK_CLASS, id]).catch(() => undefined);
+      await unlock(db.pool, [...poolIds]);
     },
     stop: async () => {
       stopped = true;

@@ -2,6 +2,7 @@ import type { BlobStore } from "./blobs/types.ts";
 import type { EmailProvider } from "./email/types.ts";
 import type { EmbeddingsProvider } from "./embeddings/types.ts";
 import type { ImageProvider } from "./images/types.ts";
+import type { ModerationProvider } from "./moderation/types.ts";
 import type { PaymentsProvider } from "./payments/types.ts";
 import type { ChatModelProvider } from "./llm/types.ts";
 import type { SpeechProvider } from "./speech/types.ts";
@@ -24,4 +25,6 @@ export interface Providers {
   blobs: BlobStore;
   /** Subscriptions and their payment: Stripe, or the offline local checkout. */
   payments: PaymentsProvider;
+  /** Checks text before it is published: none (the default), an offline word list, or OpenAI's moderation endpoint. */
+  moderation: ModerationProvider;
 }

@@ -7,6 +7,7 @@ import type { Services } from "../../../toolkit/services.ts";
 import { revokedCredentials } from "../credential-cache.ts";
 import { SCOPE_VOCABULARIES } from "../scopes.ts";
 import { newApiKey, sha256 } from "../../../toolkit/tokens.ts";
+import { suspensionOf } from "../users/suspension.ts";
 import {
   findApiKeyByHash,
   grantOfApiKey,
@@ -148,12 +149,14 @@ export async function resolveApiKey(services: Services, key: string): Promise<Pr
   if (now.getTime() - last >= TOUCH_EVERY_MS) {
     await touchApiKey(services.db.knex, row.id, now);
   }
+  const suspended = suspensionOf(row.user_suspended_at, row.user_suspension_reason);
   return {
     userId: row.user_id,
     kind: "api_key",
     scopes: new Set(row.scopes),
     apiKeyId: row.id,
     ...(row.expires_at ? { expiresAt: row.expires_at.getTime() } : {}),
+    ...(suspended ? { suspended } : {}),
   };
 }
 

@@ -97,11 +97,14 @@ export async function revokeGrantApiKeys(knex: Knex, sessionId: string, now: Dat
   return rows.map((row) => row.id);
 }
 
-export async function findApiKeyByHash(knex: Knex, keyHash: string): Promise<(ApiKeyRow & { user_deleted_at: Date | null }) | undefined> {
+export async function findApiKeyByHash(
+  knex: Knex,
+  keyHash: string,
+): Promise<(ApiKeyRow & { user_deleted_at: Date | null; user_suspended_at: Date | null; user_suspension_reason: string | null }) | undefined> {
   return knex("api_keys as k")
     .join("users as u", "u.id", "k.user_id")
     .where("k.key_hash", keyHash)
-    .first("k.*", "u.deleted_at as user_deleted_at");
+    .first("k.*", "u.deleted_at as user_deleted_at", "u.suspended_at as user_suspended_at", "u.suspension_reason as user_suspension_reason");
 }
 
 export async function touchApiKey(knex: Knex, id: string, now: Date): Promise<void> {

@@ -7,6 +7,7 @@ import { revokeGrantApiKeys } from "../api-keys/service.ts";
 import { revokedCredentials } from "../credential-cache.ts";
 import { ACCESS_TOKEN_TTL_S, REFRESH_TOKEN_TTL_MS, randomToken, sha256 } from "../../../toolkit/tokens.ts";
 import { checkAnyCredentials, pendingDeletionRefusal, type UserRow } from "../users/service.ts";
+import { suspensionOf, suspendedRefusal } from "../users/suspension.ts";
 import {
   consumeRefreshToken,
   findActiveSession,
@@ -56,6 +57,8 @@ export async function login(services: Services, email: string, password: string)
   const user = await checkAnyCredentials(services, email, password);
   if (!user) throw unauthorized("The e-mail or password is wrong");
   if (user.deleted_at) throw pendingDeletionRefusal(user.deleted_at, services.now());
+  const suspended = suspensionOf(user.suspended_at, user.suspension_reason);
+  if (suspended) throw suspendedRefusal(suspended);
   const { sessionId: _, ...tokens } = await startSession(services, user.id);
   return { user, tokens };
 }
@@ -78,6 +81,10 @@ export async function refreshSession(services: Services, refreshToken: string, c
   const invalid = unauthorized("The refresh token is invalid, expired or already used");
   if (!found || found.session_revoked_at || found.user_deleted_at || found.expires_at <= now) throw invalid;
   if ((found.client_id ?? undefined) !== clientId) throw invalid;
+  // A suspended account's session is not refreshed (issue 41): 401, whose message says why (the
+  // refresh operations declare no 403; signing in and every other credential answer 403 account_suspended).
+  const suspended = suspensionOf(found.user_suspended_at, found.user_suspension_reason);
+  if (suspended) throw unauthorized(suspendedRefusal(suspended).message);
   if (found.used_at || !(await consumeRefreshToken(knex, hash, now))) {
     await revokeSession(services, found.session_id);
     services.log.warn({ sessionId: found.session_id }, "refresh token reused: session revoked");
@@ -140,9 +147,12 @@ export async function revokeUserSessions(db: Knex, userId: string, now: Date): P
 export async function resolveAccessToken(services: Services, token: string): Promise<Principal | undefined> {
   const claims = await services.tokens.verify(token, services.now());
   if (!claims) return undefined;
-  if (!(await findActiveSession(services.db.knex, claims.sub, claims.sid))) return undefined;
+  const session = await findActiveSession(services.db.knex, claims.sub, claims.sid);
+  if (!session) return undefined;
+  const suspended = suspensionOf(session.suspended_at, session.suspension_reason);
+  const flag = suspended ? { suspended } : {};
   if (claims.cid) {
-    return { userId: claims.sub, kind: "oauth", scopes: new Set((claims.scope ?? "").split(" ").filter(Boolean)), sessionId: claims.sid, clientId: claims.cid };
+    return { userId: claims.sub, kind: "oauth", scopes: new Set((claims.scope ?? "").split(" ").filter(Boolean)), sessionId: claims.sid, clientId: claims.cid, ...flag };
   }
-  return { userId: claims.sub, kind: "session", scopes: "all", sessionId: claims.sid };
+  return { userId: claims.sub, kind: "session", scopes: "all", sessionId: claims.sid, ...flag };
 }

@@ -23,6 +23,8 @@ export interface RefreshLookup {
   expires_at: Date;
   session_revoked_at: Date | null;
   user_deleted_at: Date | null;
+  user_suspended_at: Date | null;
+  user_suspension_reason: string | null;
 }
 
 export async function findRefreshToken(knex: Knex, tokenHash: string): Promise<RefreshLookup | undefined> {
@@ -39,6 +41,8 @@ export async function findRefreshToken(knex: Knex, tokenHash: string): Promise<R
       "t.expires_at",
       "s.revoked_at as session_revoked_at",
       "u.deleted_at as user_deleted_at",
+      "u.suspended_at as user_suspended_at",
+      "u.suspension_reason as user_suspension_reason",
     );
 }
 
@@ -60,13 +64,17 @@ export async function revokeUserSessions(knex: Knex, userId: string, now: Date):
 }
 
 /** The user and session behind an access token, if both are still good. */
-export async function findActiveSession(knex: Knex, userId: string, sessionId: string): Promise<{ user_id: string } | undefined> {
+export async function findActiveSession(
+  knex: Knex,
+  userId: string,
+  sessionId: string,
+): Promise<{ user_id: string; suspended_at: Date | null; suspension_reason: string | null } | undefined> {
   return knex("sessions as s")
     .join("users as u", "u.id", "s.user_id")
     .where({ "s.id": sessionId, "s.user_id": userId })
     .whereNull("s.revoked_at")
     .whereNull("u.deleted_at")
-    .first("s.user_id");
+    .first("s.user_id", "u.suspended_at", "u.suspension_reason");
 }
 
 /** When a live login of the user (a session of no OAuth client) started. */

@@ -3,6 +3,7 @@ import { v7 as uuidv7 } from "uuid";
 import type { components } from "../../../../generated/openapi.d.ts";
 import { accountPendingDeletion, conflict, unauthorized } from "../../../toolkit/http/error-catalogue.ts";
 import type { ApiError } from "../../../toolkit/http/errors.ts";
+import { screen } from "../../../toolkit/moderation.ts";
 import type { Services } from "../../../toolkit/services.ts";
 import { verifyPassword } from "../passwords.ts";
 import {
@@ -116,6 +117,8 @@ export async function findAnyUser(services: Services, id: string): Promise<UserR
 }
 
 export async function updateProfile(services: Services, id: string, changes: components["schemas"]["UserUpdate"]): Promise<UserRow> {
+  // A display name is shown wherever the account appears: a flagged one is refused, never held (issue 41).
+  if (changes.display_name) await screen(services, { label: "The display name", texts: [changes.display_name], holdable: false });
   const fields: Partial<UserRow> = { updated_at: services.now() };
   for (const key of ["username", "display_name", "avatar_url", "bio"] as const) {
     if (changes[key] !== undefined) (fields as Record<string, unknown>)[key] = changes[key];

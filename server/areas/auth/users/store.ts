@@ -13,6 +13,13 @@ export interface UserRow {
   created_at: Date;
   updated_at: Date;
   deleted_at: Date | null;
+  /** Issue 41: a suspended account cannot sign in or use its credentials; its public content is hidden. */
+  suspended_at?: Date | null;
+  suspension_reason?: string | null;
+  /** Issue 41: an operator took the profile down: it is not shown to others. */
+  profile_taken_down_at?: Date | null;
+  /** Issue 41: the account's opt-in to content rated `mature`. */
+  show_mature?: boolean;
 }
 
 /** Postgres' unique_violation: the caller maps it to 409. */
@@ -108,4 +115,30 @@ export async function updatePlanOf(knex: Knex, who: string, plan: string, now: D
     .update({ plan, updated_at: now })
     .returning([...COLUMNS]);
   return row as AccountRow | undefined;
+}
+
+// ---------------------------------------------------------------- trust and safety (issue 41)
+
+/** The account named by id, e-mail or username (any letter case), deleted or not; undefined when none. */
+export async function findUserByAnyName(knex: Knex, who: string): Promise<UserRow | undefined> {
+  return knex("users")
+    .where((match) => match.whereRaw("id::text = ?", [who]).orWhereRaw("lower(email) = lower(?)", [who]).orWhereRaw("lower(username) = lower(?)", [who]))
+    .first();
+}
+
+/** Suspends (`at` and a reason) or unsuspends (null) a live account; undefined when there is none. */
+export async function setSuspension(knex: Knex, id: string, at: Date | null, reason: string | null): Promise<UserRow | undefined> {
+  const [row] = await knex("users").where({ id }).whereNull("deleted_at").update({ suspended_at: at, suspension_reason: reason }).returning("*");
+  return row as UserRow | undefined;
+}
+
+/** Takes the account's profile down (`at`) or puts it back (null); false when there is none. */
+export async function setProfileTakenDown(knex: Knex, id: string, at: Date | null): Promise<boolean> {
+  return (await knex("users").where({ id }).update({ profile_taken_down_at: at })) > 0;
+}
+
+/** The account's opt-in to mature content; undefined when the account is not live. */
+export async function setShowMature(knex: Knex, id: string, show: boolean): Promise<boolean | undefined> {
+  const [row] = await knex("users").where({ id }).whereNull("deleted_at").update({ show_mature: show }).returning("show_mature");
+  return (row as { show_mature: boolean } | undefined)?.show_mature;
 }

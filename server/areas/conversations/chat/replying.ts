@@ -157,6 +157,11 @@ export function messageRow(conversation: ConversationRow, personaId: string, rec
     output_tokens: reply?.usage.outputTokens ?? null,
     citations: reply?.citations ?? null,
     stopped: reply?.stopped === true,
+    // Which registry model answered, on whose key, and what it cost (issue 40).
+    model_id: reply?.modelId ?? null,
+    fallback_from: reply?.fallbackFrom ?? null,
+    own_key: reply?.ownKey === true,
+    cost_nanos: reply ? reply.costNanos : null,
     created_at: record.createdAt,
     parent_id: parent?.id ?? null,
     depth: (parent?.depth ?? 0) + 1,

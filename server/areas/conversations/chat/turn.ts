@@ -2,8 +2,9 @@ import { heldMessage, messageQuota, planLimitExceeded } from "../../../quota/usa
 import { cardContextFromRow } from "../../cards/index.ts";
 import { notFound, notFoundExplained } from "../../../toolkit/http/error-catalogue.ts";
 import { isUuid } from "../../../toolkit/http/text.ts";
-import { visiblePersonasSql } from "../../personas/index.ts";
-import { beginReply, requireInputFits } from "../../replies/index.ts";
+import { settingsOver, visiblePersonasSql } from "../../personas/index.ts";
+import { openConnection, replyConnectionBindings } from "../../models/index.ts";
+import { beginReply, requireInputFits, unreservedMessage } from "../../replies/index.ts";
 import type { Reply } from "../../replies/index.ts";
 import type { Services } from "../../../toolkit/services.ts";
 import { conversationReply, HISTORY_WINDOW, storedInput, type ReplyParts } from "./replying.ts";
@@ -28,17 +29,26 @@ export async function replyTurn(services: Services, userId: string, conversation
     historyFrom,
     quota,
     databaseKind: services.db.kind,
+    connection: replyConnectionBindings(services, userId),
   });
   const { conversation } = turn;
   if (!conversation) throw notFound("Conversation");
   if (!turn.persona) throw notFoundExplained("The persona of this conversation is no longer available");
-  if (turn.reserved === null) throw planLimitExceeded("messagesPerMonth", turn.plan, turn.messages_limit, turn.used);
-  const persona = turn.variant_instructions === null ? turn.persona : { ...turn.persona, instructions: turn.variant_instructions };
+  if (turn.reserved === null && !turn.quota_exempt) throw planLimitExceeded("messagesPerMonth", turn.plan, turn.messages_limit, turn.used);
+  // The persona as this conversation's replies see it: its A/B variant's instructions and settings
+  // over its own, on the user's own provider connection when one applies (issue 40).
+  const persona = {
+    ...turn.persona,
+    ...(turn.variant_instructions === null ? {} : { instructions: turn.variant_instructions }),
+    model_settings: settingsOver(turn.persona.model_settings, turn.variant_settings),
+    connection: turn.connection ? await openConnection(services, turn.connection) : undefined,
+  };
   return {
     conversation,
     persona,
     stored: turn.stored ?? undefined,
-    reserved: heldMessage(services, userId, turn.period_start, quota.lease.replyId),
+    // A reply on the user's own key that the quota exempts reserved nothing: none is given back.
+    reserved: turn.reserved === null ? unreservedMessage(quota.lease.replyId) : heldMessage(services, userId, turn.period_start, quota.lease.replyId),
     preloaded: { history: turn.history, hasKnowledge: turn.has_knowledge, summary: turn.summary },
     // The persona's card context, read by the turn's statement: a send is one round trip before the model.
     card: Promise.resolve(cardContextFromRow(turn.card)),

@@ -6,6 +6,7 @@ import type { IdempotentOutcome } from "../../../toolkit/http/idempotency.ts";
 import type { Logger } from "../../../toolkit/logger.ts";
 import type { Reply, ReplyRecord } from "../../replies/index.ts";
 import { LiveLog, type LiveLogDeps, type LiveLogStore } from "../../../toolkit/events/live-log.ts";
+import { generationEnded, generationStarted } from "../../../toolkit/metrics/replies.ts";
 import type { Services } from "../../../toolkit/services.ts";
 import type { ReplyParts } from "../chat/replying.ts";
 import {
@@ -242,6 +243,7 @@ export async function startGeneration(services: Services, start: GenerationStart
     }
     await announceStart();
     last ??= { seq: events.length + 1, event: "error", data: end.error };
+    generationEnded(id, end.status);
     // The caller's hold ends before the end is stored (its messages are): a client that hears the end
     // may start the next reply at once, and until the row says so the generation still counts as
     // running wherever that is checked.
@@ -275,6 +277,7 @@ export async function startGeneration(services: Services, start: GenerationStart
     finished: Promise.resolve(),
   };
   registry.running.set(id, live);
+  generationStarted(id);
   keepLeases(services, registry);
   (live as { finished: Promise<void> }).finished = run().finally(async () => {
     await ended();

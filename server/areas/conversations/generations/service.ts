@@ -1,5 +1,6 @@
 import { notFound, type StreamError } from "../../../toolkit/http/error-catalogue.ts";
 import { isUuid } from "../../../toolkit/http/text.ts";
+import { generationLost } from "../../../toolkit/metrics/replies.ts";
 import type { Services } from "../../../toolkit/services.ts";
 import { STOP_CHANNEL } from "./registry.ts";
 import { failLostGeneration, findUserGeneration, type GenerationRow } from "./store.ts";
@@ -26,6 +27,7 @@ export const LOST_GENERATION: StreamError = { code: "generation_lost", message: 
  */
 export async function recordIfLost(services: Services, id: string, afterSeq = 0): Promise<boolean> {
   if (!(await failLostGeneration(services.db.knex, id, LOST_GENERATION, afterSeq))) return false;
+  generationLost();
   await services.areas.generations.events.announce(id);
   return true;
 }

@@ -29,6 +29,9 @@ import * as accountRestore from "./0030_account_restore.ts";
 import * as relativeImageLinks from "./0031_relative_image_links.ts";
 import * as personaHandlesAndModelSettings from "./0032_persona_handles_and_model_settings.ts";
 import * as personaEmbeds from "./0033_persona_embeds.ts";
+import * as trustAndSafety from "./0034_trust_and_safety.ts";
+import * as models from "./0035_models.ts";
+import * as traceContext from "./0036_trace_context.ts";
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that they load the same
@@ -65,6 +68,9 @@ const migrations: Record<string, Knex.Migration> = {
   "0031_relative_image_links": relativeImageLinks,
   "0032_persona_handles_and_model_settings": personaHandlesAndModelSettings,
   "0033_persona_embeds": personaEmbeds,
+  "0034_trust_and_safety": trustAndSafety,
+  "0035_models": models,
+  "0036_trace_context": traceContext,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

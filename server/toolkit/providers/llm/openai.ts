@@ -2,13 +2,23 @@ import OpenAI, { APIConnectionTimeoutError } from "openai";
 import { OPENAI_BASE_URL, openaiClient, providerFailures } from "../openai-client.ts";
 import type { Config } from "../../config.ts";
 import type { Logger } from "../../logger.ts";
-import { countChatTokens, countTokens } from "./tokens.ts";
+import { countChatTokensAs, countTokensAs, type TokenEncoding } from "./tokens.ts";
 import { UpstreamError } from "../errors.ts";
 import { abortError, type ChatCompletion, type ChatModelProvider, type ChatRequest, type ChatStreamChunk, type FinishReason, type TokenUsage } from "./types.ts";
 import { completionChunks } from "./completion-chunks.ts";
 import { toolCallsOf, upstreamBody } from "./openai-body.ts";
 
 type Settings = Pick<Config["llm"], "baseUrl" | "apiKey" | "maxOutputTokens" | "timeoutMs" | "maxRetries">;
+
+/** How a provider of the model registry differs from the chat settings' one (providers/llm/router.ts). */
+export interface ProviderOptions {
+  /** How its failures are reported (a message naming the model, not the chat settings). */
+  failures?: (error: unknown) => UpstreamError;
+  /** The model family's encoding, for the usage the provider does not report. */
+  tokenizer?: TokenEncoding;
+  /** Passed to every request (a user's connection: a dispatcher whose lookups the SSRF guard checks). */
+  fetchOptions?: Record<string, unknown>;
+}
 
 /**
  * The longest reply taken from a provider: the contract's limit of a message's content. A provider
@@ -31,12 +41,15 @@ export class OpenAIChatModel implements ChatModelProvider {
   readonly #settings: Settings;
   readonly #isOpenAI: boolean;
   readonly #failure: (error: unknown) => UpstreamError;
+  readonly #tokenizer: TokenEncoding;
 
-  constructor(settings: Settings, log?: Logger) {
+  constructor(settings: Settings, log?: Logger, options: ProviderOptions = {}) {
     this.#settings = settings;
-    this.#failure = providerFailures("chat", settings.baseUrl, log);
+    this.#failure = options.failures ?? providerFailures("chat", settings.baseUrl, log);
     this.#isOpenAI = new URL(settings.baseUrl ?? OPENAI_BASE_URL).hostname === "api.openai.com";
-    this.#client = openaiClient(settings);
+    const client = openaiClient(settings);
+    this.#client = options.fetchOptions ? client.withOptions({ fetchOptions: options.fetchOptions }) : client;
+    this.#tokenizer = options.tokenizer ?? "o200k_base";
   }
 
   async complete(request: ChatRequest): Promise<ChatCompletion> {
@@ -51,7 +64,7 @@ export class OpenAIChatModel implements ChatModelProvider {
       return {
         content,
         model: response.model || request.model,
-        usage: usageOf(response.usage, request, content),
+        usage: usageOf(response.usage, request, content, this.#tokenizer),
         finishReason: finishReasonOf(choice?.finish_reason, content.length < reply.length),
         ...(toolCalls.length > 0 ? { toolCalls } : {}),
       };
@@ -120,7 +133,7 @@ export class OpenAIChatModel implements ChatModelProvider {
     if (stalled.signal.aborted) throw this.#failure(this.#timeoutError());
     // A stream closed cleanly but early (a proxy cut it) ends without a finish reason or usage.
     if (!finished && !upstreamUsage) throw this.#failure(new UpstreamError("The model provider's stream ended before the reply was complete"));
-    yield { type: "usage", usage: usageOf(upstreamUsage, request, content), finishReason: finishReason ?? "stop" };
+    yield { type: "usage", usage: usageOf(upstreamUsage, request, content, this.#tokenizer), finishReason: finishReason ?? "stop" };
   }
 
   #body(request: ChatRequest): OpenAI.ChatCompletionCreateParamsNonStreaming {
@@ -145,9 +158,10 @@ function finishReasonOf(reason: string | null | undefined, cut: boolean): Finish
   return reason === "length" || reason === "tool_calls" || reason === "content_filter" ? reason : reason === "function_call" ? "tool_calls" : "stop";
 }
 
-function usageOf(upstream: OpenAI.CompletionUsage | null | undefined, request: ChatRequest, content: string): TokenUsage {
+/** The provider's own counts; what it does not report, counted in the model family's encoding. */
+function usageOf(upstream: OpenAI.CompletionUsage | null | undefined, request: ChatRequest, content: string, tokenizer: TokenEncoding): TokenUsage {
   return {
-    inputTokens: upstream?.prompt_tokens ?? countChatTokens(request.messages),
-    outputTokens: upstream?.completion_tokens ?? countTokens(content),
+    inputTokens: upstream?.prompt_tokens ?? countChatTokensAs(tokenizer, request.messages),
+    outputTokens: upstream?.completion_tokens ?? countTokensAs(tokenizer, content),
   };
 }

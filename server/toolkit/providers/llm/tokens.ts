@@ -124,3 +124,32 @@ export function truncateToTokens(text: string, maxTokens: number): string {
   // A cut inside a multi-byte character decodes to U+FFFD: drop that partial character.
   return getEncoding().decode(tokens.slice(0, maxTokens)).replace(/(?<!\uFFFD)\uFFFD+$/u, "");
 }
+
+/** The encodings a model family may have (server/toolkit/models/entries.ts `Tokenizer`): `approximate` counts as o200k_base. */
+export type TokenEncoding = "o200k_base" | "cl100k_base" | "approximate";
+
+type Cl100k = typeof import("gpt-tokenizer/encoding/cl100k_base");
+let cl100k: Cl100k | undefined;
+
+/** cl100k_base (GPT-4, GPT-3.5), loaded on its first use: only a model of that family needs it. */
+function cl100kCount(text: string): number {
+  if (!cl100k) cl100k = createRequire(import.meta.url)("gpt-tokenizer/encoding/cl100k_base") as Cl100k;
+  return cl100k.encode(text, { disallowedSpecial: new Set<string>() }).length;
+}
+
+/**
+ * Tokens of `text` in the model family's encoding: the counts the service reports and bills itself
+ * (a stopped reply, a provider that reports no usage) (docs/adr/0362).
+ */
+export function countTokensAs(encoding: TokenEncoding, text: string): number {
+  if (encoding !== "cl100k_base" || text.length === 0) return countTokens(text);
+  return cl100kCount(text);
+}
+
+/** `countChatTokens` in the model family's encoding. */
+export function countChatTokensAs(encoding: TokenEncoding, turns: readonly Pick<ChatTurn, "role" | "content">[]): number {
+  if (encoding !== "cl100k_base") return countChatTokens(turns);
+  let total = TOKENS_PER_REPLY;
+  for (const turn of turns) total += TOKENS_PER_MESSAGE + cl100kCount(turn.role) + cl100kCount(turn.content);
+  return total;
+}

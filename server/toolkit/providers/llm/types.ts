@@ -81,6 +81,37 @@ export interface ChatRequest {
   options?: ModelOptions;
   /** Aborting it cancels the upstream call (a client that disconnected). */
   signal?: AbortSignal;
+  /**
+   * A user's own provider connection (bring your own key): the call goes there with its key, and
+   * nowhere else (no fallback to the server's models). `model` is then the registry model whose
+   * name and limits apply unless the connection names its own.
+   */
+  connection?: ConnectionEndpoint;
+  /** Told which registry model answers, once one does: the model's fallback when it failed before answering (router.ts). */
+  onRoute?: (route: ModelRoute) => void;
+}
+
+/** Where a user's own connection reaches: an OpenAI-compatible API with their key. */
+export interface ConnectionEndpoint {
+  id: string;
+  /** The user's name for it, in the messages of its failures. */
+  name: string;
+  baseUrl: string;
+  apiKey: string | undefined;
+  /** The model name to send; undefined: the registry model's own. */
+  model: string | undefined;
+  /** Changes when the connection does (its `updated_at`): a client made for an older version is not reused. */
+  version: string;
+}
+
+/** Which model answered a call. */
+export interface ModelRoute {
+  /** The registry model that answered. */
+  modelId: string;
+  /** The registry model asked first, when it failed before answering and `modelId` is its fallback. */
+  fallbackFrom?: string;
+  /** It ran on the user's own connection. */
+  ownKey: boolean;
 }
 
 export interface TokenUsage {

@@ -17,22 +17,10 @@ PGBOUNCER_PORT=${PGBOUNCER_PORT:-$((PGPORT + 1000))}
 STATE=${TMPDIR:-/tmp}/persona-ci-pgbouncer-$PGBOUNCER_PORT.dir # holds the pooler's temp dir path
 URL="postgres://postgres@127.0.0.1:$PGBOUNCER_PORT/postgres"
 
-log() { echo "pgbouncer: $*" >&2; }
-die() { echo "pgbouncer: error: $*" >&2; exit 1; }
+LOG_NAME=pgbouncer
+# shellcheck source=scripts/ci/shell-lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/shell-lib.sh"
 
-as_root() {
-  if [ "$(id -u)" -eq 0 ]; then "$@"
-  elif command -v sudo >/dev/null; then sudo -n "$@"
-  else die "need root for: $*"; fi
-}
-
-# PgBouncer refuses to run as root: as root it runs as the postgres OS user.
-as_pg() {
-  if [ "$(id -u)" -eq 0 ]; then (cd / && runuser -u postgres -- "$@")
-  else "$@"; fi
-}
-
-installed() { [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]; }
 
 install_pgbouncer() {
   installed pgbouncer && return 0

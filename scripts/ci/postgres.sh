@@ -19,22 +19,9 @@ STATE=${TMPDIR:-/tmp}/persona-ci-postgres-$PGPORT.dir # holds the cluster's temp
 TRIXIE_SRC=/etc/apt/sources.list.d/trixie-src.sources
 URL="postgres://postgres@127.0.0.1:$PGPORT/postgres"
 
-log() { echo "postgres: $*" >&2; }
-die() { echo "postgres: error: $*" >&2; exit 1; }
-
-as_root() {
-  if [ "$(id -u)" -eq 0 ]; then "$@"
-  elif command -v sudo >/dev/null; then sudo -n "$@"
-  else die "need root for: $*"; fi
-}
-
-# Runs a PostgreSQL server binary as the postgres OS user (initdb and postgres refuse root).
-as_pg() {
-  if [ "$(id -u)" -eq 0 ]; then (cd / && runuser -u postgres -- "$@")
-  else "$@"; fi
-}
-
-installed() { [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]; }
+LOG_NAME=postgres
+# shellcheck source=scripts/ci/shell-lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/shell-lib.sh"
 
 apt_updated=0
 apt_update() {

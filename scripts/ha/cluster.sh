@@ -35,20 +35,9 @@ SCOPE=persona
 DATABASE=persona
 STATE=${TMPDIR:-/tmp}/persona-ha-$BASE.dir # holds the cluster's temp dir path
 
-log() { echo "ha: $*" >&2; }
-die() { echo "ha: error: $*" >&2; exit 1; }
-
-as_root() {
-  if [ "$(id -u)" -eq 0 ]; then "$@"
-  elif command -v sudo >/dev/null; then sudo -n "$@"
-  else die "need root for: $*"; fi
-}
-
-# Runs a command as the postgres OS user when root (PostgreSQL and Patroni refuse root).
-as_pg() {
-  if [ "$(id -u)" -eq 0 ]; then (cd / && runuser -u postgres -- "$@")
-  else "$@"; fi
-}
+LOG_NAME=ha
+# shellcheck source=scripts/ci/shell-lib.sh
+. "$HERE/../ci/shell-lib.sh"
 
 # Starts a long-running command as the postgres user in a session of its own (so that nothing
 # signalling the caller's process group reaches it), its output in a log file; records its pid.
@@ -60,7 +49,6 @@ spawn() { # spawn <pidfile> <logfile> <command> [args…]
   as_pg sh -c 'pidfile=$1 logfile=$2; shift 2; setsid "$@" >>"$logfile" 2>&1 </dev/null & echo $! >"$pidfile"' sh "$pidfile" "$logfile" "$@"
 }
 
-installed() { [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]; }
 
 install_packages() {
   # PostgreSQL 15 and pgvector the way the CI installs them.

@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { costReport } from "../../server/areas/conversations/index.ts";
 import { createConversation, createPersona, sendBlocking, sendStream } from "../support/chat.ts";
 import { readIdEvents, stopMidReply } from "../support/generations.ts";
 import { databaseKind } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
-import { expectedCost, startModelsWorld, storedReply, type ModelsWorld } from "./support.ts";
+import { expectedCost, storedReply, type ModelsWorld, useModelsWorld } from "./support.ts";
 
 // Issue 40, item 5: every stored reply records its model, tokens and cost at the registry's prices,
 // whichever way it was made (blocking, streamed, stopped, regenerated); usage, studio analytics and
@@ -12,18 +12,8 @@ import { expectedCost, startModelsWorld, storedReply, type ModelsWorld } from ".
 let world: ModelsWorld;
 let alice: TestUser;
 
-beforeAll(async () => {
-  world = await startModelsWorld();
-  alice = await registerUser(world.service);
-});
-
-beforeEach(() => {
-  world.first.reset();
-  world.second.reset();
-});
-
-afterAll(async () => {
-  await world?.close();
+useModelsWorld(1, (started, [a]) => {
+  [world, alice] = [started, a!];
 });
 
 const knex = () => world.service.services.db.knex;

@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createConversation, createPersona, sendBlocking, sendStream } from "../support/chat.ts";
 import { contentOf, readIdEvents } from "../support/generations.ts";
 import { expectOpenAIError } from "../support/openai-door.ts";
 import { databaseKind } from "../support/service.ts";
-import { apiKeyFor, registerUser, type TestUser } from "../support/users.ts";
-import { callBody, chatCalls, expectedCost, KEYS, quotaUsed, startModelsWorld, storedReply, type ModelsWorld } from "./support.ts";
+import { apiKeyFor, type TestUser } from "../support/users.ts";
+import { callBody, chatCalls, expectedCost, KEYS, quotaUsed, storedReply, type ModelsWorld, useModelsWorld } from "./support.ts";
 
 // Issue 40: a registry of models on two upstreams. Each persona replies through its model's
 // upstream, under the upstream's name for it, with its key, its budget and the persona's settings;
@@ -13,18 +13,8 @@ let world: ModelsWorld;
 let alice: TestUser;
 let bob: TestUser;
 
-beforeAll(async () => {
-  world = await startModelsWorld();
-  [alice, bob] = await Promise.all([registerUser(world.service), registerUser(world.service)]);
-});
-
-beforeEach(() => {
-  world.first.reset();
-  world.second.reset();
-});
-
-afterAll(async () => {
-  await world?.close();
+useModelsWorld(2, (started, [a, b]) => {
+  [world, alice, bob] = [started, a!, b!];
 });
 
 const api = (user: TestUser) => world.service.clientFor(user);

@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { uploadCard, exportCard } from "../cards/helpers.ts";
 import { createConversation, createPersona, sendBlocking } from "../support/chat.ts";
 import { databaseKind } from "../support/service.ts";
-import { registerUser, type TestUser } from "../support/users.ts";
-import { callBody, chatCalls, expectedCost, startModelsWorld, type ModelsWorld } from "./support.ts";
+import type { TestUser } from "../support/users.ts";
+import { callBody, chatCalls, expectedCost, type ModelsWorld, useModelsWorld } from "./support.ts";
 
 // Issue 40, item 3: a persona's generation settings, and each instruction version's and A/B
 // variant's over them, reach its model's upstream; the studio's test chat tries them; a card
@@ -12,18 +12,8 @@ let world: ModelsWorld;
 let alice: TestUser;
 let bob: TestUser;
 
-beforeAll(async () => {
-  world = await startModelsWorld();
-  [alice, bob] = await Promise.all([registerUser(world.service), registerUser(world.service)]);
-});
-
-beforeEach(() => {
-  world.first.reset();
-  world.second.reset();
-});
-
-afterAll(async () => {
-  await world?.close();
+useModelsWorld(2, (started, [a, b]) => {
+  [world, alice, bob] = [started, a!, b!];
 });
 
 const api = (user: TestUser) => world.service.clientFor(user);

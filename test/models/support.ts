@@ -1,11 +1,11 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { expect } from "vitest";
+import { afterAll, beforeAll, beforeEach, expect } from "vitest";
 import { startFakeOpenAI, type FakeOpenAI, type RecordedRequest } from "../fakes/openai-server.ts";
 import { createPersona } from "../support/chat.ts";
 import { startTestService, type TestService, type TestServiceOptions } from "../support/service.ts";
-import type { TestUser } from "../support/users.ts";
+import { registerUser, type TestUser } from "../support/users.ts";
 
 /**
  * A service whose model registry spans two fake upstreams on loopback (issue 40): `alpha` on the
@@ -137,4 +137,23 @@ export async function personaOnConnection(service: TestService, user: TestUser, 
   const named = await service.clientFor(user).PUT("/v1/personas/{id}", { params: { path: { id: persona.id } }, body: { provider_connection_id: connectionId } });
   expect(named.response.status, JSON.stringify(named.error)).toBe(200);
   return { ...persona, provider_connection_id: named.data!.provider_connection_id };
+}
+
+/**
+ * A file's world on the default registry: started with `users` registered before its tests (given
+ * to `ready`), the upstreams' records cleared before each test, closed after them.
+ */
+export function useModelsWorld(users: number, ready: (world: ModelsWorld, users: TestUser[]) => void): void {
+  let world: ModelsWorld | undefined;
+  beforeAll(async () => {
+    const started = (world = await startModelsWorld());
+    ready(started, await Promise.all(Array.from({ length: users }, () => registerUser(started.service))));
+  });
+  beforeEach(() => {
+    world?.first.reset();
+    world?.second.reset();
+  });
+  afterAll(async () => {
+    await world?.close();
+  });
 }

@@ -6,6 +6,7 @@ import type { Services } from "../../toolkit/services.ts";
 import { audit } from "./audit.ts";
 import { recordSafetyEvent, safetyEventsRecipient } from "./events.ts";
 import { eventData } from "./reports.ts";
+import { newAction } from "./review.ts";
 import { insertAction, insertReport, ONE_STANDING_ACTION } from "./store.ts";
 import { currentState } from "./targets.ts";
 
@@ -40,23 +41,8 @@ export async function recordHold(services: Services, held: HeldContent): Promise
         resolved_at: null,
         created_at: now,
       });
-      const action = await insertAction(trx, {
-        id: uuidv7(),
-        kind: "hold",
-        target_type: held.targetType,
-        target_id: held.targetId,
-        owner_id: held.ownerId,
-        reason,
-        report_id: report.id,
-        created_by: `moderation:${held.flag.provider}`,
-        created_at: now,
-        appeal_message: null,
-        appealed_at: null,
-        appeal_outcome: null,
-        reverted_at: null,
-        reverted_by: null,
-        revert_reason: null,
-      });
+      const by = { operator: `moderation:${held.flag.provider}`, reason };
+      const action = await insertAction(trx, newAction("hold", { type: held.targetType, id: held.targetId }, held.ownerId, by, report.id, now));
       await recordSafetyEvent(trx, recipient, "report.created", eventData(report), now);
       await recordSafetyEvent(trx, recipient, "content.taken_down", { action_id: action.id, target_type: held.targetType, target_id: held.targetId, kind: "hold", reason }, now);
       await audit(services, { actor: `moderation:${held.flag.provider}`, action: "hold", targetType: held.targetType, targetId: held.targetId, subjectUserId: held.ownerId, reason, reportId: report.id, actionId: action.id }, trx);

@@ -99,7 +99,8 @@ export async function resolveReport(services: Services, reportId: string, decisi
   return { reports, action };
 }
 
-function newAction(kind: ActionRow["kind"], target: Target, ownerId: string, by: Operator, reportId: string | null, at: Date): ActionRow {
+/** A new action on `target` by `by` (an operator, or the moderation provider holding it). */
+export function newAction(kind: ActionRow["kind"], target: Target, ownerId: string, by: Operator, reportId: string | null, at: Date): ActionRow {
   return {
     id: uuidv7(),
     kind,

@@ -3,7 +3,7 @@ import { contextOf } from "../context.ts";
 import { usageError } from "../errors.ts";
 import { examples } from "../help.ts";
 import { withServerServices } from "../internals/database.ts";
-import { operatorOf, operatorOption, reasonOption } from "../internals/operator.ts";
+import { operatorOf, operatorOption, reasonOption } from "../operator-options.ts";
 import { printFields, printTable } from "../output.ts";
 import { positiveInt } from "../parse.ts";
 

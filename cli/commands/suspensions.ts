@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { contextOf } from "../context.ts";
 import { examples } from "../help.ts";
 import { withServerServices } from "../internals/database.ts";
-import { operatorOf, operatorOption, reasonOption } from "../internals/operator.ts";
+import { operatorOf, operatorOption, reasonOption } from "../operator-options.ts";
 import { printFields } from "../output.ts";
 
 const areaOfSafety = () => import("../../server/areas/safety/index.ts");

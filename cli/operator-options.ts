@@ -1,7 +1,7 @@
 import { userInfo } from "node:os";
 import { Option } from "commander";
 
-// The trust and safety commands act on the server's database (docs/adr/0350): who runs them is the
+// Options of the trust and safety commands, which act on the server's database (docs/adr/0350): who runs them is the
 // operator the audit log names. `--as` names them; by default, the system user running the command.
 
 /** `--as <operator>`: the name the audit log records for this action. */

@@ -7732,7 +7732,7 @@ export interface components {
              *     `http://` only for that setting, and the service checks the rest (400 on `/body/url`).
              */
             url: string;
-            /** @description The event types to deliver, each at most once. */
+            /** @description The event types to deliver, each at most once (every type at most: eight). */
             events: components["schemas"]["WebhookEventType"][];
             /** @description Key of the `X-Persona-Signature` HMAC; generated when omitted. */
             secret?: string;

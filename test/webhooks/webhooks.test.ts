@@ -59,12 +59,13 @@ describe("registration", () => {
   });
 
   it("refuses unknown event names, bad URLs and every limit of the contract with a 400, storing nothing", async () => {
+    const ALL_EVENTS = ["message.created", "message.failed", "conversation.created", "subscription.created", "subscription.cancelled", "report.created", "content.taken_down", "account.suspended"];
     const user = await registerUser(service);
     const bad = [
       { url: hook.url, events: ["message.deleted"] },
       { url: hook.url, events: [] },
       { url: hook.url, events: ["message.created", "message.created"] },
-      { url: hook.url, events: ["message.created", "message.failed", "conversation.created", "subscription.created", "subscription.cancelled", "message.created"] },
+      { url: hook.url, events: [...ALL_EVENTS, "message.created"] },
       { url: hook.url },
       { events: ["message.created"] },
       { url: "ftp://example.com/hook", events: ["message.created"] },
@@ -75,8 +76,8 @@ describe("registration", () => {
     for (const body of bad) await expectError(await send(user, "POST", "/v1/webhooks", body), 400, "invalid_request");
     expect((await (await send(user, "GET", "/v1/webhooks")).json()).total).toBe(0);
 
-    // At the limits: 5 distinct events, a 16- and a 256-character secret.
-    await createWebhook(service, user, { url: hook.url, events: ["message.created", "message.failed", "conversation.created", "subscription.created", "subscription.cancelled"], secret: "s".repeat(256) });
+    // At the limits: every event type once, a 16- and a 256-character secret.
+    await createWebhook(service, user, { url: hook.url, events: ALL_EVENTS, secret: "s".repeat(256) });
     const created = await createWebhook(service, user, { url: hook.url, events: ["message.created"], secret: "s".repeat(16) });
     for (const body of [{ events: ["nope"] }, { events: [] }, { url: "ftp://x.example" }, { active: "yes" }]) {
       await expectError(await send(user, "PUT", `/v1/webhooks/${created.id}`, body), 400, "invalid_request");

@@ -69,7 +69,18 @@ export function readRouting(options: {
   const now = options.now ?? Date.now;
   const replicas: Replica[] = options.replicaUrls.map((url) => ({
     url,
-    knex: knexFactory({ client: "pg", connection: url, pool: { min: 0, max: options.poolMax } }),
+    knex: knexFactory({
+      client: "pg",
+      connection: url,
+      pool: { min: 0, max: options.poolMax },
+      // knex logs to the console by default; a standby that cannot be reached is skipped, said at debug level.
+      log: {
+        warn: (message: unknown) => log.debug({ component: "knex", replica: redact(url) }, String(message)),
+        error: (message: unknown) => log.debug({ component: "knex", replica: redact(url) }, String(message)),
+        deprecate: () => {},
+        debug: () => {},
+      },
+    }),
     caughtUpAt: 0,
   }));
   const writers = new Map<string, Writer>();

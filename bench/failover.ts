@@ -8,7 +8,7 @@
 // every write a client saw acknowledged is on the new primary. Needs root or the postgres user's
 // rights on Debian 12 (the script installs what is missing).
 //   BENCH_RUNS (default 3), BENCH_SECONDS of traffic per run (default 40), BENCH_KILL_AFTER_S
-//   (default 12), BENCH_CLIENTS (default 6), HA_PORT_BASE (default 56400), BENCH_KILL: `postmaster`
+//   (default 12), BENCH_CLIENTS (default 6), HA_PORT_BASE (default 26400), BENCH_KILL: `postmaster`
 //   (default) or `node` (Patroni killed too, as if the machine were lost: the leader key lapses
 //   after Patroni's ttl, 10 s, before a standby takes over). FAILOVER_KEEP_LOGS=1 keeps each run's
 //   process output and requests.json (every request's outcome and times) even when its checks pass.
@@ -19,7 +19,7 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 40);
 const KILL_AFTER_S = Number(process.env.BENCH_KILL_AFTER_S ?? 12);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 6);
-const PORT_BASE = Number(process.env.HA_PORT_BASE ?? 56400);
+const PORT_BASE = Number(process.env.HA_PORT_BASE ?? 26400);
 const KILL = (process.env.BENCH_KILL ?? "postmaster") as KillMode;
 if (KILL !== "postmaster" && KILL !== "node") throw new Error(`BENCH_KILL must be postmaster or node, not ${String(KILL)}`);
 

@@ -9,7 +9,7 @@
 // For each: sends/s, Persona's CPU per send, PostgreSQL's (this cluster's backends only) and
 // PgBouncer's, and the ratios to `named`.
 //   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:55432/postgres \
-//   BENCH_POOLER_URL=postgres://postgres@127.0.0.1:56432/postgres node bench/pooler.ts
+//   BENCH_POOLER_URL=postgres://postgres@127.0.0.1:26432/postgres node bench/pooler.ts
 // (scripts/ci/postgres.sh and scripts/ci/pgbouncer.sh start them.) BENCH_ROUNDS (default 3),
 // BENCH_SECONDS per round (default 6), BENCH_CLIENTS (default 10).
 import { randomBytes } from "node:crypto";

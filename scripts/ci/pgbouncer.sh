@@ -5,7 +5,8 @@
 #   scripts/ci/pgbouncer.sh [start]   install pgbouncer if missing, start it on 127.0.0.1:$PGBOUNCER_PORT
 #   scripts/ci/pgbouncer.sh stop      stop it and delete its directory
 #
-# PGPORT (default 55432) is the PostgreSQL it pools; PGBOUNCER_PORT defaults to PGPORT + 1000. Every
+# PGPORT (default 55432) is the PostgreSQL it pools; PGBOUNCER_PORT defaults to 26432 (below the
+# kernel's ephemeral range, where a client socket of the test run could hold the port). Every
 # database name is passed through (`*`), so the tests' databases, created directly on PostgreSQL, are
 # reachable as postgres://postgres@127.0.0.1:$PGBOUNCER_PORT/<name>. Authentication is trust, as on
 # the CI cluster (loopback only). Bookworm's PgBouncer is 1.18: no protocol-level prepared
@@ -13,7 +14,7 @@
 set -euo pipefail
 
 PGPORT=${PGPORT:-55432}
-PGBOUNCER_PORT=${PGBOUNCER_PORT:-$((PGPORT + 1000))}
+PGBOUNCER_PORT=${PGBOUNCER_PORT:-26432}
 STATE=${TMPDIR:-/tmp}/persona-ci-pgbouncer-$PGBOUNCER_PORT.dir # holds the pooler's temp dir path
 URL="postgres://postgres@127.0.0.1:$PGBOUNCER_PORT/postgres"
 

@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 export PGPORT=${PGPORT:-55432}
-export PGBOUNCER_PORT=${PGBOUNCER_PORT:-$((PGPORT + 1000))}
+export PGBOUNCER_PORT=${PGBOUNCER_PORT:-26432}
 direct="postgres://postgres@127.0.0.1:$PGPORT"
 pooled="postgres://postgres@127.0.0.1:$PGBOUNCER_PORT"
 

@@ -15,7 +15,7 @@
 #   HA_DIR=<the cluster's directory>   HA_NODES=<name:pg port:REST port,…>
 # The same lines are kept in $HA_DIR/cluster.env.
 #
-# HA_PORT_BASE (default 56400) places every port: etcd base and base+1, HAProxy base+2 (primary),
+# HA_PORT_BASE (default 26400) places every port: etcd base and base+1, HAProxy base+2 (primary),
 # base+3 (replicas), base+4 (its statistics page), PostgreSQL base+11..13, Patroni's REST API
 # base+21..23. Idempotent: a second `start` finds everything installed and reuses a cluster already
 # answering. Authentication is trust, on loopback only. Run as root, every server runs as the
@@ -23,7 +23,7 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
-BASE=${HA_PORT_BASE:-56400}
+BASE=${HA_PORT_BASE:-26400}
 ETCD_PORT=$BASE
 ETCD_PEER_PORT=$((BASE + 1))
 PRIMARY_PORT=$((BASE + 2))

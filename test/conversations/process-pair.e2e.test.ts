@@ -5,6 +5,7 @@ import { createConversation, createPersona, sendStream } from "../support/chat.t
 import { contentOf, generationOf, readIdEvents, stopMidReply } from "../support/generations.ts";
 import { databaseKind, type TestService } from "../support/service.ts";
 import type { TestUser } from "../support/users.ts";
+import { until } from "../support/wait.ts";
 
 // Issue 21 asks for the resume and stop tests on two API processes. test/conversations/resume and
 // stop run two services inside the test process; here they are two spawned `persona serve`
@@ -112,8 +113,13 @@ describe(`a generation whose process was killed, after a restart (${databaseKind
       await doomed.kill9();
       revived = await startPersona(["serve", "--no-worker"], env);
       const path = `/v1/conversations/${conversation.id}/generations/${generationOf(first)}`;
-      // A read first records it lost before the resume (the harder order: the resumer saw events never stored).
-      expect(await (await fetch(`${revived.url}${path}`, { headers: user.auth })).json()).toMatchObject({ status: "failed", reply_message_id: null });
+      // A read first records it lost before the resume (the harder order: the resumer saw events never
+      // stored): the first read after its lease ran out, which a fast restart may precede.
+      const lost = await until("a read records the generation lost", async () => {
+        const row = (await (await fetch(`${revived!.url}${path}`, { headers: user.auth })).json()) as { status: string };
+        return row.status === "failed" ? row : undefined;
+      });
+      expect(lost).toMatchObject({ status: "failed", reply_message_id: null });
       const resumed = await fetch(`${revived.url}${path}/stream`, { headers: { ...user.auth, "last-event-id": first.at(-1)!.id! } });
       expect(resumed.status).toBe(200);
       const rest = await readIdEvents(resumed);

@@ -17,7 +17,7 @@ const enabled = process.env.PERSONA_HA_TEST === "1";
 describe.runIf(enabled)("failover of the primary under traffic", () => {
   it("answers 503 briefly, recovers by itself and loses no acknowledged write", { timeout: 300_000 }, async () => {
     const report = await runFailoverScenario({
-      portBase: Number(process.env.HA_PORT_BASE ?? 56500),
+      portBase: Number(process.env.HA_PORT_BASE ?? 26500),
       trafficMs: 12_000,
       killAfterMs: 4_000,
       clients: 4,

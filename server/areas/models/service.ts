@@ -2,7 +2,7 @@ import { v7 as uuidv7 } from "uuid";
 import type { components } from "../../../generated/openapi.d.ts";
 import { conflict, invalidField, notFound, providerUnavailable } from "../../toolkit/http/error-catalogue.ts";
 import { isUuid } from "../../toolkit/http/text.ts";
-import { allowedAddresses, BlockedAddressError } from "../../toolkit/providers/address-guard.ts";
+import { checkOutboundUrl } from "../../toolkit/providers/address-guard.ts";
 import type { ConnectionEndpoint } from "../../toolkit/providers/llm/types.ts";
 import type { Services } from "../../toolkit/services.ts";
 import { keyBox, keyHint } from "./secrets.ts";
@@ -40,22 +40,10 @@ const badUrl = (message: string) => invalidField("/body/base_url", message);
  * it is checked again when a reply runs (providers/llm/guarded-fetch.ts).
  */
 async function checkBaseUrl(services: Services, raw: string): Promise<string> {
-  const allowPrivate = services.config.connections.allowPrivateUrls;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw badUrl("must be an absolute URL");
-  }
-  if (url.protocol !== "https:" && !(allowPrivate && url.protocol === "http:")) throw badUrl("must be an HTTPS URL");
-  if (url.username || url.password) throw badUrl("must not carry a user name or password: give the key as api_key");
-  if (url.search || url.hash) throw badUrl("must have no query or fragment");
-  try {
-    await allowedAddresses(url.hostname, allowPrivate);
-  } catch (error) {
-    if (error instanceof BlockedAddressError) throw badUrl(`must not point to a loopback, private or link-local address (${error.message})`);
-    throw badUrl(`host ${url.hostname} does not resolve`);
-  }
+  await checkOutboundUrl(raw, services.config.connections.allowPrivateUrls, badUrl, (url) => {
+    if (url.username || url.password) throw badUrl("must not carry a user name or password: give the key as api_key");
+    if (url.search || url.hash) throw badUrl("must have no query or fragment");
+  });
   return raw.replace(/(?<!\/)\/+$/, "");
 }
 

@@ -5,7 +5,7 @@ import type { PageWindow } from "../../toolkit/http/paging.ts";
 import { isUuid } from "../../toolkit/http/text.ts";
 import { addJobIn } from "../../toolkit/db/jobs.ts";
 import type { Services } from "../../toolkit/services.ts";
-import { allowedAddresses, BlockedAddressError } from "../../toolkit/providers/address-guard.ts";
+import { checkOutboundUrl } from "../../toolkit/providers/address-guard.ts";
 import { DELIVER_TASK, keepSweepScheduled } from "./delivery.ts";
 import { generateSecret, secretBox } from "./secrets.ts";
 import {
@@ -29,20 +29,7 @@ const badUrl = (message: string) => invalidField("/body/url", message);
  * development setting allows HTTP and private addresses). Deliveries check again at connection time.
  */
 export async function checkWebhookUrl(services: Services, raw: string): Promise<void> {
-  const allowPrivate = services.config.webhooks.allowPrivateUrls;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw badUrl("must be an absolute URL");
-  }
-  if (url.protocol !== "https:" && !(allowPrivate && url.protocol === "http:")) throw badUrl("must be an HTTPS URL");
-  try {
-    await allowedAddresses(url.hostname, allowPrivate);
-  } catch (error) {
-    if (error instanceof BlockedAddressError) throw badUrl(`must not point to a loopback, private or link-local address (${error.message})`);
-    throw badUrl(`host ${url.hostname} does not resolve`);
-  }
+  await checkOutboundUrl(raw, services.config.webhooks.allowPrivateUrls, badUrl);
 }
 
 /** The caller's webhook; another user's, an unknown id or a malformed one are all 404. */

@@ -107,3 +107,28 @@ export function guardedLookup(allowPrivate: boolean): LookupFunction {
     );
   }) as LookupFunction;
 }
+
+/**
+ * The registration check of a URL the service will call (a webhook, a user's model provider): an
+ * absolute HTTPS URL (HTTP too where private addresses are allowed), whose host resolves and whose
+ * every address is public unless `allowPrivate`. `refuse` makes the caller's error from a message;
+ * `inspect` adds the caller's own checks of the parsed URL before its host is resolved. Every
+ * connection is checked again when it is made.
+ */
+export async function checkOutboundUrl(raw: string, allowPrivate: boolean, refuse: (message: string) => Error, inspect?: (url: URL) => void): Promise<URL> {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw refuse("must be an absolute URL");
+  }
+  if (url.protocol !== "https:" && !(allowPrivate && url.protocol === "http:")) throw refuse("must be an HTTPS URL");
+  inspect?.(url);
+  try {
+    await allowedAddresses(url.hostname, allowPrivate);
+  } catch (error) {
+    if (error instanceof BlockedAddressError) throw refuse(`must not point to a loopback, private or link-local address (${error.message})`);
+    throw refuse(`host ${url.hostname} does not resolve`);
+  }
+  return url;
+}

@@ -1328,8 +1328,10 @@ export interface paths {
          *     - `event: done`, `data: {"message_id": "..."}` (`ChatStreamDone`): sent after the user message
          *     and the assistant message are stored; the stream then ends.
          *     - `event: error`, `data: {"code": "...", "message": "..."}` (`ChatStreamError`, code
-         *     `upstream_error`, `internal_error` or `generation_lost`): no assistant message was stored;
-         *     the user message, stored when the stream started, stays; the stream then ends.
+         *     `upstream_error`, `internal_error`, `generation_lost` or `service_unavailable`): no
+         *     assistant message was stored; the user message, stored when the stream started, stays
+         *     (with `service_unavailable`, the database was out of reach and it may not have been stored:
+         *     send again shortly); the stream then ends.
          *     - a comment line `: keep-alive` every 15 seconds keeps proxies from closing the connection.
          *
          *     The reply is generated on the server independently of this connection: a client that
@@ -3840,8 +3842,9 @@ export interface components {
         };
         /**
          * @description Data of an `error` event: the stream failed and no assistant message was stored. `code` is
-         *     `upstream_error` (the model provider failed), `internal_error`, or `generation_lost` (the
-         *     process generating the reply stopped before it ended).
+         *     `upstream_error` (the model provider failed), `internal_error`, `generation_lost` (the process
+         *     generating the reply stopped before it ended), or `service_unavailable` (the database was out of
+         *     reach: send again shortly).
          * @example {
          *       "code": "upstream_error",
          *       "message": "The model provider did not answer in time."
@@ -3855,7 +3858,7 @@ export interface components {
          * @description Why a chat stream failed: the `code` of its `error` event.
          * @enum {string}
          */
-        ChatStreamErrorCode: "upstream_error" | "internal_error" | "generation_lost";
+        ChatStreamErrorCode: "upstream_error" | "internal_error" | "generation_lost" | "service_unavailable";
         /** @description The events of a chat stream, keyed by their SSE event name. */
         ChatStreamEvent: components["schemas"]["ChatStreamStart"] | components["schemas"]["ChatStreamDelta"] | components["schemas"]["ChatStreamDone"] | components["schemas"]["ChatStreamError"];
         /**

@@ -4,6 +4,8 @@ import pg from "pg";
 export type QueryHook = (client: object, text: string, values: readonly unknown[] | undefined) => void;
 
 const hooks = new Set<QueryHook>();
+/** Checks that may fail a query instead of sending it (`failQueries`). */
+const failures = new Set<(text: string) => Error | undefined>();
 let installed = false;
 
 /**
@@ -13,21 +15,44 @@ let installed = false;
  * round trip (`pg` sends each as one exchange).
  */
 export function onEveryQuery(hook: QueryHook): () => void {
-  if (!installed) {
-    installed = true;
-    const original = pg.Client.prototype.query as (...args: unknown[]) => unknown;
-    pg.Client.prototype.query = function observed(this: object, ...args: unknown[]) {
-      if (hooks.size) {
-        const first = args[0] as string | { text?: string; values?: unknown[] } | undefined;
-        const text = typeof first === "string" ? first : (first?.text ?? "");
-        const values = typeof first === "string" ? (Array.isArray(args[1]) ? (args[1] as unknown[]) : undefined) : first?.values;
-        for (const each of hooks) each(this, text, values);
-      }
-      return original.apply(this, args);
-    } as typeof pg.Client.prototype.query;
-  }
+  install();
   hooks.add(hook);
   return () => void hooks.delete(hook);
+}
+
+/**
+ * Until the answered stop is called, every query whose text `matches` fails with `error()` as `pg`
+ * reports a failure (to its callback, or as a rejected promise) without reaching the database: a
+ * database out of reach for those statements, while the rest of the service's queries go on.
+ */
+export function failQueries(matches: (text: string) => boolean, error: () => Error): () => void {
+  install();
+  const check = (text: string) => (matches(text) ? error() : undefined);
+  failures.add(check);
+  return () => void failures.delete(check);
+}
+
+function install() {
+  if (installed) return;
+  installed = true;
+  const original = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+  pg.Client.prototype.query = function observed(this: object, ...args: unknown[]) {
+    if (hooks.size || failures.size) {
+      const first = args[0] as string | { text?: string; values?: unknown[] } | undefined;
+      const text = typeof first === "string" ? first : (first?.text ?? "");
+      const values = typeof first === "string" ? (Array.isArray(args[1]) ? (args[1] as unknown[]) : undefined) : first?.values;
+      for (const each of hooks) each(this, text, values);
+      for (const check of failures) {
+        const failure = check(text);
+        if (!failure) continue;
+        const callback = args.findLast((arg) => typeof arg === "function") as ((error: Error) => void) | undefined;
+        if (!callback) return Promise.reject(failure);
+        process.nextTick(() => callback(failure));
+        return undefined;
+      }
+    }
+    return original.apply(this, args);
+  } as typeof pg.Client.prototype.query;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

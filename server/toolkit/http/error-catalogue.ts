@@ -163,7 +163,7 @@ export type StreamErrorCode = components["schemas"]["ChatStreamErrorCode"];
 export type StreamError = components["schemas"]["ChatStreamError"];
 
 // A record rather than a list: a code added to the contract fails to compile here until it is listed.
-const STREAM_ERROR_CODES: Record<StreamErrorCode, true> = { upstream_error: true, internal_error: true, generation_lost: true };
+const STREAM_ERROR_CODES: Record<StreamErrorCode, true> = { upstream_error: true, internal_error: true, generation_lost: true, service_unavailable: true };
 const isStreamErrorCode = (code: string): code is StreamErrorCode => Object.hasOwn(STREAM_ERROR_CODES, code);
 
 /** A failed reply as the `error` event of its stream; a code the stream does not declare is `internal_error`. */

@@ -7,10 +7,11 @@ import type { Logger } from "../../../toolkit/logger.ts";
 import type { Reply, ReplyRecord } from "../../replies/index.ts";
 import { LiveLog, type LiveLogDeps, type LiveLogStore } from "../../../toolkit/events/live-log.ts";
 import { generationEnded, generationStarted } from "../../../toolkit/metrics/replies.ts";
+import { retryWhileUnavailable } from "../../../toolkit/db/retry-unavailable.ts";
 import type { Services } from "../../../toolkit/services.ts";
 import type { ReplyParts } from "../chat/replying.ts";
 import {
-  finishGeneration, generationEndPart, generationEventsAfter, generationRowPart, insertGeneration, insertGenerationEvents, purgeGenerationDeltas, renewGenerationLeases, type GenerationEventRow, type GenerationRow, type GenerationStatus,
+  finishGeneration, generationEndPart, generationEventsAfter, generationRowPart, insertEndedGeneration, insertGeneration, insertGenerationEvents, purgeGenerationDeltas, renewGenerationLeases, type GenerationEventRow, type GenerationRow, type GenerationStatus,
 } from "./store.ts";
 import type { StreamOutcome } from "../chat/stream.ts";
 
@@ -155,7 +156,7 @@ export async function startGeneration(services: Services, start: GenerationStart
   const events: GenerationEventRow[] = [];
   const listeners = new Set<(event: GenerationEventRow) => void>();
   const riding = start.parts && !start.key && !start.onEnd ? start.parts : undefined;
-  const created = riding ? rowWithInput(services, riding, row) : { stored: insertGeneration(knex, row, services.config.generationLeaseMs), ensure: async () => {}, taken: () => true };
+  const created = riding ? rowWithInput(services, riding, row) : rowOnItsOwn(insertGeneration(knex, row, services.config.generationLeaseMs));
   // Recorded before anything is streamed, so that a retry with the key while this runs follows it
   // instead of starting another; and only once the row exists, or a retry on another process could
   // find the key naming a generation it cannot read yet (a 404).
@@ -252,10 +253,21 @@ export async function startGeneration(services: Services, start: GenerationStart
       // The remaining deltas (those a failed reply statement took back too) and the end in one
       // statement, after the batches before them.
       const rest = [...(rodeWithReply?.rest ?? []), ...(await batches.take())];
+      const finished = { id, ...end, finished_at: services.now() };
+      // A row never stored (the reply failed before its user message, or that statement failed) is
+      // stored with its end: a client that heard `start` can always read how the generation ended.
+      const rowStored = await created.settled();
+      const store = rowStored
+        ? () => finishGeneration(knex, finished, [...rest, last!], [registry.events.announcement(id)])
+        : () => insertEndedGeneration(knex, { ...row, ...finished }, [...rest, last!], [registry.events.announcement(id)]);
       try {
-        await created.ensure();
-        await created.stored;
-        await finishGeneration(knex, { id, ...end, finished_at: services.now() }, [...rest, last], [registry.events.announcement(id)]);
+        // No request waits on this write, so nobody could retry it: it waits out a failover itself,
+        // within the lease (after which another process may record the generation lost).
+        await retryWhileUnavailable(store, {
+          forMs: services.config.generationLeaseMs,
+          signal: services.stopping,
+          onRetry: (error) => log.warn({ err: error }, "the database is unreachable; storing the end of a generation again"),
+        });
       } catch (error) {
         log.error({ err: error }, "could not store the end of a generation");
       }
@@ -287,12 +299,27 @@ export async function startGeneration(services: Services, start: GenerationStart
   return live;
 }
 
+/** How a generation's row gets stored: `stored` settles with its statement; `settled` says whether it was stored. */
+interface GenerationRowWrite {
+  stored: Promise<void>;
+  /** Whether the row went with a statement (which settles `stored`). */
+  taken: () => boolean;
+  /** Once `stored` has settled (or when the row never went with any statement): whether the row is stored. */
+  settled: () => Promise<boolean>;
+}
+
+/** The row inserted on its own, before the reply starts. */
+function rowOnItsOwn(stored: Promise<void>): GenerationRowWrite {
+  stored.catch(() => undefined);
+  return { stored, taken: () => true, settled: () => stored.then(() => true, () => false) };
+}
+
 /**
  * The generation's row, riding on the statement that stores the reply's user message: `stored`
- * settles with that statement. `ensure` inserts the row on its own when no user message was
- * stored (the reply failed before), so the end always has a row to record on.
+ * settles with that statement. When no user message was stored (the reply failed before),
+ * `settled` claims the row for the end's statement and answers false.
  */
-function rowWithInput(services: Services, parts: ReplyParts, row: GenerationRow): { stored: Promise<void>; ensure: () => Promise<void>; taken: () => boolean } {
+function rowWithInput(services: Services, parts: ReplyParts, row: GenerationRow): GenerationRowWrite {
   let settle!: { resolve: () => void; reject: (error: unknown) => void };
   const stored = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
   stored.catch(() => undefined);
@@ -304,12 +331,13 @@ function rowWithInput(services: Services, parts: ReplyParts, row: GenerationRow)
   };
   return {
     stored,
-    // Whether the row went with a statement (which settles `stored`).
     taken: () => ridden,
-    ensure: async () => {
-      if (ridden) return;
-      ridden = true;
-      await insertGeneration(services.db.knex, row, services.config.generationLeaseMs).then(settle.resolve, settle.reject);
+    settled: async () => {
+      if (!ridden) {
+        ridden = true;
+        settle.reject(new Error("The generation's row is stored with its end"));
+      }
+      return stored.then(() => true, () => false);
     },
   };
 }

@@ -136,6 +136,18 @@ export async function finishGeneration(
 }
 
 /**
+ * A generation whose row was never stored, stored with its end: the row in its final state and its
+ * last events in one statement (the events' foreign key is checked at the statement's end).
+ */
+export async function insertEndedGeneration(knex: Knex, row: GenerationRow, events: readonly GenerationEventRow[], parts: readonly StatementPart[] = []): Promise<void> {
+  const rows = eventRows(row.id, events);
+  await runCarrying(knex, [generationRowPart(row, 0), ...parts], (carried) => ({
+    sql: `WITH ${carried.ctes}generation_events_end AS (INSERT INTO generation_events (${rows.columns}) ${rows.select}) SELECT 1${carried.selects}`,
+    bindings: [...carried.cteBindings, ...rows.bindings, ...carried.selectBindings],
+  }));
+}
+
+/**
  * The end as part of another statement (a streamed reply's own carries it, so the reply, its
  * generation's last events and its state commit together).
  */

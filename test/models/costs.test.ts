@@ -4,6 +4,7 @@ import { createConversation, createPersona, sendBlocking, sendStream } from "../
 import { readIdEvents, stopMidReply } from "../support/generations.ts";
 import { databaseKind } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
+import { addMember, makeRoom } from "../rooms/helpers.ts";
 import { expectedCost, storedReply, type ModelsWorld, useModelsWorld } from "./support.ts";
 
 // Issue 40, item 5: every stored reply records its model, tokens and cost at the registry's prices,
@@ -98,5 +99,38 @@ describe(`the cost of every reply (${databaseKind})`, () => {
     ]);
     const usage = (await world.service.clientFor(bob).GET("/v1/billing/usage")).data!;
     expect(usage.costs.replies).toBe(1);
+  });
+
+  it("is recorded for a persona's room replies, billed to the member whose post they answer, and summed with the rest", async () => {
+    const owner = await registerUser(world.service);
+    const member = await registerUser(world.service);
+    const persona = await createPersona(world.service, owner, { name: "Roomy", model: "alpha" });
+    const room = await makeRoom(world.service, owner, { persona_ids: [persona.id], reply_mode: "all" });
+    await addMember(world.service, owner, room.id, member);
+    const posted = await world.service.clientFor(member).POST("/v1/rooms/{id}/messages", { params: { path: { id: room.id } }, body: { content: "Roomy, what is the brightest star?" } });
+    expect(posted.response.status).toBe(201);
+    const rows = await knex()("room_messages").where({ room_id: room.id }).orderBy("created_at").select("sender_type", "model_id", "own_key", "cost_nanos", "billed_user_id", "input_tokens", "output_tokens");
+    expect(rows.map((row) => [row.sender_type, row.model_id, row.billed_user_id])).toEqual([["user", null, null], ["persona", "alpha", member.id]]);
+    const reply = rows[1]!;
+    expect(reply.input_tokens).toBeGreaterThan(0);
+    expect(reply.own_key).toBe(false);
+    expect(Number(reply.cost_nanos)).toBe(expectedCost("alpha", reply));
+    expect(rows[0]!.cost_nanos).toBeNull();
+
+    // The member's usage counts it; the room's owner's does not.
+    const usage = (await world.service.clientFor(member).GET("/v1/billing/usage")).data!;
+    expect(usage.costs).toMatchObject({ replies: 1, input_tokens: reply.input_tokens, output_tokens: reply.output_tokens });
+    expect(usage.costs.cost_usd).toBeCloseTo(Number(reply.cost_nanos) / 1e9, 12);
+    expect(usage.costs.by_model.map((model) => [model.model, model.replies])).toEqual([["alpha", 1]]);
+    expect((await world.service.clientFor(owner).GET("/v1/billing/usage")).data!.costs.replies).toBe(0);
+
+    // Studio analytics and the operator's report, per member and per persona.
+    const analytics = (await world.service.clientFor(owner).GET("/v1/studio/{persona_id}/analytics", { params: { path: { persona_id: persona.id }, query: { period: "7d" } } })).data!;
+    expect(analytics.cost_usd).toBeCloseTo(Number(reply.cost_nanos) / 1e9, 12);
+    const window = { from: new Date(Date.now() - 86_400_000), to: new Date(Date.now() + 86_400_000), limit: 1000 };
+    expect((await costReport(world.service.services, "user", window)).find((line) => line.id === member.id)).toMatchObject({ replies: 1, costNanos: Number(reply.cost_nanos) });
+    expect((await costReport(world.service.services, "user", window)).find((line) => line.id === owner.id)).toBeUndefined();
+    expect((await costReport(world.service.services, "persona", window)).find((line) => line.id === persona.id)).toMatchObject({ name: "Roomy", replies: 1 });
+
   });
 });

@@ -399,6 +399,12 @@ describe("account data", () => {
     await addMember(service, stayer, theirs.id, leaving);
     await call(service, leaving, "POST", `/v1/rooms/${theirs.id}/messages`, 201, { content: "leaving soon" });
     await call(service, stayer, "POST", `/v1/rooms/${theirs.id}/messages`, 201, { content: "staying" });
+    // A persona's reply to the leaving member's post, billed to them (docs/adr/0375).
+    const persona = await makePersona(service, stayer, "Doctor Farewell");
+    const answered = await makeRoom(service, stayer, { persona_ids: [persona.id], reply_mode: "all" });
+    await addMember(service, stayer, answered.id, leaving);
+    await call(service, leaving, "POST", `/v1/rooms/${answered.id}/messages`, 201, { content: "one question before I go" });
+    expect((await service.services.db.knex("room_messages").where({ room_id: answered.id, sender_type: "persona" })).map((m) => m.billed_user_id)).toEqual([leaving.id]);
     await service.fetch("/v1/auth/me", { method: "DELETE", headers: leaving.auth });
     clock = new Date(clock.getTime() + 31 * DAY_MS);
     await purgeDeletedAccounts(service.services);
@@ -407,6 +413,8 @@ describe("account data", () => {
     expect(await knex("room_members").where({ user_id: leaving.id })).toEqual([]);
     expect(await knex("room_messages").where({ user_id: leaving.id })).toEqual([]);
     expect((await knex("room_messages").where({ room_id: theirs.id })).map((m) => m.content)).toEqual(["staying"]);
+    // The persona's reply stays in the room, billed to no one.
+    expect((await knex("room_messages").where({ room_id: answered.id })).map((m) => [m.sender_type, m.billed_user_id])).toEqual([["persona", null]]);
     // The live stream's copies go with them: its joining and its message; the stayer's message stays.
     expect(await knex("room_events").where({ user_id: leaving.id })).toEqual([]);
     expect((await knex("room_events").where({ room_id: theirs.id }).orderBy("id")).map((e) => [e.type, e.data.content])).toEqual([["message", "staying"]]);

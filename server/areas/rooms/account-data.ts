@@ -1,4 +1,5 @@
 import { archiveRows, type AccountDataSection, type ArchiveRow, type ExportContext } from "../../toolkit/account-data.ts";
+import { forgetBilledMembers } from "./costs.ts";
 
 /**
  * The rooms the user owns, each with its members, personas and every message (the owner keeps the
@@ -26,7 +27,16 @@ async function roomsOf({ knex, userId }: ExportContext): Promise<ArchiveRow[]> {
 }
 
 export const roomAccountData: AccountDataSection[] = [
-  { key: "rooms", tables: ["rooms", "room_members", "room_personas", "room_messages"], exportRows: roomsOf },
+  {
+    key: "rooms",
+    tables: ["rooms", "room_members", "room_personas", "room_messages"],
+    exportRows: roomsOf,
+    // The personas' replies to a purged member's posts stay in the room (the member's own messages
+    // cascade): what they cost stays the persona's, billed to no one.
+    beforePurge: async (services, userIds) => {
+      await forgetBilledMembers(services.db.knex, userIds).catch((error: unknown) => services.log.warn({ err: error }, "could not clear purged accounts from room replies' billing"));
+    },
+  },
   {
     key: "room_events",
     tables: ["room_events"],

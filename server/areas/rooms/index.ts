@@ -8,3 +8,5 @@ export const area = defineArea({ name: "rooms", handlers, tasks: roomEventTasks,
 export { createRoomHub } from "./hub.ts";
 // What the safety area reads and changes (issue 41).
 export { findRoomMessageForModeration, setRoomMessageTakedown, visibleRoomMessage } from "./service.ts";
+// What the sums of reply costs read beside conversation replies (issue 40).
+export { ROOM_PRICED_REPLIES_SQL } from "./costs.ts";

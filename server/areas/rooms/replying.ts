@@ -12,13 +12,15 @@ const HISTORY_WINDOW = 100;
 /**
  * How a persona replies in a room through the reply engine: the room's recent messages are the
  * context, each attributed by name (the persona's own as its turns, everyone else's as what was
- * said to it), and the reply is stored as the persona's room message. `stored` collects what the
- * sink wrote, so the send can answer it.
+ * said to it), and the reply is stored as the persona's room message, priced and billed to
+ * `senderId`, the member whose post it answers (docs/adr/0375). `stored` collects what the sink
+ * wrote, so the send can answer it.
  */
 export function roomReply(
   services: Services,
   roomId: string,
   persona: RoomPersonaRow,
+  senderId: string,
   beforeStore: () => Promise<void>,
 ): { context: ContextSource; sink: ReplySink; stored: RoomMessageView[] } {
   const { knex } = services.db;
@@ -50,6 +52,9 @@ export function roomReply(
         input_tokens: record.role === "assistant" ? record.usage.inputTokens : null,
         output_tokens: record.role === "assistant" ? record.usage.outputTokens : null,
         created_at: record.createdAt,
+        ...(record.role === "assistant"
+          ? { model_id: record.modelId, fallback_from: record.fallbackFrom ?? null, own_key: record.ownKey, cost_nanos: record.costNanos, billed_user_id: senderId }
+          : {}),
       }));
       const views = rows.map((row) => ({ ...row, sender_name: persona.name }));
       // The reply's last deltas go out before the reply itself is announced.

@@ -233,7 +233,7 @@ export async function sendMessage(services: Services, userId: string, roomId: st
   for (const persona of answering.slice(0, MAX_REPLIES)) {
     // The reply is streamed so that the room's subscribers can watch it being written.
     const relay = deltaRelay(services, room.id, { persona_id: persona.persona_id, persona_name: persona.name, reply_to: row.id });
-    const { context, sink, stored: written } = roomReply(services, room.id, persona, relay.flush);
+    const { context, sink, stored: written } = roomReply(services, room.id, persona, userId, relay.flush);
     let reply: Reply;
     try {
       reply = await beginReply(services, {

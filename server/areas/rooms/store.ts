@@ -52,6 +52,12 @@ export interface RoomMessageRow {
   input_tokens: number | null;
   output_tokens: number | null;
   created_at: Date;
+  /** A persona's reply: the registry model that answered, its fallback's origin, own key, cost and whom it is billed to (issue 40). */
+  model_id?: string | null;
+  fallback_from?: string | null;
+  own_key?: boolean;
+  cost_nanos?: number | null;
+  billed_user_id?: string | null;
   /** When an operator took the message down (issue 41): shown to its sender only. */
   taken_down_at?: Date | null;
 }
@@ -199,8 +205,11 @@ export async function deleteRoomPersona(knex: Knex, roomId: string, personaId: s
 }
 
 const MESSAGE_COLUMNS =
-  "id uuid, room_id uuid, sender_type text, user_id uuid, persona_id uuid, persona_name text, content text, content_tokens integer, model text, input_tokens integer, output_tokens integer, created_at timestamptz";
-const MESSAGE_COLUMN_NAMES = "id, room_id, sender_type, user_id, persona_id, persona_name, content, content_tokens, model, input_tokens, output_tokens, created_at";
+  "id uuid, room_id uuid, sender_type text, user_id uuid, persona_id uuid, persona_name text, content text, content_tokens integer, model text, input_tokens integer, output_tokens integer, created_at timestamptz, " +
+  "model_id text, fallback_from text, own_key boolean, cost_nanos bigint, billed_user_id uuid";
+const MESSAGE_COLUMN_NAMES = "id, room_id, sender_type, user_id, persona_id, persona_name, content, content_tokens, model, input_tokens, output_tokens, created_at, model_id, fallback_from, own_key, cost_nanos, billed_user_id";
+// A user's message carries no reply's fields: `own_key` is false unless given.
+const MESSAGE_VALUES = MESSAGE_COLUMN_NAMES.replace("own_key", "coalesce(own_key, false)");
 
 /**
  * Stores messages of one room with their `message` events and moves the room's
@@ -215,7 +224,7 @@ export async function insertRoomMessagesWithEvents(knex: Knex, rows: RoomMessage
        UPDATE rooms SET last_message_at = greatest(coalesce(last_message_at, :latest), :latest) WHERE id = :roomId RETURNING id
      ), messages AS (
        INSERT INTO room_messages (${MESSAGE_COLUMN_NAMES})
-       SELECT ${MESSAGE_COLUMN_NAMES} FROM jsonb_to_recordset(:messages::jsonb) AS m(${MESSAGE_COLUMNS})
+       SELECT ${MESSAGE_VALUES} FROM jsonb_to_recordset(:messages::jsonb) AS m(${MESSAGE_COLUMNS})
        RETURNING id
      ), events AS (
        INSERT INTO room_events (room_id, type, data, message_id, user_id, created_at)

@@ -1,5 +1,6 @@
 import type { Knex } from "knex";
 import type { ModelSettings } from "../personas/index.ts";
+import { ROOM_PRICED_REPLIES_SQL } from "../rooms/index.ts";
 
 /**
  * An SQL scalar: the instructions of the A/B variant the conversation `conversation` (an SQL
@@ -77,16 +78,19 @@ export async function updateVariantRow(trx: Knex.Transaction, id: string, change
 }
 
 /**
- * What the persona's replies of [from, to] cost, in nano-USD, from the stored replies (issue 40;
- * the `messages (persona_id, created_at)` index): replies on users' own keys are stored at 0.
+ * What the persona's replies of [from, to] cost, in nano-USD, from the stored replies, in
+ * conversations and in rooms (issue 40; the `messages (persona_id, created_at)` and
+ * `room_messages_persona_replies` indexes): replies on users' own keys are stored at 0.
  */
 export async function replyCostNanos(knex: Knex, personaId: string, from: Date, to: Date): Promise<number> {
-  const row = await knex("messages")
-    .where({ persona_id: personaId, role: "assistant" })
-    .whereBetween("created_at", [from, to])
-    .select(knex.raw("coalesce(sum(cost_nanos), 0)::text AS nanos"))
-    .first();
-  return Number(row?.nanos ?? 0);
+  const { rows } = await knex.raw<{ rows: { nanos: string }[] }>(
+    `SELECT coalesce(sum(r.cost_nanos), 0)::text AS nanos FROM (
+       SELECT persona_id, created_at, cost_nanos FROM messages WHERE role = 'assistant'
+       UNION ALL SELECT persona_id, created_at, cost_nanos FROM (${ROOM_PRICED_REPLIES_SQL}) AS rooms) AS r
+      WHERE r.persona_id = ? AND r.created_at BETWEEN ? AND ?`,
+    [personaId, from, to],
+  );
+  return Number(rows[0]?.nanos ?? 0);
 }
 
 export async function insertAssignment(knex: Knex, row: { conversation_id: string; variant_id: string; user_id: string; created_at: Date }): Promise<void> {

@@ -32,6 +32,7 @@ import * as personaEmbeds from "./0033_persona_embeds.ts";
 import * as trustAndSafety from "./0034_trust_and_safety.ts";
 import * as models from "./0035_models.ts";
 import * as traceContext from "./0036_trace_context.ts";
+import * as roomReplyCosts from "./0037_room_reply_costs.ts";
 
 /**
  * Every migration, in order. Listed here rather than discovered on disk so that they load the same
@@ -71,6 +72,7 @@ const migrations: Record<string, Knex.Migration> = {
   "0034_trust_and_safety": trustAndSafety,
   "0035_models": models,
   "0036_trace_context": traceContext,
+  "0037_room_reply_costs": roomReplyCosts,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

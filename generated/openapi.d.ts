@@ -4809,7 +4809,7 @@ export interface components {
         };
         /** @description Why a message addressed to the bot went unanswered (extension). */
         IntegrationIssue: {
-            /** @description `plan_limit_exceeded`, `upstream_error` (the model failed) or `platform_error` (the post was refused). */
+            /** @description `plan_limit_exceeded`, `upstream_error` (the model failed), `platform_error` (the post was refused) or `account_suspended` (the owner is suspended). */
             code: string;
             message: string;
             /** Format: date-time */

@@ -4,6 +4,7 @@ import { createPersona } from "../support/chat.ts";
 import { eventually } from "../support/wait.ts";
 import type { TestService } from "../support/service.ts";
 import { registerUser, type TestUser } from "../support/users.ts";
+import { setAccountSuspension } from "../../server/areas/auth/index.ts";
 import { slackMessageEvent } from "../fakes/platforms/slack-server.ts";
 import { telegramTextUpdate } from "../fakes/platforms/telegram-server.ts";
 import { capturedLog, startPlatforms, startWithPlatforms, type Platforms } from "./helpers.ts";
@@ -54,7 +55,7 @@ async function connectWorkspace(channels = ["C05B8RY3N1"]) {
 
 const sentTo = (token: string) => platforms.telegram.calls("sendMessage").filter((r) => r.path.includes(token));
 const postedBy = (token: string) => platforms.slack.calls("chat.postMessage").filter((r) => r.headers.authorization === `Bearer ${token}`);
-const detail = async (id: string) => expectOk(client().GET("/v1/integrations/{id}", { params: { path: { id } } }));
+const detail = async (id: string, user = owner) => expectOk(service.clientFor(user).GET("/v1/integrations/{id}", { params: { path: { id } } }));
 
 describe("messenger updates", { timeout: 90_000 }, () => {
   it("answers a private message through the reply engine in the chat's conversation, and counts it", async () => {
@@ -150,6 +151,26 @@ describe("messenger updates", { timeout: 90_000 }, () => {
     expect(read.last_error).toMatchObject({ code: "plan_limit_exceeded", message: expect.stringContaining("200") });
     expect(read.message_count).toBe(0);
     expect(sentTo(bot.token)).toHaveLength(0);
+  });
+
+  it("answers no one while its owner is suspended, says why, and answers again once the suspension is lifted", async () => {
+    const user = await registerUser(service);
+    const { bot, integration } = await connectMessenger(user);
+    await setAccountSuspension(service.services, user.id, new Date(), "spam");
+    await platforms.telegram.deliver(bot.token, telegramTextUpdate({ chatId: 11, text: "hello?" }));
+    // Read as the operator would: the owner cannot sign in while suspended.
+    const unanswered = await eventually(async () => {
+      const found = await knex()("integrations").where({ id: integration.id }).first();
+      return found.last_error ? found : undefined;
+    });
+    expect(unanswered.last_error).toMatchObject({ code: "account_suspended" });
+    expect(unanswered.message_count).toBe(0);
+    expect(sentTo(bot.token)).toHaveLength(0);
+
+    await setAccountSuspension(service.services, user.id, null, null);
+    await platforms.telegram.deliver(bot.token, telegramTextUpdate({ chatId: 11, text: "hello again?" }));
+    await eventually(async () => sentTo(bot.token).length === 1);
+    expect(await detail(integration.id, user)).toMatchObject({ message_count: 1 });
   });
 
   it("honours a 429's retry_after from the platform when posting the reply", async () => {

@@ -1,6 +1,7 @@
 import type { Task, TaskList } from "graphile-worker";
 import { sendMessage } from "../conversations/index.ts";
 import { createConversation } from "../conversations/index.ts";
+import { findAccountById } from "../auth/index.ts";
 import { ApiError } from "../../toolkit/http/errors.ts";
 import type { Services } from "../../toolkit/services.ts";
 import { platformClient } from "./platforms/index.ts";
@@ -63,6 +64,14 @@ async function reply(services: Services, payload: ReplyPayload): Promise<void> {
   const { knex } = services.db;
   const row = await findIntegration(knex, payload.integration_id);
   if (!row || row.status !== "active") return;
+  // A suspended owner's bots answer no one until the suspension is lifted (issue 41, docs/adr/0376):
+  // the account's credentials are refused everywhere, and a bot speaks for it on its quota.
+  const owner = await findAccountById(services, row.user_id);
+  if (owner?.suspended_at) {
+    await note(services, row, "account_suspended", "The bot's owner is suspended: its messages go unanswered until the suspension is lifted");
+    services.log.info({ integration: row.id }, "platform message not answered: the owner's account is suspended");
+    return;
+  }
   // In a channel several people speak: the persona is told who.
   const content = (payload.direct ? payload.text : `${payload.author}: ${payload.text}`).slice(0, MAX_CONTENT);
   let answer: string;

@@ -1290,8 +1290,9 @@ export interface paths {
         /**
          * Send a message
          * @description Send a message and wait for the persona's reply. The user message and the reply are stored
-         *     together once generation succeeds; when the model provider fails (502) nothing is stored and
-         *     no quota is used. Each send counts one message against the caller's monthly quota (402 when
+         *     together once generation succeeds; when the model provider fails (502 `upstream_error`), or
+         *     the server checks replies and the content policy withholds this one (502 `reply_flagged`),
+         *     nothing is stored and no quota is used. Each send counts one message against the caller's monthly quota (402 when
          *     used up). A retry with the same `Idempotency-Key` answers the first exchange again.
          *
          *     ```ts
@@ -1328,7 +1329,8 @@ export interface paths {
          *     - `event: done`, `data: {"message_id": "..."}` (`ChatStreamDone`): sent after the user message
          *     and the assistant message are stored; the stream then ends.
          *     - `event: error`, `data: {"code": "...", "message": "..."}` (`ChatStreamError`, code
-         *     `upstream_error`, `internal_error`, `generation_lost` or `service_unavailable`): no
+         *     `upstream_error`, `internal_error`, `generation_lost`, `service_unavailable` or
+         *     `reply_flagged`, when the server checks replies and withheld this one): no
          *     assistant message was stored; the user message, stored when the stream started, stays
          *     (with `service_unavailable`, the database was out of reach and it may not have been stored:
          *     send again shortly); the stream then ends.
@@ -3843,8 +3845,9 @@ export interface components {
         /**
          * @description Data of an `error` event: the stream failed and no assistant message was stored. `code` is
          *     `upstream_error` (the model provider failed), `internal_error`, `generation_lost` (the process
-         *     generating the reply stopped before it ended), or `service_unavailable` (the database was out of
-         *     reach: send again shortly).
+         *     generating the reply stopped before it ended), `service_unavailable` (the database was out of
+         *     reach: send again shortly), or `reply_flagged` (the content policy withheld the reply: discard
+         *     the deltas received).
          * @example {
          *       "code": "upstream_error",
          *       "message": "The model provider did not answer in time."
@@ -3858,7 +3861,7 @@ export interface components {
          * @description Why a chat stream failed: the `code` of its `error` event.
          * @enum {string}
          */
-        ChatStreamErrorCode: "upstream_error" | "internal_error" | "generation_lost" | "service_unavailable";
+        ChatStreamErrorCode: "upstream_error" | "internal_error" | "generation_lost" | "service_unavailable" | "reply_flagged";
         /** @description The events of a chat stream, keyed by their SSE event name. */
         ChatStreamEvent: components["schemas"]["ChatStreamStart"] | components["schemas"]["ChatStreamDelta"] | components["schemas"]["ChatStreamDone"] | components["schemas"]["ChatStreamError"];
         /**
@@ -4394,7 +4397,7 @@ export interface components {
          * @description Every machine-readable error code the service answers with.
          * @enum {string}
          */
-        ErrorCode: "invalid_request" | "unauthorized" | "plan_limit_exceeded" | "forbidden" | "not_found" | "conflict" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "internal_error" | "not_implemented" | "upstream_error" | "provider_unavailable" | "service_unavailable" | "account_pending_deletion" | "account_suspended" | "content_flagged";
+        ErrorCode: "invalid_request" | "unauthorized" | "plan_limit_exceeded" | "forbidden" | "not_found" | "conflict" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "internal_error" | "not_implemented" | "upstream_error" | "provider_unavailable" | "service_unavailable" | "account_pending_deletion" | "account_suspended" | "content_flagged" | "reply_flagged";
         /** @description Known keys by status; other keys may appear and are documented with the operation. */
         ErrorDetails: {
             /** @description 400: each input field that failed. */

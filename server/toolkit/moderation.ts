@@ -1,6 +1,6 @@
 import type { Knex } from "knex";
 import { addJobIn } from "./db/jobs.ts";
-import { contentFlagged, providerFailure } from "./http/error-catalogue.ts";
+import { contentFlagged, providerFailure, replyFlagged } from "./http/error-catalogue.ts";
 import type { Services } from "./services.ts";
 
 // Checking user-written text before it is published (issue 41, docs/design/safety.md). The areas
@@ -58,6 +58,27 @@ export async function screen(
     throw contentFlagged(`${what.label} was flagged by the content policy${about}: change it and try again`, { categories: flag.categories, provider: flag.provider });
   }
   return flag;
+}
+
+/**
+ * Checks a model's reply before it is stored, when the server checks replies (MODERATION_CHECK_REPLIES,
+ * off by default, and a provider configured). Flagged: 502 `reply_flagged` (with the reply's token
+ * `usage` in its details), and the reply engine
+ * stores nothing and gives the message back, as when the model fails. A failing provider throws
+ * its own error, which the engine reports as the model's (502 `upstream_error`).
+ */
+export async function screenReply(services: Services, text: string, usage: { inputTokens: number; outputTokens: number }): Promise<void> {
+  const { moderation } = services.providers;
+  if (!services.config.moderation.checkReplies || moderation.name === "none" || text.trim() === "") return;
+  const verdict = await moderation.check([text]);
+  if (!verdict.flagged) return;
+  const about = verdict.categories.length ? ` (${verdict.categories.join(", ")})` : "";
+  // `usage`: what the withheld reply took (the OpenAI-compatible door reports it with `content_filter`).
+  throw replyFlagged(`The reply was withheld by the content policy${about} and not stored: send again or regenerate`, {
+    categories: verdict.categories,
+    provider: moderation.name,
+    usage: { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens },
+  });
 }
 
 /** Queues the hold of content just saved hidden, in the transaction that saves it. */

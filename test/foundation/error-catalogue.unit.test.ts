@@ -41,6 +41,7 @@ const factories: Record<string, () => ApiError> = {
   internalError: () => catalogue.internalError(),
   notImplemented: () => catalogue.notImplemented("m"),
   upstreamFailed: () => catalogue.upstreamFailed("m"),
+  replyFlagged: () => catalogue.replyFlagged("m", { categories: ["spam"], provider: "wordlist" }),
   providerUnavailable: () => catalogue.providerUnavailable("m"),
   serviceUnavailable: () => catalogue.serviceUnavailable("m", 5),
   withDetails: () => catalogue.withDetails(catalogue.upstreamFailed("m"), { message: {} }),

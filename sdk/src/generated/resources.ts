@@ -439,8 +439,9 @@ export class GeneratedConversations {
 
   /**
    * Send a message and wait for the persona's reply. The user message and the reply are stored
-   * together once generation succeeds; when the model provider fails (502) nothing is stored and
-   * no quota is used. Each send counts one message against the caller's monthly quota (402 when
+   * together once generation succeeds; when the model provider fails (502 `upstream_error`), or
+   * the server checks replies and the content policy withholds this one (502 `reply_flagged`),
+   * nothing is stored and no quota is used. Each send counts one message against the caller's monthly quota (402 when
    * used up). A retry with the same `Idempotency-Key` answers the first exchange again.
    *
    * `POST /v1/conversations/{id}/messages` (`conversations_send_message`).

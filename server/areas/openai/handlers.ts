@@ -9,6 +9,7 @@ import { modelNameOf } from "../personas/index.ts";
 import { streamCompletion } from "./stream.ts";
 import { modelRegistry } from "../../toolkit/models/index.ts";
 import { completionHead, toCompletion, toModel } from "./views.ts";
+import { withheldReply } from "./withheld.ts";
 
 const openai_list_models: Handler<"openai_list_models"> = async ({ services, principal }) => {
   const registry = modelRegistry(services.config.llm);
@@ -45,7 +46,11 @@ const openai_create_chat_completion: Handler<"openai_create_chat_completion"> = 
   }
   const { reply, conversationId: stored } = await beginCompletion(services, principal.userId, request, { mode: "whole" });
   for await (const event of reply) {
-    if (event.type === "error") throw event.error;
+    if (event.type === "error") {
+      const withheld = withheldReply(event.error);
+      if (withheld) return { status: 200, body: toCompletion(head, withheld, null) };
+      throw event.error;
+    }
     if (event.type === "done") {
       return { status: 200, body: toCompletion(head, event.reply, stored ? event.reply.id : null) };
     }

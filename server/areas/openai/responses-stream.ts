@@ -6,6 +6,7 @@ import type { Reply } from "../replies/index.ts";
 import type { ApiError } from "../../toolkit/http/errors.ts";
 import { openaiError } from "./errors.ts";
 import { completedResponse, failedResponse, outputMessage, outputText, type ResponseHead } from "./responses-views.ts";
+import { withheldReply } from "./withheld.ts";
 
 type StreamEvent = components["schemas"]["OpenAIResponsesStreamEvent"];
 
@@ -43,11 +44,13 @@ export async function streamResponse(res: Response, reply: Reply, head: Response
         if (!event.content) continue;
         text += event.content;
         send({ type: "response.output_text.delta", ...at, delta: event.content, logprobs: [] });
-      } else if (event.type === "done") {
-        const response = completedResponse(head, event.reply, settings.now());
+      } else if (event.type === "done" || (event.type === "error" && withheldReply(event.error))) {
+        // A reply the content policy withheld ends as an incomplete response (withheld.ts).
+        const ended = event.type === "done" ? event.reply : withheldReply(event.error)!;
+        const response = completedResponse(head, ended, settings.now());
         const item = response.output[0]!;
-        send({ type: "response.output_text.done", ...at, text: event.reply.content, logprobs: [] });
-        send({ type: "response.content_part.done", ...at, part: outputText(event.reply.content) });
+        send({ type: "response.output_text.done", ...at, text: ended.content, logprobs: [] });
+        send({ type: "response.content_part.done", ...at, part: outputText(ended.content) });
         send({ type: "response.output_item.done", output_index: 0, item });
         send({ type: response.status === "incomplete" ? "response.incomplete" : "response.completed", response });
       } else if (event.type === "error") {

@@ -8,6 +8,7 @@ import type { Services } from "../../toolkit/services.ts";
 import { toChatRequest, type Translation } from "./responses-request.ts";
 import { streamResponse } from "./responses-stream.ts";
 import { completedResponse, responseHead } from "./responses-views.ts";
+import { withheldReply } from "./withheld.ts";
 import { beginCompletion, type Completion } from "./service.ts";
 
 // POST /openai/v1/responses: OpenAI's Responses API as a translation over the chat completion
@@ -30,7 +31,11 @@ export const openai_responses_create: Handler<"openai_responses_create"> = async
   }
   const { reply } = await begin(services, principal.userId, translation, { mode: "whole" });
   for await (const event of reply) {
-    if (event.type === "error") throw translateError(event.error);
+    if (event.type === "error") {
+      const withheld = withheldReply(event.error);
+      if (withheld) return { status: 200, body: completedResponse(head, withheld, services.now()) };
+      throw translateError(event.error);
+    }
     if (event.type === "done") return { status: 200, body: completedResponse(head, event.reply, services.now()) };
   }
   throw new Error("The reply ended without done or error");

@@ -4,6 +4,7 @@ import type { Logger } from "../../toolkit/logger.ts";
 import type { Reply } from "../replies/index.ts";
 import { openaiError } from "./errors.ts";
 import { toChunk, toToolCallDelta, toUsageChunk, type CompletionHead } from "./views.ts";
+import { withheldReply } from "./withheld.ts";
 
 interface StreamSettings {
   keepAliveMs: number;
@@ -14,7 +15,8 @@ interface StreamSettings {
 
 /**
  * Carries a reply as OpenAI's stream: a first chunk with the role, a chunk per delta (text or a
- * piece of a tool call), a last one with the model's `finish_reason` (and the usage chunk when asked for), then `data: [DONE]`. A failure
+ * piece of a tool call), a last one with the model's `finish_reason` (and the usage chunk when asked for), then `data: [DONE]`; a
+ * reply the content policy withheld ends the same way with `content_filter` (withheld.ts). A failure
  * after the 200 is OpenAI's error object as an event, and the stream ends without `[DONE]`, which
  * the official SDKs raise as an error.
  */
@@ -30,6 +32,11 @@ export async function streamCompletion(res: Response, reply: Reply, head: Comple
       } else if (event.type === "done") {
         sse.data(toChunk(head, {}, event.reply.finishReason));
         if (settings.includeUsage) sse.data(toUsageChunk(head, event.reply.usage, event.reply.costNanos));
+        sse.data("[DONE]");
+      } else if (withheldReply(event.error)) {
+        const withheld = withheldReply(event.error)!;
+        sse.data(toChunk(head, {}, withheld.finishReason));
+        if (settings.includeUsage) sse.data(toUsageChunk(head, withheld.usage));
         sse.data("[DONE]");
       } else {
         if (settings.signal.aborted) settings.log.info("client disconnected; upstream call aborted");

@@ -46,7 +46,7 @@ function toToolCall(call: ToolCall): Schemas["OpenAIToolCall"] {
 }
 
 /** A whole reply: its text (null when the model only called tools), its tool calls and why it ended. */
-export function toCompletion(head: CompletionHead, reply: Pick<ReplyRecord, "content" | "usage" | "finishReason" | "toolCalls" | "costNanos">, storedId: string | null): Schemas["OpenAIChatCompletion"] {
+export function toCompletion(head: CompletionHead, reply: Pick<ReplyRecord, "content" | "usage" | "finishReason" | "toolCalls"> & { costNanos?: number }, storedId: string | null): Schemas["OpenAIChatCompletion"] {
   const toolCalls = reply.toolCalls?.map(toToolCall);
   const message: Schemas["OpenAIAssistantMessage"] = {
     role: "assistant",

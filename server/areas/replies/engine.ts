@@ -14,6 +14,7 @@ import { UpstreamError } from "../../toolkit/providers/errors.ts";
 import type { Services } from "../../toolkit/services.ts";
 import { assembleContext } from "./context.ts";
 import { inputTooLong } from "./input-limit.ts";
+import { screenReply } from "../../toolkit/moderation.ts";
 import { fillMacros, mentionsUser, type MacroNames } from "./macros.ts";
 import type { Citation, InputRecord, PastTurn, Reply, ReplyContext, ReplyEvent, ReplyRecord, ReplyRequest } from "./types.ts";
 
@@ -161,7 +162,10 @@ async function* run(services: Services, request: ReplyRequest, reservation: Mess
     }
     await storingInput;
     if (signal?.aborted) throw signal.reason;
-    const cost = replyCost(services, request, route, usage ?? { inputTokens: 0, outputTokens: countTokens(text) });
+    usage ??= { inputTokens: 0, outputTokens: countTokens(text) };
+    // Issue 41: with MODERATION_CHECK_REPLIES the reply (a stopped one's part too) is checked before it is stored.
+    await screenReply(services, text, usage);
+    const cost = replyCost(services, request, route, usage);
     const reply: ReplyRecord = {
       // Decided with the reservation: its lease sweep looks for this id.
       id: reservation.replyId,
@@ -171,7 +175,7 @@ async function* run(services: Services, request: ReplyRequest, reservation: Mess
       createdAt: services.now(),
       model,
       ...cost,
-      usage: usage ?? { inputTokens: 0, outputTokens: countTokens(text) },
+      usage,
       citations,
       ...(stopped ? { stopped } : {}),
       finishReason,
@@ -293,6 +297,7 @@ export function unreservedMessage(replyId: string = uuidv7()): MessageReservatio
  */
 function upstreamFailure(error: unknown): ApiError {
   if (error instanceof UpstreamError) return providerFailure(error);
+  if (error instanceof ApiError && error.code === "reply_flagged") return error;
   if (isDatabaseUnavailable(error)) return serviceUnavailable("The database is unreachable; retry shortly", DATABASE_RETRY_AFTER_SECONDS);
   return internalError("The reply could not be generated");
 }

@@ -124,6 +124,11 @@ export const notImplemented = (message: string) => new ApiError(501, "not_implem
 /** An outside provider failed; the message is ours, never the provider's own text. */
 export const upstreamFailed = (message: string) => new ApiError(502, "upstream_error", message);
 
+// 502 reply_flagged
+
+/** The server checks replies and the moderation provider flagged this one (issue 41); `details`: `categories`, `provider`. */
+export const replyFlagged = (message: string, details: ErrorDetails) => new ApiError(502, "reply_flagged", message, details);
+
 // 503 provider_unavailable, service_unavailable
 
 /** No provider can do this on this server. */
@@ -163,7 +168,7 @@ export type StreamErrorCode = components["schemas"]["ChatStreamErrorCode"];
 export type StreamError = components["schemas"]["ChatStreamError"];
 
 // A record rather than a list: a code added to the contract fails to compile here until it is listed.
-const STREAM_ERROR_CODES: Record<StreamErrorCode, true> = { upstream_error: true, internal_error: true, generation_lost: true, service_unavailable: true };
+const STREAM_ERROR_CODES: Record<StreamErrorCode, true> = { upstream_error: true, internal_error: true, generation_lost: true, service_unavailable: true, reply_flagged: true };
 const isStreamErrorCode = (code: string): code is StreamErrorCode => Object.hasOwn(STREAM_ERROR_CODES, code);
 
 /** A failed reply as the `error` event of its stream; a code the stream does not declare is `internal_error`. */

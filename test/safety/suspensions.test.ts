@@ -4,6 +4,7 @@ import { expectApiError, expectOk } from "../support/assertions.ts";
 import { databaseKind, startTestService, type TestService } from "../support/service.ts";
 import { apiKeyFor, registerUser, type TestUser } from "../support/users.ts";
 import { OPERATOR, publicPersona, publish, report, uniqueName } from "./helpers.ts";
+import { addMember, makeRoom } from "../rooms/helpers.ts";
 
 // Suspensions (issue 41, item 3): a suspended account cannot sign in, refresh or use its keys
 // (403 `account_suspended`, saying why and how to export), its public content is hidden by the rule
@@ -14,6 +15,7 @@ let reader: TestUser;
 let key: string;
 let personaId: string;
 let listingId: string;
+let roomId: string;
 const name = uniqueName("Driftwood");
 
 beforeAll(async () => {
@@ -23,18 +25,24 @@ beforeAll(async () => {
   key = await apiKeyFor(service, suspended, ["personas:read"]);
   personaId = (await publicPersona(service, suspended, { name })).id;
   listingId = await publish(service, suspended, personaId);
+  // A room of the reader's where the account to be suspended has spoken.
+  roomId = (await makeRoom(service, reader, { name: "Harbour talk" })).id;
+  await addMember(service, reader, roomId, suspended);
+  await expectOk(service.clientFor(suspended).POST("/v1/rooms/{id}/messages", { params: { path: { id: roomId } }, body: { content: "Ahoy from the driftwood" } }), 201);
 });
 afterAll(async () => {
   await service?.close();
 });
 
 const login = (user: TestUser) => service.api.POST("/v1/auth/login", { body: { email: user.email, password: user.password } });
+const roomSays = async () => (await expectOk(service.clientFor(reader).GET("/v1/rooms/{id}/messages", { params: { path: { id: roomId } } }))).data.map((m) => m.content);
 const explored = async () => (await expectOk(service.clientFor(reader).GET("/v1/personas/explore", { params: { query: { q: name } } }))).data.map((p) => p.id);
 
 describe(`a suspended account (${databaseKind})`, () => {
   it("works before", async () => {
     await expectOk(login(suspended));
     expect(await explored()).toContain(personaId);
+    expect(await roomSays()).toEqual(["Ahoy from the driftwood"]);
   });
 
   it("is suspended through a report's resolution", async () => {
@@ -57,7 +65,8 @@ describe(`a suspended account (${databaseKind})`, () => {
     expect(refresh.error.message).toContain("suspended");
   });
 
-  it("has its public content hidden: explore, the marketplace, its profile", async () => {
+  it("has its public content hidden: explore, the marketplace, its profile, its room messages", async () => {
+    expect(await roomSays()).toEqual([]);
     expect(await explored()).not.toContain(personaId);
     await expectApiError(service.clientFor(reader).GET("/v1/personas/{id}", { params: { path: { id: personaId } } }), 404, "not_found");
     await expectApiError(service.api.GET("/v1/marketplace/{id}", { params: { path: { id: listingId } } }), 404, "not_found");
@@ -80,6 +89,7 @@ describe(`a suspended account (${databaseKind})`, () => {
     await expectOk(service.clientFor({ auth: { "x-api-key": key } }).GET("/v1/personas"));
     expect(await explored()).toContain(personaId);
     await expectOk(service.api.GET("/v1/marketplace/{id}", { params: { path: { id: listingId } } }));
+    expect(await roomSays()).toEqual(["Ahoy from the driftwood"]);
     const actions = await expectOk(service.clientFor({ auth: { authorization: `Bearer ${session.access_token}` } }).GET("/v1/moderation-actions"));
     expect(actions.data.find((a) => a.kind === "suspension")).toMatchObject({ target_id: suspended.id, active: false, appealable: false });
     await expect(unsuspendUser(service.services, suspended.username, OPERATOR)).rejects.toMatchObject({ status: 409 });

@@ -252,6 +252,9 @@ function messagesWithNames(knex: Knex, roomId: string): Knex.QueryBuilder {
     .leftJoin("users as u", "u.id", "rm.user_id")
     .leftJoin("personas as p", "p.id", "rm.persona_id")
     .where("rm.room_id", roomId)
+    // A suspended account's messages show to no one, personas included, until the suspension is
+    // lifted (issue 41: its content is hidden); a persona's messages have no user.
+    .whereNull("u.suspended_at")
     .select("rm.*", knex.raw("coalesce(nullif(u.display_name, ''), u.username, p.name, rm.persona_name) AS sender_name"));
 }
 

@@ -6355,6 +6355,11 @@ export interface components {
             /** @description Applied within the model's limits: a `max_tokens` above its `max_output_tokens` (`GET /v1/models`) is capped to it. */
             model_settings?: components["schemas"]["PersonaModelSettings"];
             /**
+             * Format: uuid
+             * @description One of the caller's provider connections for their own chats with it; 400 for any other. Omit or null for none.
+             */
+            provider_connection_id?: string | null;
+            /**
              * @description Extension: `mature` for adult themes.
              * @default general
              */

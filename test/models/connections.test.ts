@@ -176,12 +176,30 @@ describe(`replies on a user's own key (${databaseKind})`, () => {
     expect(await quotaUsed(world.service, frank)).toBe(0);
   });
 
-  it("may name only the owner's own connections (400 otherwise)", async () => {
+  it("may be named when a persona is created, and the persona's chats run on it", async () => {
+    const connection = await connect(alice, { name: "From the start", model: "own-llama" });
+    const created = await api(alice).POST("/v1/personas", { body: { name: "Keyed from birth", instructions: "Be brief.", greeting_message: "Hi.", provider_connection_id: connection.id } });
+    expect(created.response.status, JSON.stringify(created.error)).toBe(201);
+    expect(created.data).toMatchObject({ provider_connection_id: connection.id });
+    const conversation = await createConversation(world.service, alice, created.data!.id, "keyed");
+    expect((await sendBlocking(world.service, alice, conversation.id, "Hello")).status).toBe(201);
+    expect(chatCalls(own)).toHaveLength(1);
+    expect(chatCalls(world.first)).toHaveLength(0);
+  });
+
+  it("may name only the owner's own connections (400 otherwise), at creation too, where nothing is created", async () => {
     const theirs = await connect(bob);
     const borrower = await createPersona(world.service, alice, { name: "Borrower" });
     const answer = await api(alice).PUT("/v1/personas/{id}", { params: { path: { id: borrower.id } }, body: { provider_connection_id: theirs.id } });
     expect(answer.response.status).toBe(400);
     expect(answer.error).toMatchObject({ error: { details: { errors: [{ path: "/body/provider_connection_id", message: "is not one of your provider connections" }] } } });
+
+    const count = async () => Number((await world.service.services.db.knex("personas").where({ creator_id: alice.id }).count({ n: "*" }).first())!.n);
+    const before = await count();
+    const refused = await api(alice).POST("/v1/personas", { body: { name: "Borrower two", instructions: "Be brief.", provider_connection_id: theirs.id } });
+    expect(refused.response.status).toBe(400);
+    expect(refused.error).toMatchObject({ error: { details: { errors: [{ path: "/body/provider_connection_id", message: "is not one of your provider connections" }] } } });
+    expect(await count()).toBe(before);
   });
 
   it("fail with a message naming the connection, and never write the key to the log or the data export", async () => {

@@ -4,8 +4,8 @@ import type { PageWindow } from "../../toolkit/http/paging.ts";
 import { v7 as uuidv7 } from "uuid";
 import type { components } from "../../../generated/openapi.d.ts";
 import { assertUnderCountLimit } from "../../quota/usage.ts";
-import { conflict, forbidden, notFound } from "../../toolkit/http/error-catalogue.ts";
-import { isUniqueViolation } from "../../toolkit/db/rows.ts";
+import { conflict, forbidden, invalidField, notFound } from "../../toolkit/http/error-catalogue.ts";
+import { isForeignKeyViolation, isUniqueViolation } from "../../toolkit/db/rows.ts";
 import { freeHandleFor } from "./handles.ts";
 import { storedLink } from "../../toolkit/links.ts";
 import type { Services } from "../../toolkit/services.ts";
@@ -104,6 +104,7 @@ export function countPlanPersonas(knex: Knex, userId: string): Promise<number> {
  */
 export async function createPersona(services: Services, userId: string, input: PersonaCreate, copy?: PersonaCopyOf): Promise<PersonaRow> {
   if (!copy) checkModel(services, input.model);
+  await checkPersonaConnection(services, userId, input.provider_connection_id);
   const model = input.model ?? modelRegistry(services.config.llm).defaultId;
   // A new public persona is checked before it is published (issue 41); a private one when it is made public.
   const flag = input.is_public ? await screenPersona(services, input) : undefined;
@@ -120,8 +121,8 @@ export async function createPersona(services: Services, userId: string, input: P
       description: input.description ?? "",
       instructions: input.instructions,
       model,
-      // A provider connection is named once the persona exists (PUT): none at creation.
-      provider_connection_id: null,
+      // Checked above as the caller's; a connection deleted meanwhile fails the insert's foreign key (400 below).
+      provider_connection_id: input.provider_connection_id ?? null,
       // A link to one of this service's images is kept as its path (server/toolkit/links.ts).
       avatar_url: input.avatar_url ? storedLink(services.config, input.avatar_url) : null,
       is_public: input.is_public ?? false,
@@ -178,9 +179,13 @@ function screenPersona(services: Services, text: { name?: string; description?: 
   return screen(services, { label: "The persona", texts: [text.name, text.description, text.instructions, text.greeting_message], holdable: true });
 }
 
-/** A handle another of the creator's personas has: 409, whichever statement found it. */
+/**
+ * A handle another of the creator's personas has: 409, whichever statement found it. A provider
+ * connection deleted between its check and the write: 400, as if it had been gone at the check.
+ */
 function handleTaken(error: unknown): never {
   if (isUniqueViolation(error, HANDLE_INDEX)) throw conflict("Another of your personas has this handle", { field: "handle" });
+  if (isForeignKeyViolation(error, "personas_provider_connection_id_foreign")) throw invalidField("/body/provider_connection_id", "is not one of your provider connections");
   throw error;
 }
 

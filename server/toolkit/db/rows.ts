@@ -78,6 +78,10 @@ export function jsonRows(table: string, columns: readonly string[], rows: readon
   return { columns: list, select: `SELECT ${list} FROM json_populate_recordset(NULL::${table}, ?::json)`, bindings: [JSON.stringify(rows)] };
 }
 
+/** Whether `error` is PostgreSQL's foreign-key violation of the constraint named (a referenced row deleted meanwhile). */
+export const isForeignKeyViolation = (error: unknown, constraint: string) =>
+  (error as { code?: string }).code === "23503" && (error as { constraint?: string }).constraint === constraint;
+
 /** Whether `error` is PostgreSQL's unique violation (of the index named, when one is). */
 export const isUniqueViolation = (error: unknown, index?: string) =>
   (error as { code?: string }).code === "23505" && (!index || (error as { constraint?: string }).constraint === index);

@@ -200,6 +200,31 @@ async function openTelemetryModulesLoaded(env: NodeJS.ProcessEnv): Promise<strin
   return JSON.parse(output) as string[];
 }
 
+describe("traces of speech and image calls", { timeout: 120_000 }, () => {
+  it("hold a client span of the provider's call inside the request's span, without the text", async () => {
+    const speechTrace = hex(16);
+    const traced = (traceId: string) => service.clientFor({ auth: { ...user.auth, traceparent: `00-${traceId}-${hex(8)}-01` } });
+    const spoken = await traced(speechTrace).POST("/v1/voice/tts", { body: { text: "Welcome aboard, cadet.", voice_id: "nova" }, parseAs: "arrayBuffer" });
+    expect(spoken.response.status).toBe(200);
+    const speechRequest = await spanWhere("the speech request's span", (span) => span.traceId === speechTrace && span.kind === SpanKind.SERVER);
+    const speech = await spanWhere("the speech call's span", (span) => span.traceId === speechTrace && span.name === "speech local");
+    expect(descendsFrom(otlp.spans, speech, speechRequest)).toBe(true);
+    expect(speech.kind).toBe(SpanKind.CLIENT);
+    expect(speech.attributes).toMatchObject({ "gen_ai.provider.name": "local", "persona.speech.voice": "nova", "persona.speech.characters": 22 });
+    expect(Number(speech.attributes["persona.audio.bytes"])).toBeGreaterThan(0);
+    expect(JSON.stringify(speech)).not.toContain("Welcome aboard");
+
+    const imageTrace = hex(16);
+    const drawn = await traced(imageTrace).POST("/v1/images/generate", { body: { prompt: "A starship bridge at night", style: "banner", aspect_ratio: "16:9" } });
+    expect(drawn.response.status).toBe(201);
+    const imageRequest = await spanWhere("the image request's span", (span) => span.traceId === imageTrace && span.kind === SpanKind.SERVER);
+    const image = await spanWhere("the image call's span", (span) => span.traceId === imageTrace && span.name === "image local");
+    expect(descendsFrom(otlp.spans, image, imageRequest)).toBe(true);
+    expect(image.attributes).toMatchObject({ "persona.image.style": "banner", "persona.image.aspect_ratio": "16:9" });
+    expect(JSON.stringify(image)).not.toContain("starship bridge");
+  });
+});
+
 describe("start-up without an OTLP endpoint", { timeout: 120_000 }, () => {
   const withoutOtel = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("OTEL_")));
 

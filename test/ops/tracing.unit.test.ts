@@ -1,6 +1,10 @@
 import type { TaskList } from "graphile-worker";
 import { describe, expect, it } from "vitest";
 import type { EmbeddingsProvider } from "../../server/toolkit/providers/embeddings/types.ts";
+import type { ImageProvider } from "../../server/toolkit/providers/images/types.ts";
+import type { ModerationProvider } from "../../server/toolkit/providers/moderation/types.ts";
+import type { SpeechProvider } from "../../server/toolkit/providers/speech/types.ts";
+import { traceImages, traceModeration, traceSpeech } from "../../server/toolkit/tracing/media.ts";
 import type { ChatModelProvider } from "../../server/toolkit/providers/llm/types.ts";
 import { activeTracing, flushTraces } from "../../server/toolkit/tracing/active.ts";
 import { currentTraceparent, linkTo, withTraceparent } from "../../server/toolkit/tracing/carrier.ts";
@@ -52,6 +56,12 @@ describe("with traces off", () => {
     expect(traceChatModel(model)).toBe(model);
     const embeddings = { name: "local", model: "m" } as EmbeddingsProvider;
     expect(traceEmbeddings(embeddings)).toBe(embeddings);
+    const speech = { name: "local" } as SpeechProvider;
+    expect(traceSpeech(speech)).toBe(speech);
+    const images = { name: "local" } as ImageProvider;
+    expect(traceImages(images)).toBe(images);
+    const moderation = { name: "wordlist" } as ModerationProvider;
+    expect(traceModeration(moderation)).toBe(moderation);
     expect(traceLogFields()).toBeUndefined();
     const headers = { "webhook-id": "e1" };
     expect(withTraceHeaders(headers)).toBe(headers);

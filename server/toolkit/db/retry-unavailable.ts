@@ -4,7 +4,8 @@ import { isDatabaseUnavailable } from "./unavailable.ts";
 /**
  * Runs `write` again while the database is unreachable (a failover, a restart), for up to `forMs`:
  * for writes that no client can retry because no request is waiting on them, such as the end of a
- * streamed reply. Any other failure, the deadline or `signal` ends it with the last error.
+ * streamed reply. Any other failure, the deadline or `signal` (once a failure happened) ends it
+ * with the last error; the first attempt always runs.
  */
 export async function retryWhileUnavailable<T>(write: () => Promise<T>, options: { forMs: number; signal?: AbortSignal; onRetry?: (error: unknown) => void }): Promise<T> {
   return pRetry(write, {
@@ -13,8 +14,9 @@ export async function retryWhileUnavailable<T>(write: () => Promise<T>, options:
     maxTimeout: 2_000,
     factor: 2,
     maxRetryTime: options.forMs,
-    signal: options.signal,
-    shouldRetry: ({ error }) => isDatabaseUnavailable(error),
+    // Not p-retry's `signal`: an aborted one would skip even the first attempt (a shutdown still
+    // stores what it can); it only stops the attempts after a failure.
+    shouldRetry: ({ error }) => isDatabaseUnavailable(error) && options.signal?.aborted !== true,
     onFailedAttempt: ({ error }) => (isDatabaseUnavailable(error) ? options.onRetry?.(error) : undefined),
   });
 }

@@ -3,6 +3,7 @@ import type { Logger } from "../../logger.ts";
 import { ProviderUnavailableError } from "../errors.ts";
 import { LocalImages } from "./local.ts";
 import type { ImageProvider } from "./types.ts";
+import { traceImages } from "../../tracing/media.ts";
 
 export type { ImageProvider } from "./types.ts";
 
@@ -17,7 +18,8 @@ const off: ImageProvider = {
 /** The configured image provider: offline (the default), an OpenAI-compatible API, or none. */
 export async function createImages(config: Config, log?: Logger): Promise<ImageProvider> {
   if (config.images.provider === "off") return off;
-  if (config.images.provider !== "openai") return new LocalImages();
+  // Its calls are spans while traces are on (tracing/media.ts).
+  if (config.images.provider !== "openai") return traceImages(new LocalImages());
   const { OpenAIImages } = await import("./openai.ts");
-  return new OpenAIImages(config.images, config.llm, log);
+  return traceImages(new OpenAIImages(config.images, config.llm, log));
 }

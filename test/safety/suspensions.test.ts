@@ -5,6 +5,7 @@ import { databaseKind, startTestService, type TestService } from "../support/ser
 import { apiKeyFor, registerUser, type TestUser } from "../support/users.ts";
 import { OPERATOR, publicPersona, publish, report, uniqueName } from "./helpers.ts";
 import { addMember, makeRoom } from "../rooms/helpers.ts";
+import { readEvents } from "../rooms/event-reader.ts";
 
 // Suspensions (issue 41, item 3): a suspended account cannot sign in, refresh or use its keys
 // (403 `account_suspended`, saying why and how to export), its public content is hidden by the rule
@@ -67,6 +68,15 @@ describe(`a suspended account (${databaseKind})`, () => {
 
   it("has its public content hidden: explore, the marketplace, its profile, its room messages", async () => {
     expect(await roomSays()).toEqual([]);
+    // The room's event stream replays no message of the account either, and goes on past it.
+    await expectOk(service.clientFor(reader).POST("/v1/rooms/{id}/messages", { params: { path: { id: roomId } }, body: { content: "Still here" } }), 201);
+    const replay = await readEvents(service.url, roomId, reader.auth, "0");
+    try {
+      const events = await replay.until((seen) => seen.some((event) => event.data.content === "Still here"), "the reader's own message");
+      expect(events.filter((event) => event.event === "message").map((event) => event.data.content)).toEqual(["Still here"]);
+    } finally {
+      replay.close();
+    }
     expect(await explored()).not.toContain(personaId);
     await expectApiError(service.clientFor(reader).GET("/v1/personas/{id}", { params: { path: { id: personaId } } }), 404, "not_found");
     await expectApiError(service.api.GET("/v1/marketplace/{id}", { params: { path: { id: listingId } } }), 404, "not_found");
@@ -89,7 +99,7 @@ describe(`a suspended account (${databaseKind})`, () => {
     await expectOk(service.clientFor({ auth: { "x-api-key": key } }).GET("/v1/personas"));
     expect(await explored()).toContain(personaId);
     await expectOk(service.api.GET("/v1/marketplace/{id}", { params: { path: { id: listingId } } }));
-    expect(await roomSays()).toEqual(["Ahoy from the driftwood"]);
+    expect(await roomSays()).toEqual(["Still here", "Ahoy from the driftwood"]);
     const actions = await expectOk(service.clientFor({ auth: { authorization: `Bearer ${session.access_token}` } }).GET("/v1/moderation-actions"));
     expect(actions.data.find((a) => a.kind === "suspension")).toMatchObject({ target_id: suspended.id, active: false, appealable: false });
     await expect(unsuspendUser(service.services, suspended.username, OPERATOR)).rejects.toMatchObject({ status: 409 });

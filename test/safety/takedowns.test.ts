@@ -6,6 +6,7 @@ import { databaseKind, startTestService, type TestService } from "../support/ser
 import { registerUser, type TestUser } from "../support/users.ts";
 import { fromChatPage, SHOP } from "../embeds/helpers.ts";
 import { OPERATOR, publicPersona, publish, report, roomyUser, uniqueName } from "./helpers.ts";
+import { readEvents } from "../rooms/event-reader.ts";
 
 // Takedowns (issue 41, items 2 and 3): report -> review queue -> takedown -> every public place
 // hides the target at once (explore, marketplace, feed, search, profiles, share pages, embeds,
@@ -180,7 +181,7 @@ describe(`other takedowns (${databaseKind})`, () => {
     await expectOk(service.clientFor(loud).GET("/v1/auth/me"));
   });
 
-  it("hides a room message from the room, but not from its sender", async () => {
+  it("hides a room message from the room and its event stream, but not from its sender's history", async () => {
     const room = await expectOk(asOwner().POST("/v1/rooms", { body: { name: "Dock", is_public: true } }), 201);
     const said = await expectOk(asOwner().POST("/v1/rooms/{id}/messages", { params: { path: { id: room.id } }, body: { content: "Get lost, all of you." } }), 201);
     const messages = async (user: TestUser) => (await expectOk(service.clientFor(user).GET("/v1/rooms/{id}/messages", { params: { path: { id: room.id } } }))).data.map((m) => m.id);
@@ -188,6 +189,15 @@ describe(`other takedowns (${databaseKind})`, () => {
     await takeDown(service.services, { type: "room_message", id: said.id }, owner.id, OPERATOR);
     expect(await messages(reader)).not.toContain(said.id);
     expect(await messages(owner)).toContain(said.id);
+    // Nor does the room's event stream replay it; it goes on past it.
+    const after = await expectOk(asOwner().POST("/v1/rooms/{id}/messages", { params: { path: { id: room.id } }, body: { content: "Sorry." } }), 201);
+    const replay = await readEvents(service.url, room.id, owner.auth, "0");
+    try {
+      const events = await replay.until((seen) => seen.some((event) => event.data.id === after.id), "the message after it");
+      expect(events.filter((event) => event.event === "message").map((event) => event.data.id)).toEqual([after.id]);
+    } finally {
+      replay.close();
+    }
   });
 
   it("dismissing a report leaves the target where it is; resolving twice is 409", async () => {

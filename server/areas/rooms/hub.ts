@@ -3,8 +3,8 @@ import type { Services } from "../../toolkit/services.ts";
 import { ROOM_EVENTS_CHANNEL, ROOM_EVENTS_REPLAY_MS } from "./events.ts";
 import { memberIdsOf, purgeRoomEvents, roomEventsAfter } from "./store.ts";
 
-/** An event as a subscriber receives it: stored ones carry their id. */
-export type HubEvent = LiveEvent;
+/** An event as a subscriber receives it: stored ones carry their id; `hidden` ones are passed by (store.ts `RoomEventRow`). */
+export type HubEvent = LiveEvent & { hidden?: boolean };
 
 /** Why the hub ends a subscription for good; a subscription ended without one may be reopened. */
 export type EndReason = "removed" | "room_deleted";

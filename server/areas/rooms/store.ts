@@ -303,6 +303,11 @@ export interface RoomEventRow {
   id: string;
   type: RoomEventType;
   data: Record<string, unknown>;
+  /**
+   * A `message` event whose message is hidden now (taken down, or its author suspended; issue 41):
+   * a stream passes its id by without sending it, as the history leaves the message out.
+   */
+  hidden?: boolean;
 }
 
 /** Stores events in order; answers the id of the last one. Run after `lockRoom` (or `insertRoomMessages`). */
@@ -315,10 +320,17 @@ export async function insertRoomEvents(trx: Knex.Transaction, roomId: string, ev
 
 /** The room's events after `after` (exclusive) up to `upTo` (inclusive, when given), oldest first. */
 export async function roomEventsAfter(knex: Knex, roomId: string, after: string, upTo: string | undefined, limit: number): Promise<RoomEventRow[]> {
-  const query = knex("room_events").where("room_id", roomId).andWhere("id", ">", after);
-  if (upTo !== undefined) query.andWhere("id", "<=", upTo);
-  const rows: RoomEventRow[] = await query.orderBy("id").limit(limit).select("id", "type", "data");
-  return rows.map((row) => ({ ...row, id: String(row.id) }));
+  const query = knex("room_events as e")
+    .leftJoin("room_messages as m", "m.id", "e.message_id")
+    .leftJoin("users as u", "u.id", "m.user_id")
+    .where("e.room_id", roomId)
+    .andWhere("e.id", ">", after);
+  if (upTo !== undefined) query.andWhere("e.id", "<=", upTo);
+  const rows: (RoomEventRow & { hidden: boolean })[] = await query
+    .orderBy("e.id")
+    .limit(limit)
+    .select("e.id", "e.type", "e.data", knex.raw("(m.taken_down_at IS NOT NULL OR u.suspended_at IS NOT NULL) AS hidden"));
+  return rows.map(({ hidden, ...row }) => ({ ...row, id: String(row.id), ...(hidden ? { hidden: true } : {}) }));
 }
 
 /** The id of the room's newest event, "0" when it has none. */

@@ -39,7 +39,8 @@ export async function streamRoomEvents(services: Services, res: Response, option
     userId: options.userId,
     cursor: BigInt(options.cursor),
     send(event: HubEvent) {
-      if (!sse.open) return undefined;
+      // A message hidden since it was posted: its id is passed, nothing is sent.
+      if (!sse.open || event.hidden) return undefined;
       sse.frame(frameOf(event));
       if (res.writableLength > MAX_UNREAD_BYTES) {
         services.log.info({ roomId: options.roomId, buffered: res.writableLength }, "a room event reader fell behind; its stream is closed");

@@ -74,7 +74,7 @@ export async function screenReply(services: Services, text: string, usage: { inp
   if (!verdict.flagged) return;
   const about = verdict.categories.length ? ` (${verdict.categories.join(", ")})` : "";
   // `usage`: what the withheld reply took (the OpenAI-compatible door reports it with `content_filter`).
-  throw replyFlagged(`The reply was withheld by the content policy${about} and not stored: send again or regenerate`, {
+  throw replyFlagged(`The reply was withheld by the content policy${about} and not stored; ask again`, {
     categories: verdict.categories,
     provider: moderation.name,
     usage: { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens },

@@ -12,6 +12,8 @@
 //   (default) or `node` (Patroni killed too, as if the machine were lost: the leader key lapses
 //   after Patroni's ttl, 10 s, before a standby takes over). FAILOVER_KEEP_LOGS=1 keeps each run's
 //   process output and requests.json (every request's outcome and times) even when its checks pass.
+//   BENCH_POOLER=1 puts PgBouncer in transaction mode between the service and HAProxy (port
+//   HA_PORT_BASE + 60), its notifications' session going to HAProxy directly.
 import type { KillMode } from "../test/scale/failover-cluster.ts";
 import { describeReport, runFailoverScenario, type FailoverReport } from "../test/scale/failover-scenario.ts";
 
@@ -21,6 +23,7 @@ const KILL_AFTER_S = Number(process.env.BENCH_KILL_AFTER_S ?? 12);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 6);
 const PORT_BASE = Number(process.env.HA_PORT_BASE ?? 26400);
 const KILL = (process.env.BENCH_KILL ?? "postmaster") as KillMode;
+const POOLER_PORT = process.env.BENCH_POOLER === "1" ? PORT_BASE + 60 : undefined;
 if (KILL !== "postmaster" && KILL !== "node") throw new Error(`BENCH_KILL must be postmaster or node, not ${String(KILL)}`);
 
 const log = (line: string) => process.stderr.write(`  ${line}\n`);
@@ -29,12 +32,12 @@ const percentile = (values: number[], p: number) => {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 };
 
-console.log(`node ${process.version}; ${RUNS} run(s) of ${SECONDS} s of traffic from ${CLIENTS} clients, the primary's ${KILL === "node" ? "node (Patroni and postmaster)" : "postmaster"} killed after ${KILL_AFTER_S} s`);
+console.log(`node ${process.version}; ${RUNS} run(s) of ${SECONDS} s of traffic from ${CLIENTS} clients, the primary's ${KILL === "node" ? "node (Patroni and postmaster)" : "postmaster"} killed after ${KILL_AFTER_S} s${POOLER_PORT ? ", through PgBouncer" : ""}`);
 const reports: FailoverReport[] = [];
 let failed = false;
 for (let run = 1; run <= RUNS; run++) {
   console.log(`\nrun ${run}/${RUNS}`);
-  const report = await runFailoverScenario({ portBase: PORT_BASE, trafficMs: SECONDS * 1000, killAfterMs: KILL_AFTER_S * 1000, clients: CLIENTS, kill: KILL, log });
+  const report = await runFailoverScenario({ portBase: PORT_BASE, trafficMs: SECONDS * 1000, killAfterMs: KILL_AFTER_S * 1000, clients: CLIENTS, kill: KILL, log, ...(POOLER_PORT ? { poolerPort: POOLER_PORT } : {}) });
   reports.push(report);
   for (const line of describeReport(report)) console.log(`  ${line}`);
   const ok = report.lost.length === 0 && report.processesKept && report.unexpected.length === 0 && report.tail.failed === 0;

@@ -73,6 +73,9 @@ max_client_conn = 2000
 default_pool_size = 10
 reserve_pool_size = 2
 server_idle_timeout = 60
+# After a failed server login (the primary gone in a failover) PgBouncer waits this long before the
+# next, 15 s by default: the whole failover window behind it (docs/operations.md, Failover).
+server_login_retry = 1
 logfile = $dir/pgbouncer.log
 pidfile = $dir/pgbouncer.pid
 EOF

@@ -9,6 +9,7 @@ import { freePort } from "../support/ports.ts";
 import { readEvents } from "../support/sse.ts";
 import { startReceiver, type Receiver } from "../webhooks/receiver.ts";
 import { startHaCluster, type HaCluster, type KillMode } from "./failover-cluster.ts";
+import { startFailoverPooler, type FailoverPooler } from "./failover-pooler.ts";
 
 // The failover scenario of issue 38 (bench/failover.ts runs it long, test/scale/failover.e2e.test.ts
 // short): the Patroni cluster of scripts/ha/cluster.sh, two API processes (`persona serve
@@ -33,6 +34,8 @@ export interface ScenarioOptions {
   kill?: KillMode;
   /** How long jobs, webhook deliveries and streamed replies may take to finish after the traffic. */
   settleMs?: number;
+  /** The service reaches the cluster through PgBouncer in transaction mode (failover-pooler.ts), on this port. */
+  poolerPort?: number;
   /** Progress lines. */
   log?: (line: string) => void;
 }
@@ -280,12 +283,17 @@ export async function runFailoverScenario(options: ScenarioOptions): Promise<Fai
   const dataDir = join(logDir, "data");
   const processes: Proc[] = [];
   let cluster: HaCluster | undefined;
+  let pooler: FailoverPooler | undefined;
   let fake: FakeOpenAI | undefined;
   let receiver: Receiver | undefined;
   let passed = false;
   try {
     say("starting the cluster (scripts/ha/cluster.sh start)");
     cluster = await startHaCluster(options.portBase);
+    if (options.poolerPort) {
+      pooler = await startFailoverPooler(cluster.env, options.poolerPort);
+      say(`PgBouncer (transaction mode) on port ${options.poolerPort} in front of HAProxy`);
+    }
     say(`cluster ready in ${(cluster.startMs / 1000).toFixed(1)} s; leader ${await cluster.leader()}`);
     fake = await startFakeOpenAI();
     // Streams take about a second (20 words, 50 ms apart), so that some are in flight at the kill.
@@ -293,6 +301,7 @@ export async function runFailoverScenario(options: ScenarioOptions): Promise<Fai
     receiver = await startReceiver();
     const env: Record<string, string> = {
       ...cluster.env,
+      ...pooler?.env,
       PERSONA_DATA_DIR: dataDir,
       HOST: "127.0.0.1",
       LOG_LEVEL: "warn",
@@ -474,6 +483,7 @@ export async function runFailoverScenario(options: ScenarioOptions): Promise<Fai
     await Promise.allSettled(processes.map((proc) => proc.stop()));
     await receiver?.close();
     await fake?.close();
+    await pooler?.stop();
     await cluster?.stop().catch((error: unknown) => say(`cluster stop: ${(error as Error).message}`));
     if (passed) rmSync(logDir, { recursive: true, force: true });
   }

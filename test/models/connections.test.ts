@@ -4,6 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startFakeOpenAI, type FakeOpenAI } from "../fakes/openai-server.ts";
 import { createConversation, createPersona, sendBlocking, sendStream } from "../support/chat.ts";
 import { readIdEvents } from "../support/generations.ts";
+import { eventually } from "../support/wait.ts";
 import { databaseKind } from "../support/service.ts";
 import { apiKeyFor, registerUser, type TestUser } from "../support/users.ts";
 import { modelAccountData } from "../../server/areas/models/account-data.ts";
@@ -185,6 +186,23 @@ describe(`replies on a user's own key (${databaseKind})`, () => {
     expect((await sendBlocking(world.service, alice, conversation.id, "Hello")).status).toBe(201);
     expect(chatCalls(own)).toHaveLength(1);
     expect(chatCalls(world.first)).toHaveLength(0);
+  });
+
+  it("also write the persona's greeting and the conversation's title there, never on the server's key", async () => {
+    const carol = await registerUser(world.service);
+    const connection = await connect(carol, { name: "All mine", model: "own-llama" });
+    const calls = (fake: FakeOpenAI, text: string) => chatCalls(fake).filter((call) => JSON.stringify(call.body).includes(text));
+    // No greeting given: the model writes one, on the creator's connection.
+    const created = await api(carol).POST("/v1/personas", { body: { name: "Ungreeted", instructions: "Be brief.", provider_connection_id: connection.id } });
+    expect(created.response.status, JSON.stringify(created.error)).toBe(201);
+    await eventually(async () => calls(own, "greeting you open every new conversation").length === 1);
+    // No title given: the model writes one after the first exchange, on the same connection.
+    const conversation = await createConversation(world.service, carol, created.data!.id);
+    expect((await sendBlocking(world.service, carol, conversation.id, "Hello there")).status).toBe(201);
+    await eventually(async () => calls(own, "Write a short title").length === 1);
+    expect(calls(own, "Write a short title")[0]!.headers.authorization).toBe(`Bearer ${OWN_KEY}`);
+    expect(chatCalls(world.first)).toHaveLength(0);
+    expect(chatCalls(world.second)).toHaveLength(0);
   });
 
   it("may name only the owner's own connections (400 otherwise), at creation too, where nothing is created", async () => {

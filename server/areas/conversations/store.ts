@@ -134,8 +134,8 @@ export async function deleteUserConversation(knex: Knex, userId: string, id: str
 }
 
 /** What titling a conversation needs: its current title and its persona's model. */
-export async function titleSource(knex: Knex, id: string): Promise<{ title: string | null; model: string } | undefined> {
-  return knex("conversations as c").join("personas as p", "p.id", "c.persona_id").select("c.title", "p.model").where("c.id", id).first();
+export async function titleSource(knex: Knex, id: string): Promise<{ title: string | null; model: string; user_id: string; provider_connection_id: string | null } | undefined> {
+  return knex("conversations as c").join("personas as p", "p.id", "c.persona_id").select("c.title", "p.model", "c.user_id", "p.provider_connection_id").where("c.id", id).first();
 }
 
 /** Sets a generated title unless the conversation got one meanwhile. */

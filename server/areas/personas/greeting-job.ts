@@ -4,6 +4,7 @@ import { addJobIn } from "../../toolkit/db/jobs.ts";
 import { notFound, providerFailure } from "../../toolkit/http/error-catalogue.ts";
 import { UpstreamError } from "../../toolkit/providers/errors.ts";
 import type { Services } from "../../toolkit/services.ts";
+import { replyConnectionFor } from "../models/index.ts";
 import { findPersona, setGreetingIfMissing, type PersonaRow } from "./store.ts";
 
 export const GREETING_TASK = "persona_greeting";
@@ -39,9 +40,12 @@ export async function generateGreeting(services: Services, personaId: string): P
   const persona = await findPersona(services.db.knex, personaId);
   // Deleted, or given a greeting by its owner before the job ran: nothing to do.
   if (!persona || persona.greeting_message !== null) return;
+  // Written as its creator's chats are: on their own connection when they have one (issue 40).
+  const connection = await replyConnectionFor(services, persona.creator_id, persona.provider_connection_id ?? null);
   const completion = await services.providers.llm.complete({
     model: persona.model,
     purpose: "greeting",
+    ...(connection ? { connection } : {}),
     maxOutputTokens: 120,
     messages: [
       { role: "system", content: `${persona.instructions}\n\n${GREETING_INSTRUCTION}` },

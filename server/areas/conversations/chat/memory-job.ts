@@ -1,5 +1,7 @@
 import type { Task } from "graphile-worker";
+import { modelRegistry } from "../../../toolkit/models/index.ts";
 import { countTokens } from "../../../toolkit/providers/llm/tokens.ts";
+import { replyConnectionFor } from "../../models/index.ts";
 import type { Services } from "../../../toolkit/services.ts";
 import { insertSummary, pathMessages, summariesOn, summarySource } from "../tree/store.ts";
 
@@ -58,7 +60,9 @@ export function summaryTask(services: Services): Task {
     const source = await summarySource(knex, conversationId);
     if (!source?.active_message_id) return;
     const path = await pathMessages(knex, source.active_message_id);
-    const budget = contextBudget(services);
+    // The conversation's replies run on the user's own connection: so does its memory, within its window.
+    const connection = await replyConnectionFor(services, source.user_id, source.provider_connection_id);
+    const budget = connection ? Math.min(contextBudget(services), modelRegistry(services.config.llm).budget(source.model, connection).budget) : contextBudget(services);
     let kept = 0;
     let tokens = 0;
     for (let i = path.length - 1; i >= 0 && kept < WINDOW - 1; i--) {
@@ -89,6 +93,7 @@ export function summaryTask(services: Services): Task {
       const completion = await services.providers.llm.complete({
         model: source.model,
         purpose: "summary",
+        ...(connection ? { connection } : {}),
         maxOutputTokens: summaryTokens,
         messages: [
           { role: "system", content: SUMMARY_INSTRUCTIONS },

@@ -1,5 +1,6 @@
 import type { Task } from "graphile-worker";
 import type { Services } from "../../../toolkit/services.ts";
+import { replyConnectionFor } from "../../models/index.ts";
 import { firstMessages, setTitleIfUnset, titleSource } from "../store.ts";
 
 const TITLE_MAX = 200;
@@ -24,9 +25,12 @@ export function titleTask(services: Services): Task {
     if (!source || source.title !== null) return;
     const exchange = await firstMessages(services.db.knex, conversationId);
     if (exchange.length === 0) return;
+    // The conversation's replies run on the user's own connection: so does its title.
+    const connection = await replyConnectionFor(services, source.user_id, source.provider_connection_id);
     const completion = await services.providers.llm.complete({
       model: source.model,
       purpose: "title",
+      ...(connection ? { connection } : {}),
       maxOutputTokens: 24,
       messages: [
         { role: "system", content: "Write a short title (at most six words) for the conversation below. Answer with the title only, without quotes." },

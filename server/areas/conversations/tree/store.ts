@@ -52,10 +52,13 @@ export async function pathMessages(knex: Knex, leafId: string): Promise<Pick<Mes
 }
 
 /** What the summary job needs of a conversation: its active leaf and its persona's model. */
-export async function summarySource(knex: Knex, conversationId: string): Promise<{ active_message_id: string | null; model: string } | undefined> {
+export async function summarySource(
+  knex: Knex,
+  conversationId: string,
+): Promise<{ active_message_id: string | null; model: string; user_id: string; provider_connection_id: string | null } | undefined> {
   return knex("conversations as c")
     .join("personas as p", "p.id", "c.persona_id")
-    .select("c.active_message_id", "p.model")
+    .select("c.active_message_id", "p.model", "c.user_id", "p.provider_connection_id")
     .where("c.id", conversationId)
     .first();
 }

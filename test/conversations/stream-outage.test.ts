@@ -92,4 +92,27 @@ describe(`a streamed reply while the database is out of reach (${databaseKind})`
     expect(read.body).toMatchObject({ status: "failed", user_message_id: expect.any(String), reply_message_id: null });
     expect(await messagesOf(conversation.id)).toEqual([...before, { id: read.body.user_message_id, role: "user" }]);
   });
+
+  it("whose user message committed but whose answer was lost: the generation it named is ended failed on its row", async () => {
+    const { a, alice, persona, fake } = ctx;
+    const conversation = await createConversation(a, alice, persona.id, "answer lost");
+    fake.chat.next({ chunks: ["Hello", " there"] });
+    let cut = 0;
+    const stop = failQueries(
+      (text) => /generation_row AS \(INSERT INTO generations/i.test(text) && cut++ === 0,
+      () => new Error("Connection terminated unexpectedly"),
+      { afterRunning: true },
+    );
+    let events;
+    try {
+      events = await readIdEvents(await sendStream(a, alice, conversation.id, "hi"));
+    } finally {
+      stop();
+    }
+    expect(cut).toBeGreaterThanOrEqual(1);
+    expect(JSON.parse(events.at(-1)!.data)).toEqual({ code: "service_unavailable", message: expect.any(String) });
+    // Not left running until its lease runs out: its row, which did commit, says how it ended.
+    const read = await generation(conversation.id, generationOf(events));
+    expect(read.body).toMatchObject({ status: "failed", reply_message_id: null, finished_at: expect.any(String) });
+  });
 });

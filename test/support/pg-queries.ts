@@ -5,7 +5,7 @@ export type QueryHook = (client: object, text: string, values: readonly unknown[
 
 const hooks = new Set<QueryHook>();
 /** Checks that may fail a query instead of sending it (`failQueries`). */
-const failures = new Set<(text: string) => Error | undefined>();
+const failures = new Set<(text: string) => { error: Error; afterRunning: boolean } | undefined>();
 let installed = false;
 
 /**
@@ -23,11 +23,13 @@ export function onEveryQuery(hook: QueryHook): () => void {
 /**
  * Until the answered stop is called, every query whose text `matches` fails with `error()` as `pg`
  * reports a failure (to its callback, or as a rejected promise) without reaching the database: a
- * database out of reach for those statements, while the rest of the service's queries go on.
+ * database out of reach for those statements, while the rest of the service's queries go on. With
+ * `afterRunning`, the query runs (and commits, when it is a statement of its own) and its answer is
+ * replaced by the failure: a connection cut after the commit, before the answer came back.
  */
-export function failQueries(matches: (text: string) => boolean, error: () => Error): () => void {
+export function failQueries(matches: (text: string) => boolean, error: () => Error, options: { afterRunning?: boolean } = {}): () => void {
   install();
-  const check = (text: string) => (matches(text) ? error() : undefined);
+  const check = (text: string) => (matches(text) ? { error: error(), afterRunning: options.afterRunning === true } : undefined);
   failures.add(check);
   return () => void failures.delete(check);
 }
@@ -45,9 +47,14 @@ function install() {
       for (const check of failures) {
         const failure = check(text);
         if (!failure) continue;
-        const callback = args.findLast((arg) => typeof arg === "function") as ((error: Error) => void) | undefined;
-        if (!callback) return Promise.reject(failure);
-        process.nextTick(() => callback(failure));
+        const at = args.findLastIndex((arg) => typeof arg === "function");
+        const callback = at === -1 ? undefined : (args[at] as (error: Error | null, result?: unknown) => void);
+        if (failure.afterRunning) {
+          if (!callback) return (original.apply(this, args) as Promise<unknown>).then(() => Promise.reject(failure.error));
+          return original.apply(this, args.map((arg, i) => (i === at ? () => callback(failure.error) : arg)));
+        }
+        if (!callback) return Promise.reject(failure.error);
+        process.nextTick(() => callback(failure.error));
         return undefined;
       }
     }

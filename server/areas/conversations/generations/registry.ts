@@ -8,6 +8,7 @@ import type { Reply, ReplyRecord } from "../../replies/index.ts";
 import { LiveLog, type LiveLogDeps, type LiveLogStore } from "../../../toolkit/events/live-log.ts";
 import { generationEnded, generationStarted } from "../../../toolkit/metrics/replies.ts";
 import { retryWhileUnavailable } from "../../../toolkit/db/retry-unavailable.ts";
+import { isUniqueViolation } from "../../../toolkit/db/rows.ts";
 import type { Services } from "../../../toolkit/services.ts";
 import type { ReplyParts } from "../chat/replying.ts";
 import {
@@ -257,9 +258,15 @@ export async function startGeneration(services: Services, start: GenerationStart
       // A row never stored (the reply failed before its user message, or that statement failed) is
       // stored with its end: a client that heard `start` can always read how the generation ended.
       const rowStored = await created.settled();
+      const finish = () => finishGeneration(knex, finished, [...rest, last!], [registry.events.announcement(id)]);
+      // A statement that failed as its connection was cut may have committed all the same (its
+      // answer lost on the way): the row is there, and the end goes onto it.
       const store = rowStored
-        ? () => finishGeneration(knex, finished, [...rest, last!], [registry.events.announcement(id)])
-        : () => insertEndedGeneration(knex, { ...row, ...finished }, [...rest, last!], [registry.events.announcement(id)]);
+        ? finish
+        : () => insertEndedGeneration(knex, { ...row, ...finished }, [...rest, last!], [registry.events.announcement(id)]).catch((error: unknown) => {
+            if (isUniqueViolation(error, "generations_pkey")) return finish();
+            throw error;
+          });
       try {
         // No request waits on this write, so nobody could retry it: it waits out a failover itself,
         // within the lease (after which another process may record the generation lost).

@@ -111,22 +111,8 @@ async function requireCurrentSchema(source: PGlite): Promise<void> {
 }
 
 async function migrateTarget(to: string): Promise<void> {
-  const [{ loadConfig }, { openDatabase }, { openJobQueue }, { stderrLogger }] = await Promise.all([
-    import("../../server/toolkit/config.ts"),
-    import("../../server/toolkit/db/database.ts"),
-    import("../../server/toolkit/jobs/queue.ts"),
-    import("./database.ts"),
-  ]);
-  // Only the target's URL: whatever else the shell sets (a pooler, a listen URL) is for the service.
-  const config = loadConfig({ DATABASE_URL: to, LOG_LEVEL: "warn" });
-  const log = await stderrLogger();
-  const db = await openDatabase(config, log);
-  try {
-    await db.migrate();
-    await (await openJobQueue(db, log)).release();
-  } finally {
-    await db.close();
-  }
+  const [{ makeSchemaAt }, { stderrLogger }] = await Promise.all([import("../../server/toolkit/jobs/fresh-schema.ts"), import("./database.ts")]);
+  await makeSchemaAt(to, await stderrLogger());
 }
 
 /** Runs `work` in a transaction of `db` that reads and writes rows as the same text on both sides. */

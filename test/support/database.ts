@@ -104,22 +104,12 @@ async function ensureTemplate(): Promise<string> {
 }
 
 async function migrate(url: string): Promise<void> {
-  const [{ loadConfig }, { openDatabase }, { createLogger }, { openJobQueue }] = await Promise.all([
+  const [{ loadConfig }, { createLogger }, { makeSchemaAt }] = await Promise.all([
     import("../../server/toolkit/config.ts"),
-    import("../../server/toolkit/db/database.ts"),
     import("../../server/toolkit/logger.ts"),
-    import("../../server/toolkit/jobs/queue.ts"),
+    import("../../server/toolkit/jobs/fresh-schema.ts"),
   ]);
-  const config = loadConfig({ DATABASE_URL: url, LOG_LEVEL: "silent" });
-  const log = createLogger(config);
-  const db = await openDatabase(config, log);
-  try {
-    await db.migrate();
-    // Opening the job queue installs graphile-worker's schema.
-    await (await openJobQueue(db, log)).release();
-  } finally {
-    await db.close();
-  }
+  await makeSchemaAt(url, createLogger(loadConfig({ LOG_LEVEL: "silent" })));
 }
 
 let template: Promise<string> | undefined;

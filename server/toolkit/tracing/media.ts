@@ -2,7 +2,7 @@ import type { ImageProvider } from "../providers/images/types.ts";
 import type { ModerationProvider } from "../providers/moderation/types.ts";
 import type { SpeechProvider } from "../providers/speech/types.ts";
 import { activeTracing } from "./active.ts";
-import { annotateSpan, inSpan, spanFailed, spanOptions } from "./spans.ts";
+import { annotateSpan, inSpan, readInSpan, spanOptions } from "./spans.ts";
 
 // The calls to the speech, image and moderation providers as client spans (`speech <provider>`,
 // `transcription <provider>`, `image <provider>`, `moderation <provider>`), as the model's and the
@@ -29,32 +29,10 @@ export function traceSpeech(provider: SpeechProvider): SpeechProvider {
         const inside = api.trace.setSpan(api.context.active(), span);
         const chunks = api.context.with(inside, () => provider.synthesize(request)[Symbol.asyncIterator]());
         let bytes = 0;
-        let over = false;
-        const end = () => {
-          if (over) return;
-          over = true;
-          span.setAttribute("persona.audio.bytes", bytes);
-          span.end();
-        };
-        return {
-          next: () =>
-            api.context.with(inside, () => chunks.next()).then(
-              (result) => {
-                if (result.done) end();
-                else bytes += result.value.byteLength;
-                return result;
-              },
-              (error: unknown) => {
-                spanFailed(tracing, span, error);
-                end();
-                throw error;
-              },
-            ),
-          return: (value?: unknown) => {
-            end();
-            return chunks.return ? api.context.with(inside, () => chunks.return!(value)) : Promise.resolve({ done: true as const, value: undefined });
-          },
-        };
+        return readInSpan(tracing, span, inside, chunks, {
+          onValue: (chunk) => void (bytes += chunk.byteLength),
+          onEnd: () => span.setAttribute("persona.audio.bytes", bytes),
+        });
       },
     }),
   };

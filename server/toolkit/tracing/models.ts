@@ -2,7 +2,7 @@ import type { Attributes, Context, Span } from "@opentelemetry/api";
 import type { EmbeddingsProvider } from "../providers/embeddings/types.ts";
 import type { ChatCompletion, ChatModelProvider, ChatRequest, ChatStreamChunk, TokenUsage } from "../providers/llm/types.ts";
 import { activeTracing, type ActiveTracing } from "./active.ts";
-import { spanFailed, spanOptions } from "./spans.ts";
+import { readInSpan, spanFailed, spanOptions } from "./spans.ts";
 
 // The model calls as spans, in the GenAI semantic conventions' terms (gen_ai.*): which model, for
 // what, the tokens and why it stopped, and for a stream the time to its first text. Never the
@@ -69,43 +69,26 @@ function tracedChunks(tracing: ActiveTracing, span: Span, inSpan: Context, chunk
   const startedAt = performance.now();
   let waiting = true;
   let answered = false;
-  let over = false;
-  const end = () => {
-    if (over) return;
-    over = true;
-    span.end();
-  };
-  return {
-    next: () =>
-      tracing.api.context.with(inSpan, () => chunks.next()).then(
-        (result) => {
-          if (result.done) end();
-          else if (result.value.type === "usage") {
-            // The usage is a stream's last chunk: the answer is whole, whether or not its reader reads on.
-            answered = true;
-            span.setAttributes(usageAttributes(result.value.usage, result.value.finishReason));
-            end();
-          } else if (waiting && result.value.type === "delta") {
-            waiting = false;
-            const seconds = (performance.now() - startedAt) / 1000;
-            span.setAttribute("gen_ai.response.time_to_first_chunk", seconds);
-            span.addEvent("first_token");
-          }
-          return result;
-        },
-        (error: unknown) => {
-          spanFailed(tracing, span, error);
-          end();
-          throw error;
-        },
-      ),
-    return: (value?: unknown) => {
-      // The reader stopped reading (a stop, a reply cut to its cap): before the usage chunk, the answer was not whole.
-      if (!over && !answered) span.setAttribute("persona.stopped_early", true);
-      end();
-      return chunks.return ? tracing.api.context.with(inSpan, () => chunks.return!(value)) : Promise.resolve({ done: true as const, value: undefined });
+  return readInSpan(tracing, span, inSpan, chunks, {
+    onValue: (chunk) => {
+      if (chunk.type === "usage") {
+        // The usage is a stream's last chunk: the answer is whole, whether or not its reader reads on.
+        answered = true;
+        span.setAttributes(usageAttributes(chunk.usage, chunk.finishReason));
+        return true;
+      }
+      if (waiting && chunk.type === "delta") {
+        waiting = false;
+        span.setAttribute("gen_ai.response.time_to_first_chunk", (performance.now() - startedAt) / 1000);
+        span.addEvent("first_token");
+      }
+      return false;
     },
-  };
+    // The reader stopped reading (a stop, a reply cut to its cap): before the usage chunk, the answer was not whole.
+    onEnd: (early) => {
+      if (early && !answered) span.setAttribute("persona.stopped_early", true);
+    },
+  });
 }
 
 /** The embeddings provider seen through spans while traces are on (`embeddings <model>`); the provider itself with traces off. */

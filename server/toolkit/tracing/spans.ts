@@ -1,4 +1,4 @@
-import type { Attributes, Span } from "@opentelemetry/api";
+import type { Attributes, Context, Span } from "@opentelemetry/api";
 import { activeTracing, type ActiveTracing } from "./active.ts";
 import { linkTo } from "./carrier.ts";
 
@@ -50,6 +50,46 @@ export function inSpan<T>(spec: SpanSpec, work: () => Promise<T>): Promise<T> {
       span.end();
     }
   });
+}
+
+/**
+ * `iterator` read inside `span`: each read runs in the `inside` context, so the calls it makes (an
+ * upstream HTTP request) are the span's children. The span ends once: when the iterator is done or
+ * fails (marked failed), when its reader returns early, or when `onValue` answers true (the value
+ * that completes the work). `onEnd` runs first, told whether the reader left early.
+ */
+export function readInSpan<T>(
+  tracing: ActiveTracing,
+  span: Span,
+  inside: Context,
+  iterator: AsyncIterator<T>,
+  hooks: { onValue?: (value: T) => boolean | void; onEnd?: (early: boolean) => void } = {},
+): AsyncIterator<T> {
+  let over = false;
+  const end = (early: boolean) => {
+    if (over) return;
+    over = true;
+    hooks.onEnd?.(early);
+    span.end();
+  };
+  return {
+    next: () =>
+      tracing.api.context.with(inside, () => iterator.next()).then(
+        (result) => {
+          if (result.done || hooks.onValue?.(result.value) === true) end(false);
+          return result;
+        },
+        (error: unknown) => {
+          spanFailed(tracing, span, error);
+          end(false);
+          throw error;
+        },
+      ),
+    return: (value?: unknown) => {
+      end(true);
+      return iterator.return ? tracing.api.context.with(inside, () => iterator.return!(value)) : Promise.resolve({ done: true as const, value: undefined });
+    },
+  };
 }
 
 /** Adds `attributes` to the active span and, with `failure`, marks it failed for that reason; nothing with traces off. */

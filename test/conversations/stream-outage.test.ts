@@ -31,6 +31,15 @@ function outage(matches: RegExp): { stop: () => void; failed: () => number } {
   return { stop, failed: () => failed };
 }
 
+/** The events of a streamed send made while a cut holds; `lift` ends the cut once the stream has. */
+async function streamWhile(lift: () => void, conversationId: string) {
+  try {
+    return await readIdEvents(await sendStream(ctx.a, ctx.alice, conversationId, "hi"));
+  } finally {
+    lift();
+  }
+}
+
 /** The conversation's messages (its persona's greeting among them). */
 const messagesOf = (conversationId: string) => ctx.a.services.db.knex("messages").where({ conversation_id: conversationId }).orderBy("id").select("id", "role");
 
@@ -48,12 +57,7 @@ describe(`a streamed reply while the database is out of reach (${databaseKind})`
     fake.chat.next({ chunks: ["Hello", " there"] });
     // The user message's statement carries the generation's row; the end's carries it again.
     const cut = outage(/\bgenerations\b/i);
-    let events;
-    try {
-      events = await readIdEvents(await sendStream(a, alice, conversation.id, "hi"));
-    } finally {
-      cut.stop();
-    }
+    const events = await streamWhile(cut.stop, conversation.id);
     expect(cut.failed()).toBeGreaterThanOrEqual(2);
     expect(events[0]!.event).toBe("start");
     const end = events.at(-1)!;
@@ -77,12 +81,7 @@ describe(`a streamed reply while the database is out of reach (${databaseKind})`
     fake.chat.next({ chunks: ["Hello", " there"] });
     // The reply's statement carries the generation's end; so does the end stored on its own.
     const cut = outage(/generation_state AS \(UPDATE generations/i);
-    let events;
-    try {
-      events = await readIdEvents(await sendStream(a, alice, conversation.id, "hi"));
-    } finally {
-      cut.stop();
-    }
+    const events = await streamWhile(cut.stop, conversation.id);
     expect(cut.failed()).toBeGreaterThanOrEqual(2);
     const end = events.at(-1)!;
     expect(end.event).toBe("error");
@@ -103,12 +102,7 @@ describe(`a streamed reply while the database is out of reach (${databaseKind})`
       () => new Error("Connection terminated unexpectedly"),
       { afterRunning: true },
     );
-    let events;
-    try {
-      events = await readIdEvents(await sendStream(a, alice, conversation.id, "hi"));
-    } finally {
-      stop();
-    }
+    const events = await streamWhile(stop, conversation.id);
     expect(cut).toBeGreaterThanOrEqual(1);
     expect(JSON.parse(events.at(-1)!.data)).toEqual({ code: "service_unavailable", message: expect.any(String) });
     // Not left running until its lease runs out: its row, which did commit, says how it ended.

@@ -33,12 +33,14 @@ export async function streamCompletion(res: Response, reply: Reply, head: Comple
         sse.data(toChunk(head, {}, event.reply.finishReason));
         if (settings.includeUsage) sse.data(toUsageChunk(head, event.reply.usage, event.reply.costNanos));
         sse.data("[DONE]");
-      } else if (withheldReply(event.error)) {
-        const withheld = withheldReply(event.error)!;
-        sse.data(toChunk(head, {}, withheld.finishReason));
-        if (settings.includeUsage) sse.data(toUsageChunk(head, withheld.usage));
-        sse.data("[DONE]");
       } else {
+        const withheld = withheldReply(event.error);
+        if (withheld) {
+          sse.data(toChunk(head, {}, withheld.finishReason));
+          if (settings.includeUsage) sse.data(toUsageChunk(head, withheld.usage));
+          sse.data("[DONE]");
+          continue;
+        }
         if (settings.signal.aborted) settings.log.info("client disconnected; upstream call aborted");
         sse.data(openaiError(event.error).body);
       }

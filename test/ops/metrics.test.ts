@@ -87,6 +87,13 @@ describe("metrics after a mixed flow", () => {
     }
     expect(refused).toBe(true);
 
+    // A garbage collection is counted once one has run since the metrics began, and a flow this
+    // short may have had none: garbage is made until one is seen (a scavenge comes within a few MB).
+    await until("a garbage collection counted", async () => {
+      const garbage = Array.from({ length: 64 }, () => new Array(16_384).fill(Math.random()));
+      expect(garbage).toHaveLength(64);
+      return total((await scrape()).samples, "nodejs_gc_duration_seconds_count") > 0;
+    });
     scraped = await scrape();
   });
 

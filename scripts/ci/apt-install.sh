@@ -10,14 +10,9 @@ set -euo pipefail
 PKG=${1:?package name}
 BIN=${2:?binary to look for}
 
-log() { echo "$PKG: $*" >&2; }
-die() { echo "$PKG: error: $*" >&2; exit 1; }
-
-as_root() {
-  if [ "$(id -u)" -eq 0 ]; then "$@"
-  elif command -v sudo >/dev/null; then sudo -n "$@"
-  else die "need root for: $*"; fi
-}
+LOG_NAME=$PKG
+# shellcheck source=scripts/ci/shell-lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/shell-lib.sh"
 
 command -v "$BIN" >/dev/null && exit 0
 
